@@ -1,0 +1,60 @@
+// Package config owns tokscope's configuration: the Config and Endpoint types, their defaults,
+// the strict YAML loader (errors name file:line:col) and the config-file lookup order.
+//
+// It must not import any other tokscope package, bubbletea, lipgloss or go-openai.
+package config
+
+import (
+	"os"
+	"time"
+)
+
+// Defaults are the values an endpoint takes unless it overrides them.
+const (
+	DefaultPrompt      = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+	DefaultMaxTokens   = 256
+	DefaultConcurrency = 1
+	DefaultInterval    = time.Second
+	DefaultTimeout     = 2 * time.Minute
+	DefaultStall       = 30 * time.Second
+	DefaultAPIKeyEnv   = "OPENAI_API_KEY"
+)
+
+// Config is the whole run configuration after the file, the flags and the defaults are merged.
+type Config struct {
+	// File is the config file this came from ("" when built from flags alone).
+	File      string
+	Endpoints []Endpoint
+}
+
+// Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.
+type Endpoint struct {
+	Name    string // unique, shown on its card; defaults to host/model
+	BaseURL string // e.g. http://127.0.0.1:8080/v1
+	Model   string
+
+	// APIKeyEnv names the environment variable holding the key. The key itself is read at
+	// request time through APIKey() and is never stored in Config, printed, logged or recorded.
+	APIKeyEnv string
+
+	Headers   map[string]string // extra request headers (values may use ${ENV})
+	ExtraBody map[string]any    // merged into the JSON request body (ignore_eos, temperature: 0, ...)
+
+	Prompt      string
+	MaxTokens   int
+	Concurrency int
+	Interval    time.Duration
+	Timeout     time.Duration // deadline per request (context deadline, never http.Client.Timeout)
+	Stall       time.Duration // no chunk for this long ends the request as a "stall" error
+
+	InsecureSkipVerify bool // opt-in per endpoint; shown in its card
+}
+
+// APIKey reads the endpoint's key from the environment at the moment it is needed, so that
+// the key never sits in a struct that could be printed or serialised. "" means no key.
+func (e Endpoint) APIKey() string {
+	if e.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(e.APIKeyEnv)
+}

@@ -1,0 +1,152 @@
+package probe
+
+import (
+	"slices"
+	"time"
+)
+
+// The metrics of DESIGN.md, derived from a Sample's instants. Each returns ok=false when the
+// metric is undefined for this request (never NaN, never 0 as a stand-in).
+
+func present(d time.Duration) bool { return d >= 0 }
+
+// TTFB is headers − t0.
+func (s *Sample) TTFB() (time.Duration, bool) { return s.Headers, present(s.Headers) }
+
+// TTFT is first_token − t0; reasoning counts as a token.
+func (s *Sample) TTFT() (time.Duration, bool) { return s.FirstToken, present(s.FirstToken) }
+
+// TTFA is first_answer − t0.
+func (s *Sample) TTFA() (time.Duration, bool) { return s.FirstAnswer, present(s.FirstAnswer) }
+
+// TTFEvent is first_event − t0 (the first SSE chunk of any kind, often role-only).
+func (s *Sample) TTFEvent() (time.Duration, bool) { return s.FirstEvent, present(s.FirstEvent) }
+
+// DecodeSpan is last_token − first_token.
+func (s *Sample) DecodeSpan() (time.Duration, bool) {
+	if !present(s.FirstToken) || !present(s.LastToken) {
+		return 0, false
+	}
+	return s.LastToken - s.FirstToken, true
+}
+
+// DecodeRate is (N − 1) / (last_token − first_token) in tokens per second; undefined when
+// N < 2 or the span is 0.
+func (s *Sample) DecodeRate() (float64, bool) {
+	span, ok := s.DecodeSpan()
+	if !ok || s.Tokens < 2 || span <= 0 {
+		return 0, false
+	}
+	return float64(s.Tokens-1) / span.Seconds(), true
+}
+
+// TPOT is (last_token − first_token) / (N − 1).
+func (s *Sample) TPOT() (time.Duration, bool) {
+	span, ok := s.DecodeSpan()
+	if !ok || s.Tokens < 2 || span <= 0 {
+		return 0, false
+	}
+	return span / time.Duration(s.Tokens-1), true
+}
+
+// E2ERate is N / (last_token − t0) in tokens per second.
+func (s *Sample) E2ERate() (float64, bool) {
+	if !present(s.LastToken) || s.LastToken <= 0 || s.Tokens < 1 {
+		return 0, false
+	}
+	return float64(s.Tokens) / s.LastToken.Seconds(), true
+}
+
+// TokenChunks counts the chunks that carried content or reasoning.
+func (s *Sample) TokenChunks() int {
+	n := 0
+	for _, c := range s.Chunks {
+		if c.TokenBearing() {
+			n++
+		}
+	}
+	return n
+}
+
+// TokensPerChunk is N / token-bearing chunks; > 1.2 means multi-token chunks.
+func (s *Sample) TokensPerChunk() (float64, bool) {
+	n := s.TokenChunks()
+	if n == 0 || s.Tokens == 0 {
+		return 0, false
+	}
+	return float64(s.Tokens) / float64(n), true
+}
+
+// ITLs returns the gaps between consecutive token-bearing chunks, in arrival order.
+func (s *Sample) ITLs() []time.Duration {
+	var gaps []time.Duration
+	prev := Absent
+	for _, c := range s.Chunks {
+		if !c.TokenBearing() {
+			continue
+		}
+		if prev >= 0 {
+			gaps = append(gaps, c.At-prev)
+		}
+		prev = c.At
+	}
+	return gaps
+}
+
+// ITLSummary is the per-request inter-chunk latency: p50, p99 and the longest gap (stall).
+type ITLSummary struct {
+	P50, P99, Max time.Duration
+	Count         int
+}
+
+// ITL summarises ITLs(); ok=false with fewer than one gap. Quantiles are nearest-rank.
+func (s *Sample) ITL() (ITLSummary, bool) {
+	gaps := s.ITLs()
+	if len(gaps) == 0 {
+		return ITLSummary{}, false
+	}
+	slices.Sort(gaps)
+	rank := func(q float64) time.Duration {
+		i := int(q*float64(len(gaps))+0.999999) - 1
+		return gaps[max(0, min(i, len(gaps)-1))]
+	}
+	return ITLSummary{P50: rank(0.50), P99: rank(0.99), Max: gaps[len(gaps)-1], Count: len(gaps)}, true
+}
+
+// Phases splits the decode into its reasoning and answer phases for reasoning models.
+type Phases struct {
+	ReasoningTokens, AnswerTokens int
+	ReasoningRate, AnswerRate     float64 // tokens/s of each phase; 0 with ok flags false
+	ReasoningOK, AnswerOK         bool
+}
+
+// PhaseSplit reports the reasoning and answer phases; ok=false when the model did not reason.
+// Reasoning runs from first_token to the last reasoning chunk; the answer from first_answer to
+// last_token. Each phase rate is (tokens − 1) / span like DecodeRate.
+func (s *Sample) PhaseSplit() (Phases, bool) {
+	if s.ReasoningTokens <= 0 {
+		return Phases{}, false
+	}
+	var p Phases
+	p.ReasoningTokens = min(s.ReasoningTokens, s.Tokens)
+	p.AnswerTokens = s.Tokens - p.ReasoningTokens
+	lastReasoning := Absent
+	for _, c := range s.Chunks {
+		if c.Reasoning > 0 {
+			lastReasoning = c.At
+		}
+	}
+	if present(s.FirstToken) && lastReasoning > s.FirstToken && p.ReasoningTokens >= 2 {
+		p.ReasoningRate = float64(p.ReasoningTokens-1) / (lastReasoning - s.FirstToken).Seconds()
+		p.ReasoningOK = true
+	}
+	if present(s.FirstAnswer) && present(s.LastToken) && s.LastToken > s.FirstAnswer && p.AnswerTokens >= 2 {
+		p.AnswerRate = float64(p.AnswerTokens-1) / (s.LastToken - s.FirstAnswer).Seconds()
+		p.AnswerOK = true
+	}
+	return p, true
+}
+
+// Counted reports whether the sample enters latency and speed statistics: finished ok and not
+// a warm-up. Errors and truncations count only in error rates.
+func (s *Sample) Counted() bool { return !s.Warmup && s.Outcome == OutcomeOK }

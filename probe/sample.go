@@ -1,0 +1,100 @@
+// Package probe is the measurement engine: one streamed request becomes one Sample, and a
+// Runner schedules the request loops of every endpoint and emits Events.
+//
+// It reads config and must not import stats, export, ui, bubbletea or lipgloss.
+package probe
+
+import (
+	"time"
+)
+
+// Outcome is how a request ended.
+type Outcome string
+
+const (
+	OutcomeOK        Outcome = "ok"        // a finish_reason was seen
+	OutcomeTruncated Outcome = "truncated" // the stream ended without a finish_reason
+	OutcomeError     Outcome = "error"     // see Sample.ErrorKind
+)
+
+// Error kinds (Sample.ErrorKind). HTTP errors are "http_<status>", e.g. "http_429".
+const (
+	ErrDNS         = "dns"
+	ErrConnect     = "connect"
+	ErrTLS         = "tls"
+	ErrTimeout     = "timeout"
+	ErrStall       = "stall"
+	ErrStreamError = "stream_error"
+	ErrCanceled    = "canceled"
+)
+
+// TokenSource says where an output-token count came from, best first.
+type TokenSource string
+
+const (
+	SourceUsage    TokenSource = "usage"    // final or cumulative per-chunk usage from the server
+	SourceEstimate TokenSource = "estimate" // offline tokenizer estimate of the whole text
+	SourceChunks   TokenSource = "chunks"   // one token per token-bearing chunk
+)
+
+// Absent marks an instant that did not happen (e.g. no TLS on a plain connection, or no
+// first token on a failed request).
+const Absent time.Duration = -1
+
+// Chunk is one SSE data chunk as it arrived.
+type Chunk struct {
+	At        time.Duration // arrival offset from t0, stamped right after the raw read
+	Content   int           // bytes of delta.content
+	Reasoning int           // bytes of delta.reasoning_content / delta.reasoning
+	// Tokens is the chunk's token count where the server reports cumulative usage per chunk,
+	// else 0 (then only the request total N is known).
+	Tokens int
+}
+
+// TokenBearing reports whether the chunk carries content or reasoning text.
+func (c Chunk) TokenBearing() bool { return c.Content > 0 || c.Reasoning > 0 }
+
+// Sample is everything measured about one finished request. Instants are offsets from t0 on
+// the monotonic clock, Absent when they did not happen. Derived metrics are methods so that a
+// record replayed later computes exactly what the live run computed.
+type Sample struct {
+	Endpoint string // endpoint name
+	Model    string
+	Seq      uint64 // request number within the endpoint, from 1
+	Warmup   bool   // warm-up requests are recorded but never enter statistics
+
+	Start time.Time     // wall-clock time of t0 (for time axes and records)
+	Queue time.Duration // client queue: time waiting for a free worker slot before t0
+
+	// httptrace phases; Absent when the connection was reused.
+	DNS     time.Duration // DNS lookup duration
+	Connect time.Duration // TCP connect duration
+	TLS     time.Duration // TLS handshake duration
+	Reused  bool          // the connection came from the idle pool
+
+	Wrote       time.Duration // request fully written
+	Headers     time.Duration // first response byte
+	FirstEvent  time.Duration // first SSE data chunk of any kind
+	FirstToken  time.Duration // first chunk with content or reasoning
+	FirstAnswer time.Duration // first chunk with content
+	LastToken   time.Duration // last chunk with content or reasoning
+	End         time.Duration // the request was finished (stream closed or error)
+
+	Chunks []Chunk // every data chunk, in arrival order
+
+	Tokens          int         // N, output tokens
+	Source          TokenSource // where Tokens came from
+	ReasoningTokens int         // of Tokens, reasoning (usage details, else estimate); 0 if none
+	PromptTokens    int         // from usage when given, else 0
+
+	Outcome      Outcome
+	FinishReason string
+	ErrorKind    string // "" unless Outcome == OutcomeError
+	ErrorMessage string // human text; never contains a key or Authorization header
+	HTTPStatus   int    // 0 when no response
+	RetryAfter   time.Duration
+
+	// Rate-limit headers when the server sent them (-1 when absent).
+	RateLimitRemainingRequests int
+	RateLimitRemainingTokens   int
+}

@@ -1,0 +1,88 @@
+// Package stats owns the rolling statistics of every endpoint: whole-run and recent windows of
+// HdrHistograms, aggregate tok/s, error counts. One Aggregator is written by a single
+// goroutine (HdrHistogram is not goroutine-safe); readers get immutable Snapshots.
+//
+// It imports probe and config only; never bubbletea, lipgloss or go-openai.
+package stats
+
+import "time"
+
+// Dist summarises one metric over a window. Durations are in milliseconds, rates in tokens/s.
+// Count == 0 means no data: every other field is then 0 and must be shown as "—" / null.
+type Dist struct {
+	Count                   int
+	P10, P50, P90, P95, P99 float64
+	Mean, Min, Max          float64
+}
+
+// Window holds every metric distribution over one window, over counted (ok, non-warm-up)
+// requests only.
+type Window struct {
+	TTFB, TTFT, TTFA, TTFEvent Dist // ms
+	DecodeTPS, E2ETPS          Dist // tokens/s per request
+	TPOT                       Dist // ms
+	ITL                        Dist // ms, every inter-chunk gap of every counted request
+	MaxStall                   Dist // ms, per request longest gap
+	TokensPerChunk             Dist
+	ReasoningTPS, AnswerTPS    Dist // tokens/s per phase (reasoning models only)
+	// Phase breakdown of TTFT (ms), over requests that had each phase.
+	DNS, Connect, TLS, WaitHeaders, HeadersToFirstToken Dist
+}
+
+// ErrorRecord is one recent failed request, for the detail view.
+type ErrorRecord struct {
+	At      time.Time
+	Kind    string
+	Message string
+}
+
+// Point is one finished, counted request for time-series charts.
+type Point struct {
+	At        time.Time // wall-clock t0
+	TTFT      float64   // ms
+	DecodeTPS float64   // tokens/s; NaN-free: only set when DecodeOK
+	DecodeOK  bool
+}
+
+// EndpointStats is one endpoint's statistics at snapshot time.
+type EndpointStats struct {
+	Name, Model, BaseURL string
+
+	Requests   int // finished, non-warm-up requests
+	OK         int
+	Errors     int
+	Truncated  int
+	Warmups    int
+	ErrorKinds map[string]int // e.g. {"http_429": 2}
+
+	// TokenSource is "usage", "estimate" or "chunks" when all counted requests agree, "mixed"
+	// otherwise, "" with none. Sources are never silently mixed in one aggregate: OutputTokens
+	// and the tok/s distributions say which sources they hold through TokenSource.
+	TokenSource  string
+	OutputTokens int64
+
+	Whole  Window // the whole run
+	Recent Window // the last RecentWindow (60 s)
+
+	// AggregateTPS is tokens received per second across all streams over the sliding window
+	// AggregateWindow (tokens attributed at arrival time).
+	AggregateTPS float64
+
+	LastError    *ErrorRecord  // most recent error, nil if none
+	RecentErrors []ErrorRecord // newest last, bounded
+	History      []Point       // bounded, newest last
+	Queue        Dist          // client queue time, ms (rate mode)
+	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
+}
+
+// Snapshot is an immutable view of every endpoint's statistics at At.
+type Snapshot struct {
+	At        time.Time
+	Endpoints []EndpointStats
+}
+
+// Window lengths.
+const (
+	RecentWindow    = 60 * time.Second
+	AggregateWindow = 10 * time.Second
+)
