@@ -62,6 +62,9 @@ type Sample struct {
 	Model    string
 	Seq      uint64 // request number within the endpoint, from 1
 	Warmup   bool   // warm-up requests are recorded but never enter statistics
+	// ResponseID is the "id" of the first chunk (e.g. chatcmpl-…); lets tests and the
+	// simulator correlate a request with the server's own send times.
+	ResponseID string
 
 	Start time.Time     // wall-clock time of t0 (for time axes and records)
 	Queue time.Duration // client queue: time waiting for a free worker slot before t0
