@@ -56,8 +56,9 @@ type EndpointStats struct {
 	ErrorKinds map[string]int // e.g. {"http_429": 2}
 
 	// TokenSource is "usage", "estimate" or "chunks" when all counted requests agree, "mixed"
-	// otherwise, "" with none. Sources are never silently mixed in one aggregate: OutputTokens
-	// and the tok/s distributions say which sources they hold through TokenSource.
+	// otherwise, "" with none ("unknown" for a counted Sample that named no source). Sources
+	// are never silently mixed in one aggregate: OutputTokens and the tok/s distributions say
+	// which sources they hold through TokenSource.
 	TokenSource  string
 	OutputTokens int64
 
@@ -71,8 +72,13 @@ type EndpointStats struct {
 	LastError    *ErrorRecord  // most recent error, nil if none
 	RecentErrors []ErrorRecord // newest last, bounded
 	History      []Point       // bounded, newest last
-	Queue        Dist          // client queue time, ms (rate mode)
+	Queue        Dist          // client queue time, ms (rate mode), every non-warm-up request
 	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
+
+	// Raw per-request values of the last ≤1000 counted requests, oldest first, for
+	// head-to-head comparisons (BootstrapMedianDiff). Fresh copies: callers may sort them.
+	LastTTFT      []float64 // ms
+	LastDecodeTPS []float64 // tokens/s, only requests where decode tok/s is defined
 }
 
 // Snapshot is an immutable view of every endpoint's statistics at At.

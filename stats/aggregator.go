@@ -1,0 +1,576 @@
+package stats
+
+import (
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+)
+
+// Bounds that keep an Aggregator's memory fixed however long the run.
+const (
+	recentSlots     = int(RecentWindow / time.Second) // one-second histogram slots
+	aggBucket       = 100 * time.Millisecond          // aggregate tok/s bucket width
+	aggBuckets      = int(AggregateWindow / aggBucket)
+	historyLen      = 600  // Points kept for charts
+	recentErrorsLen = 20   // ErrorRecords kept for the detail view
+	reservoirLen    = 1000 // raw TTFT and decode tok/s values kept for bootstrap comparisons
+)
+
+// metric indexes the distributions of a Window.
+type metric int
+
+const (
+	mTTFB metric = iota
+	mTTFT
+	mTTFA
+	mTTFEvent
+	mDecodeTPS
+	mE2ETPS
+	mTPOT
+	mITL
+	mMaxStall
+	mTokensPerChunk
+	mReasoningTPS
+	mAnswerTPS
+	mDNS
+	mConnect
+	mTLS
+	mWaitHeaders
+	mHeadersToFirstToken
+	numMetrics
+)
+
+type metricSet [numMetrics]series
+
+func newMetricSet() metricSet {
+	var m metricSet
+	for i := range m {
+		m[i] = newSeries()
+	}
+	return m
+}
+
+func (m *metricSet) reset() {
+	for i := range m {
+		m[i].reset()
+	}
+}
+
+func (m *metricSet) window() Window {
+	var d [numMetrics]Dist
+	for i := range m {
+		d[i] = m[i].dist()
+	}
+	return windowOf(&d)
+}
+
+func windowOf(d *[numMetrics]Dist) Window {
+	return Window{
+		TTFB: d[mTTFB], TTFT: d[mTTFT], TTFA: d[mTTFA], TTFEvent: d[mTTFEvent],
+		DecodeTPS: d[mDecodeTPS], E2ETPS: d[mE2ETPS],
+		TPOT:           d[mTPOT],
+		ITL:            d[mITL],
+		MaxStall:       d[mMaxStall],
+		TokensPerChunk: d[mTokensPerChunk],
+		ReasoningTPS:   d[mReasoningTPS], AnswerTPS: d[mAnswerTPS],
+		DNS: d[mDNS], Connect: d[mConnect], TLS: d[mTLS],
+		WaitHeaders: d[mWaitHeaders], HeadersToFirstToken: d[mHeadersToFirstToken],
+	}
+}
+
+// record adds every metric a counted Sample defines. Its cost is proportional to the
+// sample's chunk count and independent of how many samples came before.
+func (m *metricSet) record(s *probe.Sample) {
+	if d, ok := s.TTFB(); ok {
+		m[mTTFB].recordDur(d)
+	}
+	if d, ok := s.TTFT(); ok {
+		m[mTTFT].recordDur(d)
+	}
+	if d, ok := s.TTFA(); ok {
+		m[mTTFA].recordDur(d)
+	}
+	if d, ok := s.TTFEvent(); ok {
+		m[mTTFEvent].recordDur(d)
+	}
+	if r, ok := s.DecodeRate(); ok {
+		m[mDecodeTPS].record(r)
+	}
+	if r, ok := s.E2ERate(); ok {
+		m[mE2ETPS].record(r)
+	}
+	if d, ok := s.TPOT(); ok {
+		m[mTPOT].recordDur(d)
+	}
+	// ITL inline rather than through s.ITLs(), which allocates.
+	prev, stall := probe.Absent, probe.Absent
+	for _, c := range s.Chunks {
+		if !c.TokenBearing() {
+			continue
+		}
+		if prev >= 0 {
+			gap := c.At - prev
+			m[mITL].recordDur(gap)
+			stall = max(stall, gap)
+		}
+		prev = c.At
+	}
+	if stall >= 0 {
+		m[mMaxStall].recordDur(stall)
+	}
+	if r, ok := s.TokensPerChunk(); ok {
+		m[mTokensPerChunk].record(r)
+	}
+	if p, ok := s.PhaseSplit(); ok {
+		if p.ReasoningOK {
+			m[mReasoningTPS].record(p.ReasoningRate)
+		}
+		if p.AnswerOK {
+			m[mAnswerTPS].record(p.AnswerRate)
+		}
+	}
+	if s.DNS >= 0 {
+		m[mDNS].recordDur(s.DNS)
+	}
+	if s.Connect >= 0 {
+		m[mConnect].recordDur(s.Connect)
+	}
+	if s.TLS >= 0 {
+		m[mTLS].recordDur(s.TLS)
+	}
+	if s.Wrote >= 0 && s.Headers >= 0 {
+		m[mWaitHeaders].recordDur(s.Headers - s.Wrote)
+	}
+	if s.Headers >= 0 && s.FirstToken >= 0 {
+		m[mHeadersToFirstToken].recordDur(s.FirstToken - s.Headers)
+	}
+}
+
+// slot is one second of the recent window.
+type slot struct {
+	sec  int64 // Unix second held; meaningful only when used
+	used bool
+	m    metricSet
+}
+
+// tokBucket holds the tokens that arrived during one aggBucket.
+type tokBucket struct {
+	key    int64 // aggKey of the bucket; 0 = empty
+	tokens float64
+}
+
+// ring is a bounded FIFO that overwrites its oldest element.
+type ring[T any] struct {
+	buf  []T
+	next int
+	full bool
+}
+
+func newRing[T any](n int) ring[T] { return ring[T]{buf: make([]T, n)} }
+
+func (r *ring[T]) push(v T) {
+	r.buf[r.next] = v
+	r.next++
+	if r.next == len(r.buf) {
+		r.next, r.full = 0, true
+	}
+}
+
+func (r *ring[T]) len() int {
+	if r.full {
+		return len(r.buf)
+	}
+	return r.next
+}
+
+// slice returns a fresh copy, oldest first (nil when empty).
+func (r *ring[T]) slice() []T {
+	n := r.len()
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, 0, n)
+	if r.full {
+		out = append(out, r.buf[r.next:]...)
+	}
+	return append(out, r.buf[:r.next]...)
+}
+
+func (r *ring[T]) last() (T, bool) {
+	var zero T
+	if r.len() == 0 {
+		return zero, false
+	}
+	return r.buf[(r.next-1+len(r.buf))%len(r.buf)], true
+}
+
+func (r *ring[T]) reset() {
+	clear(r.buf)
+	r.next, r.full = 0, false
+}
+
+// endpoint is one endpoint's mutable statistics.
+type endpoint struct {
+	name, model, baseURL string
+
+	requests, ok, errors, truncated, warmups int
+	errorKinds                               map[string]int
+
+	source      string // token source of the first counted request
+	sourceMixed bool
+	sourceSeen  bool
+	outputToks  int64
+
+	whole metricSet
+	queue series
+	slots [recentSlots]slot
+	agg   [aggBuckets]tokBucket
+	// firstStart is the earliest t0 of a counted request, so that the aggregate rate of a
+	// run younger than AggregateWindow is divided by the time actually covered.
+	firstStart time.Time
+
+	history   ring[Point]
+	errs      ring[ErrorRecord]
+	ttftVals  ring[float64]
+	decodeVal ring[float64]
+
+	backoff time.Duration
+
+	// Windows are cached between Snapshots: a UI snapshots several times per second while
+	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
+	// the costliest part of a Snapshot. version counts changes to the distributions from 1;
+	// a cache whose version is 0 was never filled.
+	version                 uint64
+	wholeVer, recentVer     uint64
+	recentSec               int64
+	wholeCache, recentCache Window
+}
+
+func newEndpoint(name, model, baseURL string) *endpoint {
+	e := &endpoint{
+		name: name, model: model, baseURL: baseURL,
+		errorKinds: map[string]int{},
+		version:    1,
+		whole:      newMetricSet(),
+		queue:      newSeries(),
+		history:    newRing[Point](historyLen),
+		errs:       newRing[ErrorRecord](recentErrorsLen),
+		ttftVals:   newRing[float64](reservoirLen),
+		decodeVal:  newRing[float64](reservoirLen),
+	}
+	for i := range e.slots {
+		e.slots[i].m = newMetricSet()
+	}
+	return e
+}
+
+func (e *endpoint) reset() {
+	e.requests, e.ok, e.errors, e.truncated, e.warmups = 0, 0, 0, 0, 0
+	clear(e.errorKinds)
+	e.source, e.sourceMixed, e.sourceSeen, e.outputToks = "", false, false, 0
+	e.whole.reset()
+	e.queue.reset()
+	for i := range e.slots {
+		e.slots[i].used = false
+		e.slots[i].m.reset()
+	}
+	clear(e.agg[:])
+	e.firstStart = time.Time{}
+	e.history.reset()
+	e.errs.reset()
+	e.ttftVals.reset()
+	e.decodeVal.reset()
+	e.backoff = 0
+	e.version++
+}
+
+// Aggregator owns the rolling statistics of every endpoint.
+//
+// It is NOT safe for concurrent use: one goroutine (the one reading the Runner's events)
+// calls Add, AddBackoff, Reset and Snapshot. The Snapshots it returns share nothing mutable
+// with it and may be handed to any other goroutine.
+type Aggregator struct {
+	eps     []*endpoint
+	byName  map[string]int
+	scratch series // reused to merge the recent slots of one metric
+}
+
+// New returns an Aggregator with one (empty) entry per configured endpoint, in order.
+func New(eps []config.Endpoint) *Aggregator {
+	a := &Aggregator{byName: make(map[string]int, len(eps)), scratch: newSeries()}
+	for _, ep := range eps {
+		a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)
+	}
+	return a
+}
+
+func (a *Aggregator) addEndpoint(name, model, baseURL string) int {
+	i := len(a.eps)
+	a.eps = append(a.eps, newEndpoint(name, model, baseURL))
+	if _, dup := a.byName[name]; !dup {
+		a.byName[name] = i
+	}
+	return i
+}
+
+// Add accounts for one finished request of the endpoint named s.Endpoint. A sample of an
+// unknown endpoint (e.g. replayed from a record) adds that endpoint rather than being
+// dropped.
+func (a *Aggregator) Add(s *probe.Sample) {
+	i, ok := a.byName[s.Endpoint]
+	if !ok {
+		i = a.addEndpoint(s.Endpoint, s.Model, "")
+	}
+	a.AddAt(i, s)
+}
+
+// AddAt accounts for one finished request of endpoint index ep (the order given to New, as
+// in probe events). It panics when ep is out of range.
+//
+// Warm-ups count in Warmups only. Errors and truncations count in Requests, Errors /
+// Truncated and ErrorKinds, never in latency or speed figures. Only counted requests
+// (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
+// non-warm-up request enters Queue, since client queueing happens whatever the outcome.
+func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
+	e := a.eps[ep]
+	if s.Warmup {
+		e.warmups++
+		return
+	}
+	e.requests++
+	e.queue.recordDur(s.Queue)
+	switch s.Outcome {
+	case probe.OutcomeOK:
+		e.ok++
+	case probe.OutcomeTruncated:
+		e.truncated++
+	default: // OutcomeError, or a malformed outcome, which must not vanish
+		e.errors++
+		kind := s.ErrorKind
+		if kind == "" {
+			kind = "unknown"
+		}
+		e.errorKinds[kind]++
+		e.errs.push(ErrorRecord{At: doneAt(s), Kind: kind, Message: s.ErrorMessage})
+	}
+	if !s.Counted() {
+		return
+	}
+
+	src := string(s.Source)
+	if src == "" {
+		src = "unknown"
+	}
+	switch {
+	case !e.sourceSeen:
+		e.source, e.sourceSeen = src, true
+	case src != e.source:
+		e.sourceMixed = true
+	}
+	e.outputToks += int64(s.Tokens)
+
+	e.version++
+	e.whole.record(s)
+	done := doneAt(s)
+	sec := done.Unix()
+	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
+	switch {
+	case !sl.used || sl.sec < sec:
+		sl.m.reset()
+		sl.sec, sl.used = sec, true
+		sl.m.record(s)
+	case sl.sec == sec:
+		sl.m.record(s)
+	default:
+		// The slot already holds a newer second: this sample finished more than
+		// RecentWindow before the newest one and belongs to the whole run only.
+	}
+
+	a.addTokens(e, s)
+
+	p := Point{At: s.Start}
+	if d, ok := s.TTFT(); ok {
+		p.TTFT = ms(d)
+		e.ttftVals.push(p.TTFT)
+	}
+	if r, ok := s.DecodeRate(); ok {
+		p.DecodeTPS, p.DecodeOK = r, true
+		e.decodeVal.push(r)
+	}
+	e.history.push(p)
+}
+
+// addTokens attributes a counted sample's N tokens to the aggregate buckets at chunk arrival
+// time: by the chunks' own Tokens when the server reported them (scaled so that they sum to
+// N), else N spread evenly over the token-bearing chunks.
+func (a *Aggregator) addTokens(e *endpoint, s *probe.Sample) {
+	if s.Tokens <= 0 {
+		return
+	}
+	if e.firstStart.IsZero() || s.Start.Before(e.firstStart) {
+		e.firstStart = s.Start
+	}
+	var chunkToks, bearing int
+	for _, c := range s.Chunks {
+		chunkToks += max(c.Tokens, 0)
+		if c.TokenBearing() {
+			bearing++
+		}
+	}
+	n := float64(s.Tokens)
+	switch {
+	case chunkToks > 0:
+		scale := n / float64(chunkToks)
+		for _, c := range s.Chunks {
+			if c.Tokens > 0 {
+				e.addAt(s.Start.Add(c.At), float64(c.Tokens)*scale)
+			}
+		}
+	case bearing > 0:
+		per := n / float64(bearing)
+		for _, c := range s.Chunks {
+			if c.TokenBearing() {
+				e.addAt(s.Start.Add(c.At), per)
+			}
+		}
+	default: // tokens without any chunk (e.g. a non-streaming reply): at the last instant known
+		e.addAt(doneAt(s), n)
+	}
+}
+
+func (e *endpoint) addAt(t time.Time, tokens float64) {
+	k := aggKey(t)
+	b := &e.agg[int(mod(k, int64(aggBuckets)))]
+	switch {
+	case b.key == k:
+		b.tokens += tokens
+	case b.key < k:
+		b.key, b.tokens = k, tokens
+	default:
+		// The bucket holds a later time: this arrival is older than AggregateWindow.
+	}
+}
+
+// aggKey numbers the aggBucket that holds t (avoiding UnixNano, undefined for a zero Time).
+func aggKey(t time.Time) int64 {
+	return t.Unix()*int64(time.Second/aggBucket) + int64(t.Nanosecond())/int64(aggBucket)
+}
+
+func mod(a, n int64) int64 { return ((a % n) + n) % n }
+
+// doneAt is the wall-clock instant a request finished: t0 + End, else the last instant known.
+func doneAt(s *probe.Sample) time.Time {
+	switch {
+	case s.End >= 0:
+		return s.Start.Add(s.End)
+	case s.LastToken >= 0:
+		return s.Start.Add(s.LastToken)
+	}
+	return s.Start
+}
+
+// AddBackoff adds time endpoint ep spent backing off after a 429 (reported, never latency).
+func (a *Aggregator) AddBackoff(ep int, d time.Duration) { a.eps[ep].backoff += d }
+
+// Reset sets every statistic back to zero, keeping the endpoints.
+func (a *Aggregator) Reset() {
+	for _, e := range a.eps {
+		e.reset()
+	}
+}
+
+// Snapshot returns every endpoint's statistics as of now. The recent window holds the
+// requests that finished in the 60 one-second slots ending with now's second; aggregate tok/s
+// sums the aggBucket buckets of the AggregateWindow ending at now.
+//
+// Tokens reach the aggregate only when their request finishes, so a stream still in flight
+// is not yet in AggregateTPS; for streams longer than AggregateWindow the figure trails.
+func (a *Aggregator) Snapshot(now time.Time) Snapshot {
+	snap := Snapshot{At: now, Endpoints: make([]EndpointStats, len(a.eps))}
+	for i, e := range a.eps {
+		snap.Endpoints[i] = a.endpointStats(e, now)
+	}
+	return snap
+}
+
+func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
+	st := EndpointStats{
+		Name: e.name, Model: e.model, BaseURL: e.baseURL,
+		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups,
+		ErrorKinds:    make(map[string]int, len(e.errorKinds)),
+		OutputTokens:  e.outputToks,
+		Whole:         e.whole.window(),
+		Recent:        a.recentWindow(e, now),
+		AggregateTPS:  e.aggregateTPS(now),
+		RecentErrors:  e.errs.slice(),
+		History:       e.history.slice(),
+		Queue:         e.queue.dist(),
+		BackoffTotal:  e.backoff,
+		LastTTFT:      e.ttftVals.slice(),
+		LastDecodeTPS: e.decodeVal.slice(),
+	}
+	for k, v := range e.errorKinds {
+		st.ErrorKinds[k] = v
+	}
+	switch {
+	case !e.sourceSeen:
+	case e.sourceMixed:
+		st.TokenSource = "mixed"
+	default:
+		st.TokenSource = e.source
+	}
+	if last, ok := e.errs.last(); ok {
+		st.LastError = &last
+	}
+	return st
+}
+
+func (e *endpoint) wholeWindow() Window {
+	if e.wholeVer != e.version {
+		e.wholeCache, e.wholeVer = e.whole.window(), e.version
+	}
+	return e.wholeCache
+}
+
+func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {
+	hi := now.Unix()
+	if e.recentVer == e.version && e.recentSec == hi {
+		return e.recentCache
+	}
+	lo := hi - int64(recentSlots) // exclusive
+	var d [numMetrics]Dist
+	for m := range numMetrics {
+		a.scratch.reset()
+		for i := range e.slots {
+			if sl := &e.slots[i]; sl.used && sl.sec > lo && sl.sec <= hi {
+				a.scratch.merge(&sl.m[m])
+			}
+		}
+		d[m] = a.scratch.dist()
+	}
+	e.recentCache, e.recentVer, e.recentSec = windowOf(&d), e.version, hi
+	return e.recentCache
+}
+
+// aggregateTPS is the tokens that arrived in the AggregateWindow ending at now, per second
+// of that window — or per second since the first counted request started, when the run is
+// younger than the window.
+func (e *endpoint) aggregateTPS(now time.Time) float64 {
+	if e.firstStart.IsZero() {
+		return 0
+	}
+	hi := aggKey(now)
+	lo := hi - int64(aggBuckets) // exclusive
+	var sum float64
+	for _, b := range e.agg {
+		if b.key > lo && b.key <= hi {
+			sum += b.tokens
+		}
+	}
+	span := min(AggregateWindow, now.Sub(e.firstStart))
+	if span <= 0 || sum == 0 {
+		return 0
+	}
+	return sum / span.Seconds()
+}

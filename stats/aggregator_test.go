@@ -1,0 +1,492 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+)
+
+var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+
+const msD = time.Millisecond
+
+// okSample builds a counted request by hand on a reused connection: request written at
+// ttft/4, headers at ttft/2, a role-only chunk at ttft − 1 ms, then chunks content chunks at
+// ttft, ttft+gap, …, carrying tokens tokens in total (reported by usage); End 1 ms after.
+func okSample(start time.Time, ttft time.Duration, chunks int, gap time.Duration, tokens int) *probe.Sample {
+	s := &probe.Sample{
+		Endpoint: "a", Model: "m", Start: start,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Reused: true,
+		Wrote:      ttft / 4,
+		Headers:    ttft / 2,
+		FirstEvent: ttft - msD,
+		FirstToken: ttft, FirstAnswer: ttft,
+		Tokens: tokens, Source: probe.SourceUsage,
+		Outcome: probe.OutcomeOK, FinishReason: "stop",
+		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+	}
+	s.Chunks = append(s.Chunks, probe.Chunk{At: ttft - msD})
+	for i := range chunks {
+		s.Chunks = append(s.Chunks, probe.Chunk{At: ttft + time.Duration(i)*gap, Content: 4})
+	}
+	s.LastToken = ttft + time.Duration(chunks-1)*gap
+	s.End = s.LastToken + msD
+	return s
+}
+
+func errSample(start time.Time, kind string) *probe.Sample {
+	return &probe.Sample{
+		Endpoint: "a", Start: start,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent,
+		Wrote: msD, Headers: 5 * msD, FirstEvent: probe.Absent, FirstToken: probe.Absent,
+		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: 6 * msD,
+		Outcome: probe.OutcomeError, ErrorKind: kind, ErrorMessage: "boom " + kind, HTTPStatus: 429,
+	}
+}
+
+func newAgg() *Aggregator {
+	return New([]config.Endpoint{{Name: "a", Model: "m", BaseURL: "http://x/v1"}, {Name: "b", Model: "n"}})
+}
+
+// near asserts got is within rel (relative) of want.
+func near(t *testing.T, what string, got, want, rel float64) {
+	t.Helper()
+	if math.Abs(got-want) > rel*math.Abs(want)+1e-9 {
+		t.Errorf("%s = %v, want %v (±%g%%)", what, got, want, rel*100)
+	}
+}
+
+func exact(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+const hdrRel = 0.001 // 3 significant digits
+
+func TestDistributions(t *testing.T) {
+	a := newAgg()
+	// Three requests: TTFT 100/200/300 ms, 11 content chunks 100 ms apart, 11 tokens, so
+	// decode = 10 tok/s, TPOT = 100 ms, e2e = 11/(ttft+1 s).
+	for i, ttft := range []time.Duration{100 * msD, 200 * msD, 300 * msD} {
+		a.Add(okSample(t0.Add(time.Duration(i)*time.Second), ttft, 11, 100*msD, 11))
+	}
+	st := a.Snapshot(t0.Add(5 * time.Second)).Endpoints[0]
+	w := st.Whole
+	if w.TTFT.Count != 3 {
+		t.Fatalf("TTFT count %d", w.TTFT.Count)
+	}
+	exact(t, "TTFT min", w.TTFT.Min, 100)
+	exact(t, "TTFT max", w.TTFT.Max, 300)
+	exact(t, "TTFT mean", w.TTFT.Mean, 200)
+	near(t, "TTFT p10", w.TTFT.P10, 100, hdrRel)
+	near(t, "TTFT p50", w.TTFT.P50, 200, hdrRel)
+	exact(t, "TTFT p99", w.TTFT.P99, 300) // clamped to the exact max
+	exact(t, "TTFB mean", w.TTFB.Mean, 100)
+	exact(t, "TTFA mean", w.TTFA.Mean, 200)
+	exact(t, "TTFEvent mean", w.TTFEvent.Mean, 199)
+	exact(t, "decode p50", w.DecodeTPS.P50, 10)
+	exact(t, "decode mean", w.DecodeTPS.Mean, 10)
+	exact(t, "TPOT mean", w.TPOT.Mean, 100)
+	exact(t, "e2e min", w.E2ETPS.Min, 11/1.3)
+	exact(t, "e2e max", w.E2ETPS.Max, 11/1.1)
+	if w.ITL.Count != 30 {
+		t.Errorf("ITL count %d, want 30 gaps", w.ITL.Count)
+	}
+	exact(t, "ITL p99", w.ITL.P99, 100)
+	exact(t, "max stall", w.MaxStall.Max, 100)
+	exact(t, "tokens/chunk", w.TokensPerChunk.Mean, 1)
+	exact(t, "wait headers", w.WaitHeaders.Mean, 50) // headers − wrote = ttft/4
+	exact(t, "headers→first token", w.HeadersToFirstToken.Mean, 100)
+	for name, d := range map[string]Dist{"DNS": w.DNS, "Connect": w.Connect, "TLS": w.TLS, "reasoning": w.ReasoningTPS} {
+		if d != (Dist{}) {
+			t.Errorf("%s = %+v, want no data on reused connections / no reasoning", name, d)
+		}
+	}
+	if st.OutputTokens != 33 || st.TokenSource != "usage" {
+		t.Errorf("tokens %d source %q", st.OutputTokens, st.TokenSource)
+	}
+	if st.Recent.TTFT.Count != 3 || st.Recent.TTFT.Mean != 200 {
+		t.Errorf("recent TTFT %+v", st.Recent.TTFT)
+	}
+	if len(st.History) != 3 || !st.History[0].At.Equal(t0) || st.History[2].TTFT != 300 || !st.History[1].DecodeOK {
+		t.Errorf("history %+v", st.History)
+	}
+	if got := st.LastTTFT; len(got) != 3 || got[0] != 100 || got[2] != 300 {
+		t.Errorf("LastTTFT %v", got)
+	}
+	if got := st.LastDecodeTPS; len(got) != 3 || got[0] != 10 {
+		t.Errorf("LastDecodeTPS %v", got)
+	}
+}
+
+func TestQuantilesResolution(t *testing.T) {
+	a := newAgg()
+	// TTFT 1..1000 ms in 1 ms steps, plus sub-ms values on endpoint b.
+	for i := 1; i <= 1000; i++ {
+		a.Add(okSample(t0, time.Duration(i)*msD, 2, 10*msD, 2))
+	}
+	s := &probe.Sample{Endpoint: "b", Start: t0, Outcome: probe.OutcomeOK, FirstToken: 1234 * time.Microsecond,
+		Headers: probe.Absent, FirstEvent: probe.Absent, FirstAnswer: probe.Absent, LastToken: probe.Absent,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Wrote: probe.Absent, End: probe.Absent}
+	a.Add(s)
+	snap := a.Snapshot(t0)
+	d := snap.Endpoints[0].Whole.TTFT
+	exact(t, "mean", d.Mean, 500.5)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"p10", d.P10, 100}, {"p50", d.P50, 500}, {"p90", d.P90, 900}, {"p95", d.P95, 950}, {"p99", d.P99, 990}} {
+		near(t, c.name, c.got, c.want, hdrRel)
+	}
+	// 1.234 ms is below 2.048 ms, where the histogram is exact to the microsecond.
+	exact(t, "sub-ms p50", snap.Endpoints[1].Whole.TTFT.P50, 1.234)
+}
+
+func TestCountsAndErrorExclusion(t *testing.T) {
+	a := newAgg()
+	a.Add(okSample(t0, 100*msD, 5, 10*msD, 5))
+	a.Add(errSample(t0.Add(time.Second), "http_429"))
+	a.Add(errSample(t0.Add(2*time.Second), "http_429"))
+	a.Add(errSample(t0.Add(3*time.Second), "timeout"))
+	tr := okSample(t0, 1*msD, 5, 900*msD, 500) // would skew every figure if it counted
+	tr.Outcome, tr.FinishReason = probe.OutcomeTruncated, ""
+	a.Add(tr)
+	wu := okSample(t0, 5000*msD, 5, 10*msD, 5)
+	wu.Warmup = true
+	a.Add(wu)
+	wuErr := errSample(t0, "dns")
+	wuErr.Warmup = true
+	a.Add(wuErr)
+	weird := errSample(t0.Add(4*time.Second), "")
+	weird.Outcome = ""
+	a.Add(weird)
+
+	st := a.Snapshot(t0.Add(10 * time.Second)).Endpoints[0]
+	if st.Requests != 6 || st.OK != 1 || st.Errors != 4 || st.Truncated != 1 || st.Warmups != 2 {
+		t.Errorf("counts req %d ok %d err %d trunc %d warm %d", st.Requests, st.OK, st.Errors, st.Truncated, st.Warmups)
+	}
+	want := map[string]int{"http_429": 2, "timeout": 1, "unknown": 1}
+	if fmt.Sprint(st.ErrorKinds) != fmt.Sprint(want) {
+		t.Errorf("error kinds %v", st.ErrorKinds)
+	}
+	w := st.Whole
+	if w.TTFT.Count != 1 || w.TTFT.Mean != 100 || w.TTFB.Count != 1 || w.ITL.Count != 4 || w.DecodeTPS.Count != 1 {
+		t.Errorf("errors, truncations or warm-ups leaked into distributions: %+v", w)
+	}
+	if st.OutputTokens != 5 || len(st.History) != 1 {
+		t.Errorf("tokens %d history %d", st.OutputTokens, len(st.History))
+	}
+	if st.Queue.Count != 6 {
+		t.Errorf("queue count %d, want every non-warm-up request", st.Queue.Count)
+	}
+	if len(st.RecentErrors) != 4 || st.RecentErrors[0].Kind != "http_429" ||
+		!st.RecentErrors[0].At.Equal(t0.Add(time.Second+6*msD)) {
+		t.Errorf("recent errors %+v", st.RecentErrors)
+	}
+	if st.LastError == nil || st.LastError.Kind != "unknown" || st.LastError.Message != "boom " {
+		t.Errorf("last error %+v", st.LastError)
+	}
+}
+
+func TestRecentWindowExpiry(t *testing.T) {
+	a := newAgg()
+	s := okSample(t0, 100*msD, 3, 10*msD, 3) // finishes at t0 + 121 ms, in second t0
+	a.Add(s)
+	for _, c := range []struct {
+		after time.Duration
+		want  int
+	}{{0, 1}, {59*time.Second + 999*msD, 1}, {60 * time.Second, 0}, {time.Hour, 0}, {-time.Second, 0}} {
+		st := a.Snapshot(t0.Add(c.after)).Endpoints[0]
+		if st.Recent.TTFT.Count != c.want || st.Whole.TTFT.Count != 1 {
+			t.Errorf("now=t0%+v: recent %d (want %d) whole %d", c.after, st.Recent.TTFT.Count, c.want, st.Whole.TTFT.Count)
+		}
+	}
+	// 60 s later the same slot is reused: the old second is dropped, not merged.
+	a.Add(okSample(t0.Add(60*time.Second), 300*msD, 3, 10*msD, 3))
+	st := a.Snapshot(t0.Add(60 * time.Second)).Endpoints[0]
+	if st.Recent.TTFT.Count != 1 || st.Recent.TTFT.Mean != 300 || st.Whole.TTFT.Count != 2 {
+		t.Errorf("slot reuse: recent %+v whole %d", st.Recent.TTFT, st.Whole.TTFT.Count)
+	}
+	// A sample that finished more than a window before the newest enters the whole run only.
+	a.Add(okSample(t0.Add(-5*time.Second), 50*msD, 3, 10*msD, 3))
+	st = a.Snapshot(t0.Add(60 * time.Second)).Endpoints[0]
+	if st.Recent.TTFT.Count != 1 || st.Whole.TTFT.Count != 3 || st.Whole.TTFT.Min != 50 {
+		t.Errorf("late sample: recent %d whole %+v", st.Recent.TTFT.Count, st.Whole.TTFT)
+	}
+	// The window spans many slots and merges them, with exact mean/min/max.
+	b := newAgg()
+	for i := range 120 {
+		b.Add(okSample(t0.Add(time.Duration(i)*time.Second), time.Duration(i+1)*msD, 3, 10*msD, 3))
+	}
+	st = b.Snapshot(t0.Add(119*time.Second + 500*msD)).Endpoints[0]
+	r := st.Recent.TTFT
+	if r.Count != 60 || r.Min != 61 || r.Max != 120 {
+		t.Errorf("recent over 60 slots: %+v", r)
+	}
+	exact(t, "recent mean", r.Mean, 90.5)
+	near(t, "recent p50", r.P50, 90, hdrRel)
+	if st.Whole.TTFT.Count != 120 {
+		t.Errorf("whole %d", st.Whole.TTFT.Count)
+	}
+}
+
+func TestAggregateTPS(t *testing.T) {
+	a := newAgg()
+	// Endpoint a: 10 chunks 100 ms apart from t0+1 s, 20 tokens by usage → 2 per chunk.
+	a.Add(okSample(t0, time.Second, 10, 100*msD, 20))
+	// Endpoint b: per-chunk token counts, reported as 1,2,3 but usage says 12 → scaled ×2.
+	s := okSample(t0, 500*msD, 3, 100*msD, 12)
+	s.Endpoint = "b"
+	s.Chunks[1].Tokens, s.Chunks[2].Tokens, s.Chunks[3].Tokens = 1, 2, 3
+	a.Add(s)
+
+	// First counted request started at t0: at t0+5 s the run covers 5 s.
+	snap := a.Snapshot(t0.Add(5 * time.Second))
+	exact(t, "a young run", snap.Endpoints[0].AggregateTPS, 20.0/5)
+	exact(t, "b young run", snap.Endpoints[1].AggregateTPS, 12.0/5)
+	// At t0+10.95 s the window (t0+0.95 s, t0+10.95 s] still holds every chunk (first at t0+1 s).
+	exact(t, "a full window", a.Snapshot(t0.Add(10950*msD)).Endpoints[0].AggregateTPS, 20.0/10)
+	// At t0+11.15 s the buckets of t0+1.0 s and t0+1.1 s have left the window: 16 tokens remain.
+	exact(t, "a sliding", a.Snapshot(t0.Add(11150*msD)).Endpoints[0].AggregateTPS, 16.0/10)
+	// Endpoint b's chunks at 0.5/0.6/0.7 s carried 2/4/6 tokens: at t0+10.65 s only 0.7 s remains.
+	exact(t, "b per-chunk", a.Snapshot(t0.Add(10650*msD)).Endpoints[1].AggregateTPS, 6.0/10)
+	exact(t, "expired", a.Snapshot(t0.Add(time.Minute)).Endpoints[0].AggregateTPS, 0)
+
+	// Concurrent streams of one endpoint add up.
+	c := newAgg()
+	for i := range 4 {
+		c.Add(okSample(t0.Add(time.Duration(i)*msD), 100*msD, 50, 20*msD, 50))
+	}
+	exact(t, "4 streams", c.Snapshot(t0.Add(20*time.Second)).Endpoints[0].AggregateTPS, 0)
+	exact(t, "4 streams live", c.Snapshot(t0.Add(10*time.Second)).Endpoints[0].AggregateTPS, 200.0/10)
+
+	// Errors and truncations never enter the aggregate.
+	d := newAgg()
+	tr := okSample(t0, 100*msD, 5, 10*msD, 5)
+	tr.Outcome = probe.OutcomeTruncated
+	d.Add(tr)
+	exact(t, "truncated", d.Snapshot(t0.Add(time.Second)).Endpoints[0].AggregateTPS, 0)
+}
+
+func TestTokenSources(t *testing.T) {
+	a := newAgg()
+	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "" {
+		t.Errorf("no requests: %q", got)
+	}
+	e := okSample(t0, 100*msD, 3, 10*msD, 3)
+	e.Source = probe.SourceEstimate
+	a.Add(e)
+	a.Add(e)
+	errS := errSample(t0, "timeout") // no source; must not make the endpoint "mixed"
+	a.Add(errS)
+	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "estimate" {
+		t.Errorf("all estimate: %q", got)
+	}
+	a.Add(okSample(t0, 100*msD, 3, 10*msD, 3)) // usage
+	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "mixed" {
+		t.Errorf("estimate+usage: %q", got)
+	}
+	c := okSample(t0, 100*msD, 3, 10*msD, 3)
+	c.Endpoint, c.Source = "b", probe.SourceChunks
+	a.Add(c)
+	if got := a.Snapshot(t0).Endpoints[1].TokenSource; got != "chunks" {
+		t.Errorf("chunks: %q", got)
+	}
+}
+
+func TestPhasesAndConnection(t *testing.T) {
+	a := newAgg()
+	s := okSample(t0, 100*msD, 21, 10*msD, 21)
+	// A fresh connection with every phase, and a reasoning model: 11 reasoning chunks then
+	// 10 content chunks, 11 reasoning tokens.
+	s.Reused, s.DNS, s.Connect, s.TLS = false, 2*msD, 3*msD, 4*msD
+	for i := 1; i <= 11; i++ {
+		s.Chunks[i].Content, s.Chunks[i].Reasoning = 0, 5
+	}
+	s.ReasoningTokens = 11
+	s.FirstAnswer = s.Chunks[12].At
+	a.Add(s)
+	w := a.Snapshot(t0).Endpoints[0].Whole
+	exact(t, "DNS", w.DNS.Mean, 2)
+	exact(t, "connect", w.Connect.Mean, 3)
+	exact(t, "TLS", w.TLS.Mean, 4)
+	exact(t, "reasoning tok/s", w.ReasoningTPS.Mean, 10/0.1) // 10 tokens over 100 ms
+	exact(t, "answer tok/s", w.AnswerTPS.Mean, 9/0.09)       // 9 tokens over 90 ms
+	exact(t, "TTFA", w.TTFA.Mean, 210)
+	exact(t, "TTFT", w.TTFT.Mean, 100)
+}
+
+func TestResetAndBounds(t *testing.T) {
+	a := newAgg()
+	for i := range 1500 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		a.Add(okSample(at, 100*msD, 3, 10*msD, 3))
+		a.Add(errSample(at, "stall"))
+	}
+	a.AddBackoff(0, 3*time.Second)
+	a.AddBackoff(0, 2*time.Second)
+	st := a.Snapshot(t0.Add(1500 * time.Second)).Endpoints[0]
+	if len(st.History) != historyLen || len(st.RecentErrors) != recentErrorsLen ||
+		len(st.LastTTFT) != reservoirLen || len(st.LastDecodeTPS) != reservoirLen {
+		t.Errorf("bounds: history %d errors %d ttft %d decode %d", len(st.History), len(st.RecentErrors), len(st.LastTTFT), len(st.LastDecodeTPS))
+	}
+	if !st.History[historyLen-1].At.Equal(t0.Add(1499*time.Second)) || !st.History[0].At.Equal(t0.Add(900*time.Second)) {
+		t.Errorf("history not the newest, oldest first: %v … %v", st.History[0].At, st.History[historyLen-1].At)
+	}
+	if st.BackoffTotal != 5*time.Second {
+		t.Errorf("backoff %v", st.BackoffTotal)
+	}
+
+	a.Reset()
+	snap := a.Snapshot(t0.Add(1500 * time.Second))
+	if len(snap.Endpoints) != 2 || snap.Endpoints[0].Name != "a" || snap.Endpoints[0].BaseURL != "http://x/v1" {
+		t.Fatalf("reset lost the endpoints: %+v", snap.Endpoints)
+	}
+	z := snap.Endpoints[0]
+	if z.Requests != 0 || z.Errors != 0 || len(z.ErrorKinds) != 0 || z.Whole != (Window{}) || z.Recent != (Window{}) ||
+		z.AggregateTPS != 0 || z.History != nil || z.RecentErrors != nil || z.LastError != nil ||
+		z.BackoffTotal != 0 || z.TokenSource != "" || z.OutputTokens != 0 || z.Queue.Count != 0 || z.LastTTFT != nil {
+		t.Errorf("after Reset: %+v", z)
+	}
+	a.Add(okSample(t0.Add(1500*time.Second), 42*msD, 3, 10*msD, 3))
+	z = a.Snapshot(t0.Add(1501 * time.Second)).Endpoints[0]
+	if z.Whole.TTFT.Count != 1 || z.Recent.TTFT.Mean != 42 || z.AggregateTPS == 0 {
+		t.Errorf("after Reset and Add: %+v", z.Whole.TTFT)
+	}
+}
+
+func TestUnknownEndpointIsAdded(t *testing.T) {
+	a := newAgg()
+	s := okSample(t0, 100*msD, 3, 10*msD, 3)
+	s.Endpoint, s.Model = "replayed", "mx"
+	a.Add(s)
+	a.AddAt(2, s)
+	snap := a.Snapshot(t0)
+	if len(snap.Endpoints) != 3 || snap.Endpoints[2].Name != "replayed" || snap.Endpoints[2].Model != "mx" || snap.Endpoints[2].OK != 2 {
+		t.Errorf("%+v", snap.Endpoints)
+	}
+}
+
+// Snapshots share nothing mutable with the Aggregator: run with -race.
+func TestSnapshotIsolated(t *testing.T) {
+	a := newAgg()
+	a.Add(okSample(t0, 100*msD, 3, 10*msD, 3))
+	a.Add(errSample(t0, "http_500"))
+	snaps := make(chan Snapshot)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := range snaps {
+			e := &s.Endpoints[0]
+			e.ErrorKinds["x"]++
+			e.History[0].TTFT = -1
+			e.RecentErrors[0].Kind = "mutated"
+			e.LastTTFT[0] = -1
+			e.LastError.Kind = "mutated"
+		}
+	}()
+	for i := range 200 {
+		snaps <- a.Snapshot(t0)
+		a.Add(okSample(t0.Add(time.Duration(i)*msD), 100*msD, 3, 10*msD, 3))
+		a.Add(errSample(t0, "http_500"))
+	}
+	close(snaps)
+	<-done
+	st := a.Snapshot(t0).Endpoints[0]
+	if st.ErrorKinds["x"] != 0 || st.History[0].TTFT != 100 || st.RecentErrors[0].Kind != "http_500" ||
+		st.LastTTFT[0] != 100 || st.LastError.Kind != "http_500" {
+		t.Errorf("a snapshot's consumer changed the aggregator: %+v", st)
+	}
+}
+
+func TestBootstrapMedianDiff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	a := make([]float64, 400)
+	b := make([]float64, 400)
+	for i := range a {
+		a[i] = 100 + rng.NormFloat64()*10
+		b[i] = 120 + rng.NormFloat64()*10
+	}
+	aCopy := append([]float64(nil), a...)
+	diff, lo, hi, ok := BootstrapMedianDiff(a, b, 500, rand.New(rand.NewPCG(1, 1)))
+	if !ok || !(lo < diff && diff < hi) || hi >= 0 || diff > -15 || diff < -25 {
+		t.Errorf("clear difference: diff %v [%v, %v] ok %v", diff, lo, hi, ok)
+	}
+	if fmt.Sprint(a) != fmt.Sprint(aCopy) {
+		t.Error("input modified")
+	}
+	diff, lo, hi, _ = BootstrapMedianDiff(a, a, 500, nil)
+	if diff != 0 || lo > 0 || hi < 0 {
+		t.Errorf("same data: diff %v [%v, %v]", diff, lo, hi)
+	}
+	if _, _, _, ok := BootstrapMedianDiff(nil, b, 10, nil); ok {
+		t.Error("empty set must not be ok")
+	}
+	exact(t, "even median", median([]float64{4, 1, 3, 2}), 2.5)
+}
+
+// realistic is a 256-token request: role chunk, 256 content chunks 12 ms apart, usage.
+func realistic(i int) *probe.Sample {
+	return okSample(t0.Add(time.Duration(i)*100*msD), time.Duration(80+i%50)*msD, 256, time.Duration(10+i%5)*msD, 256)
+}
+
+func BenchmarkAdd(b *testing.B) {
+	a := newAgg()
+	samples := make([]*probe.Sample, 1000)
+	for i := range samples {
+		samples[i] = realistic(i)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s := *samples[i%len(samples)]
+		s.Start = t0.Add(time.Duration(i) * 100 * msD) // keep the recent slots turning over
+		a.Add(&s)
+	}
+}
+
+func BenchmarkSnapshot(b *testing.B) {
+	eps := make([]config.Endpoint, 4)
+	for i := range eps {
+		eps[i] = config.Endpoint{Name: fmt.Sprint("ep", i)}
+	}
+	a := New(eps)
+	for i := range 3000 { // 5 minutes at 10 req/s: full history, every recent slot populated
+		for e := range eps {
+			s := realistic(i)
+			s.Endpoint = eps[e].Name
+			a.Add(s)
+		}
+		if i%10 == 0 {
+			a.Add(errSample(t0.Add(time.Duration(i)*100*msD), "http_429"))
+		}
+	}
+	now := t0.Add(300 * time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, e := range a.eps {
+			e.version++ // as if a sample had arrived: recompute every window
+		}
+		_ = a.Snapshot(now)
+	}
+}
+
+// BenchmarkSnapshotUnchanged is the common UI case: no sample since the last Snapshot in the
+// same second, so the cached windows are reused.
+func BenchmarkSnapshotUnchanged(b *testing.B) {
+	a := New([]config.Endpoint{{Name: "a"}})
+	for i := range 3000 {
+		a.Add(realistic(i))
+	}
+	now := t0.Add(300 * time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = a.Snapshot(now)
+	}
+}
