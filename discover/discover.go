@@ -1,0 +1,246 @@
+// Package discover finds OpenAI-compatible servers: Local probes the usual local inference
+// servers on loopback, Models lists the models of any base URL (--list-models).
+//
+// It uses only the standard library and must not import probe, stats, ui, bubbletea or
+// lipgloss. An API key passed in is sent as a Bearer token and never appears in an error.
+package discover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Candidate is a place a local server may listen: its usual name and its OpenAI base URL.
+type Candidate struct {
+	Server  string // e.g. "Ollama"
+	BaseURL string // e.g. http://127.0.0.1:11434/v1
+}
+
+// Found is a server that answered with a valid OpenAI models list.
+type Found struct {
+	Server  string   // the candidate's name, or the server the models list names (owned_by)
+	BaseURL string   // ready for --url
+	Models  []string // model ids in the server's order; empty when it has none loaded
+}
+
+// LocalCandidates are the default ports of the servers tokscope users run most, on 127.0.0.1
+// only: discovery never touches the network beyond this machine.
+var LocalCandidates = []Candidate{
+	{"Ollama", "http://127.0.0.1:11434/v1"},
+	{"llama.cpp", "http://127.0.0.1:8080/v1"},
+	{"vLLM", "http://127.0.0.1:8000/v1"},
+	{"LM Studio", "http://127.0.0.1:1234/v1"},
+	{"SGLang", "http://127.0.0.1:30000/v1"},
+}
+
+// ProbeTimeout bounds each local probe. A local server answers /v1/models in milliseconds;
+// all candidates are probed in parallel, so Local takes at most about this long.
+const ProbeTimeout = 500 * time.Millisecond
+
+// maxBody caps a models list read (remote lists such as OpenRouter's run to a few MB).
+const maxBody = 16 << 20
+
+// Local probes LocalCandidates; see LocalWith.
+func Local(ctx context.Context, client *http.Client) []Found {
+	return LocalWith(ctx, client, LocalCandidates)
+}
+
+// LocalWith probes every candidate's /models in parallel, each bounded by ProbeTimeout, and
+// returns those that answered with a valid models list, in candidate order. Candidates that
+// refuse, time out or answer with something else are silently absent. A nil client means a
+// fresh client that keeps no idle connections.
+func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate) []Found {
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	}
+	results := make([]*Found, len(candidates))
+	var wg sync.WaitGroup
+	for i, c := range candidates {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+			defer cancel()
+			list, err := fetch(pctx, client, c.BaseURL, "")
+			if err != nil {
+				return
+			}
+			server := c.Server
+			if named := serverFromOwner(list); named != "" {
+				server = named // e.g. vLLM started on llama.cpp's port 8080
+			}
+			results[i] = &Found{Server: server, BaseURL: strings.TrimRight(c.BaseURL, "/"), Models: list.ids()}
+		})
+	}
+	wg.Wait()
+	var found []Found
+	for _, f := range results {
+		if f != nil {
+			found = append(found, *f)
+		}
+	}
+	return found
+}
+
+// Models lists the model ids at baseURL/models, sending apiKey as a Bearer token when it is not
+// empty. Errors name the URL without credentials and never contain the key, even when the
+// server echoes it.
+func Models(ctx context.Context, client *http.Client, baseURL, apiKey string) ([]string, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	list, err := fetch(ctx, client, baseURL, apiKey)
+	if err != nil {
+		return nil, err
+	}
+	return list.ids(), nil
+}
+
+// modelsList is the OpenAI list shape: {"object": "list", "data": [{"id": ..., "owned_by": ...}]}.
+type modelsList struct {
+	Object string           `json:"object"`
+	Data   *[]modelListItem `json:"data"` // pointer: a missing "data" is not a models list
+}
+
+type modelListItem struct {
+	ID      string `json:"id"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func (l *modelsList) ids() []string {
+	ids := make([]string, 0, len(*l.Data))
+	for _, m := range *l.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// serverFromOwner names the server when its models list says so unmistakably.
+func serverFromOwner(l *modelsList) string {
+	for _, m := range *l.Data {
+		switch m.OwnedBy {
+		case "vllm":
+			return "vLLM"
+		case "llamacpp":
+			return "llama.cpp"
+		case "sglang":
+			return "SGLang"
+		}
+	}
+	return ""
+}
+
+func fetch(ctx context.Context, client *http.Client, baseURL, apiKey string) (*modelsList, error) {
+	endpoint := strings.TrimRight(strings.TrimSpace(baseURL), "/") + "/models"
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("list models: base URL %q is not an http(s) URL",
+			redact(userinfo.ReplaceAllString(baseURL, "//"), apiKey))
+	}
+	shown := redactURL(u)
+	fail := func(format string, args ...any) error {
+		return errors.New(redact("list models: GET "+shown+": "+fmt.Sprintf(format, args...), apiKey))
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		// *url.Error repeats the URL (user name included); report only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fail("no answer in time")
+		}
+		return nil, fail("%v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, fail("reading the response: %v", err)
+	}
+	if len(body) > maxBody {
+		return nil, fail("response larger than %d MiB", maxBody>>20)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if msg := apiErrorMessage(body); msg != "" {
+			return nil, fail("%s: %s", resp.Status, msg)
+		}
+		return nil, fail("%s", resp.Status)
+	}
+	var list modelsList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fail("not an OpenAI models list (invalid JSON: %v)", err)
+	}
+	if list.Data == nil {
+		return nil, fail(`not an OpenAI models list (no "data" array)`)
+	}
+	for i, m := range *list.Data {
+		if m.ID == "" {
+			return nil, fail("not an OpenAI models list (model %d has no id)", i)
+		}
+	}
+	return &list, nil
+}
+
+// apiErrorMessage pulls a short message out of an error body: OpenAI's {"error": {"message"}},
+// {"error": "text"}, or the first line of plain text.
+func apiErrorMessage(body []byte) string {
+	var shaped struct {
+		Error json.RawMessage `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &shaped) == nil && len(shaped.Error) > 0 {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		var text string
+		switch {
+		case json.Unmarshal(shaped.Error, &obj) == nil && obj.Message != "":
+			msg = obj.Message
+		case json.Unmarshal(shaped.Error, &text) == nil:
+			msg = text
+		}
+	} else if !json.Valid(body) {
+		msg, _, _ = strings.Cut(string(body), "\n")
+	}
+	msg = strings.TrimSpace(strings.ToValidUTF8(msg, "?"))
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return msg
+}
+
+// redactURL shows a URL without its user info (password or token in user:pass@).
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// userinfo matches the user:password@ part of a URL that did not parse.
+var userinfo = regexp.MustCompile(`//[^/@\s]*@`)
+
+// redact removes every occurrence of the key from text shown to the user, for servers that
+// echo the key they rejected.
+func redact(text, apiKey string) string {
+	if apiKey != "" {
+		text = strings.ReplaceAll(text, apiKey, "[redacted]")
+	}
+	return text
+}
