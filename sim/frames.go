@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// words is the simulated vocabulary: each " word" is exactly one token in both cl100k_base and
+// o200k_base, alone and in sequence, so an offline token estimate of N words is N.
+var words = [...]string{
+	" the", " quick", " brown", " fox", " jumps", " over", " lazy", " dog", " and", " then", " runs",
+	" far", " away", " from", " old", " river", " where", " small", " birds", " sing", " each",
+	" morning", " under", " bright", " blue", " sky", " while", " people", " walk", " along",
+	" quiet", " road", " to", " find", " good", " food", " in", " busy", " market", " near",
+	" green", " hills", " they", " talk", " about", " new", " ideas", " for", " better", " world",
+	" with", " clear", " water", " fresh", " air", " warm", " light", " long", " days", " happy",
+	" children", " play", " games", " all", " year", " round",
+}
+
+// Word returns the text of token i of a simulated output (reasoning first, then the answer).
+func Word(i int) string { return words[i%len(words)] }
+
+// Text returns the text of tokens [first, first+n) of a simulated output: what a client
+// reassembles from the reasoning_content (first = 0, n = reasoning tokens) or the content
+// (first = reasoning tokens) of a response.
+func Text(first, n int) string { return string(appendWords(nil, first, n)) }
+
+func appendWords(b []byte, first, n int) []byte {
+	for i := first; i < first+n; i++ {
+		b = append(b, words[i%len(words)]...)
+	}
+	return b
+}
+
+// appendUsage appends an OpenAI usage object.
+func appendUsage(b []byte, prompt, completion, reasoning int) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(completion), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt+completion), 10)
+	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(reasoning), 10)
+	return append(b, `}}`...)
+}
+
+// streamWriter writes SSE frames, flushing each one, and keeps the cumulative usage. The JSON
+// is appended by hand: this is the benchmarks' hot path.
+type streamWriter struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	head   []byte // `data: {"id":...,"object":...,"created":...,"model":...,"choices":`
+	buf    []byte
+	record *sendRecord // nil unless Options.TrackSends
+
+	prompt, completion, reasoning int
+	continuous                    bool // every chunk carries the cumulative usage
+}
+
+func (sw *streamWriter) role() error {
+	b := append(sw.chunkStart(), `"role":"assistant"`...)
+	return sw.send(sw.chunkEnd(b, ""), FrameRole, 0)
+}
+
+func (sw *streamWriter) tokens(kind FrameKind, first, n int) error {
+	sw.completion += n
+	field := `"content":"`
+	if kind == FrameReasoning {
+		sw.reasoning += n
+		field = `"reasoning_content":"`
+	}
+	b := append(sw.chunkStart(), field...)
+	b = appendWords(b, first, n)
+	b = append(b, '"')
+	return sw.send(sw.chunkEnd(b, ""), kind, n)
+}
+
+func (sw *streamWriter) finish(reason string) error {
+	return sw.send(sw.chunkEnd(sw.chunkStart(), reason), FrameFinish, 0)
+}
+
+func (sw *streamWriter) usage() error {
+	b := append(sw.buf[:0], sw.head...)
+	b = append(b, `[],"usage":`...)
+	b = appendUsage(b, sw.prompt, sw.completion, sw.reasoning)
+	return sw.send(append(b, "}\n\n"...), FrameUsage, 0)
+}
+
+func (sw *streamWriter) fail() error {
+	b := append(sw.buf[:0], `data: {"error":{"message":"`+midStreamMessage+`","type":"server_error","code":500}}`+"\n\n"...)
+	return sw.send(b, FrameError, 0)
+}
+
+func (sw *streamWriter) done() error { return sw.write([]byte("data: [DONE]\n\n")) }
+
+func (sw *streamWriter) comment() error { return sw.write([]byte(": keep-alive\n\n")) }
+
+// chunkStart begins a chat.completion.chunk frame, up to the inside of "delta".
+func (sw *streamWriter) chunkStart() []byte {
+	b := append(sw.buf[:0], sw.head...)
+	return append(b, `[{"index":0,"delta":{`...)
+}
+
+// chunkEnd closes the delta; finish "" means finish_reason null.
+func (sw *streamWriter) chunkEnd(b []byte, finish string) []byte {
+	b = append(b, `},"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, finish)
+	}
+	b = append(b, "}]"...)
+	if sw.continuous {
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, sw.prompt, sw.completion, sw.reasoning)
+	}
+	return append(b, "}\n\n"...)
+}
+
+// send writes and flushes one data frame, then records when it left.
+func (sw *streamWriter) send(frame []byte, kind FrameKind, tokens int) error {
+	sw.buf = frame[:0] // keep the grown buffer
+	if err := sw.write(frame); err != nil {
+		return err
+	}
+	if sw.record != nil {
+		sw.record.add(Send{At: time.Now(), Kind: kind, Tokens: tokens})
+	}
+	return nil
+}
+
+func (sw *streamWriter) write(b []byte) error {
+	if _, err := sw.w.Write(b); err != nil {
+		return err
+	}
+	return sw.rc.Flush()
+}

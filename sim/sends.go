@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"sync"
+	"time"
+)
+
+// FrameKind says what a streamed data frame carried.
+type FrameKind string
+
+// The data frames a stream can send, in the order they appear.
+const (
+	FrameRole      FrameKind = "role"      // {"delta":{"role":"assistant"}}
+	FrameReasoning FrameKind = "reasoning" // delta.reasoning_content
+	FrameContent   FrameKind = "content"   // delta.content
+	FrameFinish    FrameKind = "finish"    // empty delta with finish_reason
+	FrameUsage     FrameKind = "usage"     // "choices":[] and the final usage
+	FrameError     FrameKind = "error"     // a mid-stream {"error":{...}} frame
+)
+
+// Send is one data frame as the server sent it.
+type Send struct {
+	At     time.Time // time.Now() right after the frame was written and flushed
+	Kind   FrameKind
+	Tokens int // tokens in the frame (reasoning and content frames only)
+}
+
+// SendTimes returns, for a streamed response id (the chunk "id", e.g. "chatcmpl-sim-42"), the
+// time.Now() taken right after each data frame was written and flushed, in order: role,
+// reasoning, content, finish, usage and error frames, but not keep-alive comments nor
+// "data: [DONE]". It returns nil when Options.TrackSends is off or the id is unknown or
+// forgotten (only the last 10000 responses are kept). A stream still in flight returns the
+// frames sent so far.
+func (s *Server) SendTimes(id string) []time.Time {
+	sends := s.Sends(id)
+	if sends == nil {
+		return nil
+	}
+	times := make([]time.Time, len(sends))
+	for i, f := range sends {
+		times[i] = f.At
+	}
+	return times
+}
+
+// Sends is SendTimes with what each frame carried.
+func (s *Server) Sends(id string) []Send {
+	if s.sends == nil {
+		return nil
+	}
+	rec := s.sends.get(id)
+	if rec == nil {
+		return nil
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]Send(nil), rec.sends...)
+}
+
+// sendLog remembers the frames of the last len(ring) responses.
+type sendLog struct {
+	mu   sync.Mutex
+	byID map[string]*sendRecord
+	ring []string // ids in arrival order; ring[next] is the oldest once full
+	next int
+}
+
+type sendRecord struct {
+	mu    sync.Mutex
+	sends []Send
+}
+
+func newSendLog(capacity int) *sendLog {
+	return &sendLog{byID: make(map[string]*sendRecord), ring: make([]string, capacity)}
+}
+
+// start registers a new response, forgetting the oldest one when full.
+func (l *sendLog) start(id string, frames int) *sendRecord {
+	rec := &sendRecord{sends: make([]Send, 0, frames)}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if old := l.ring[l.next]; old != "" {
+		delete(l.byID, old)
+	}
+	l.ring[l.next] = id
+	l.next = (l.next + 1) % len(l.ring)
+	l.byID[id] = rec
+	return rec
+}
+
+func (l *sendLog) get(id string) *sendRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byID[id]
+}
+
+func (r *sendRecord) add(f Send) {
+	r.mu.Lock()
+	r.sends = append(r.sends, f)
+	r.mu.Unlock()
+}

@@ -1,0 +1,227 @@
+// Package sim is tokscope's built-in OpenAI-compatible streaming simulator: an HTTP server on
+// loopback whose every endpoint ("profile") streams chat completions on a known schedule, with
+// known chunking and injected faults. It serves `tokscope --demo`, the tests of other packages
+// (ground truth for every metric) and the benchmarks.
+//
+// It imports only the standard library: never another tokscope package, the charm libraries or
+// go-openai.
+//
+// Each Server owns its goroutines: net/http's, one per connection, and nothing else. Close ends
+// every in-flight stream and returns once all of them are gone.
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Server.
+type Options struct {
+	// TrackSends remembers, per streamed response, when each data chunk was written and flushed
+	// (see SendTimes and Sends). At most the last 10000 responses are kept.
+	TrackSends bool
+	// ErrorLog receives net/http's own log lines. Nil discards them: in --demo the TUI owns the
+	// terminal.
+	ErrorLog *log.Logger
+}
+
+// trackedResponses bounds the memory of Options.TrackSends.
+const trackedResponses = 10000
+
+// Server is a running simulator. Its methods are safe for concurrent use.
+type Server struct {
+	url       string
+	http      *http.Server
+	endpoints map[string]*endpoint
+	sends     *sendLog // nil unless Options.TrackSends
+	nextID    atomic.Uint64
+
+	done      chan struct{} // closed by Close: every wait in a handler selects on it
+	serveDone chan struct{} // closed when http.Server.Serve has returned
+	closeOnce sync.Once
+
+	connsMu sync.Mutex
+	conns   map[net.Conn]struct{}
+	connsWG sync.WaitGroup // one per open connection; Close waits for it
+}
+
+// endpoint is one profile being served.
+type endpoint struct {
+	profile   Profile
+	modelJSON string // the model id as a JSON string literal, quotes included
+	requests  atomic.Int64
+
+	mu  sync.Mutex // guards rng
+	rng *rand.Rand
+}
+
+// Start listens on 127.0.0.1 on a random port and serves profiles until Close.
+func Start(opts Options, profiles ...Profile) (*Server, error) {
+	if len(profiles) == 0 {
+		return nil, errors.New("sim: no profiles")
+	}
+	s := &Server{
+		endpoints: make(map[string]*endpoint, len(profiles)),
+		done:      make(chan struct{}),
+		serveDone: make(chan struct{}),
+		conns:     make(map[net.Conn]struct{}),
+	}
+	for _, p := range profiles {
+		p, err := p.normalized()
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		if _, dup := s.endpoints[p.Name]; dup {
+			return nil, fmt.Errorf("sim: duplicate profile %q", p.Name)
+		}
+		s.endpoints[p.Name] = &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed)}
+	}
+	if opts.TrackSends {
+		s.sends = newSendLog(trackedResponses)
+	}
+	errorLog := opts.ErrorLog
+	if errorLog == nil {
+		errorLog = log.New(io.Discard, "", 0)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	s.url = "http://" + ln.Addr().String()
+	s.http = &http.Server{
+		Handler:           http.HandlerFunc(s.route),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          errorLog,
+		ConnState:         s.trackConn,
+	}
+	go func() {
+		defer close(s.serveDone)
+		_ = s.http.Serve(ln) // returns http.ErrServerClosed after Close
+	}()
+	return s, nil
+}
+
+// URL returns the server's root, http://127.0.0.1:PORT.
+func (s *Server) URL() string { return s.url }
+
+// BaseURL returns the OpenAI base URL of a profile, http://127.0.0.1:PORT/<profile>/v1.
+func (s *Server) BaseURL(profile string) string { return s.url + "/" + profile + "/v1" }
+
+// Requests returns how many chat-completion requests a profile has received (any outcome,
+// invalid ones included; /v1/models is not counted). Unknown profiles return 0.
+func (s *Server) Requests(profile string) int64 {
+	if ep, ok := s.endpoints[profile]; ok {
+		return ep.requests.Load()
+	}
+	return 0
+}
+
+// Close stops the server: it refuses new connections, aborts every in-flight stream (clients
+// see the connection end without [DONE]), and returns once every connection goroutine is done.
+// It is safe to call more than once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		_ = s.http.Close()
+		<-s.serveDone
+		s.connsWG.Wait()
+	})
+}
+
+// newRand seeds a profile's generator; seed 0 means time-based.
+func newRand(seed int64) *rand.Rand {
+	s := uint64(seed)
+	if seed == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	return rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
+}
+
+// trackConn counts open connections so Close can wait for their goroutines.
+func (s *Server) trackConn(c net.Conn, state http.ConnState) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	switch state {
+	case http.StateNew:
+		s.conns[c] = struct{}{}
+		s.connsWG.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		if _, ok := s.conns[c]; ok {
+			delete(s.conns, c)
+			s.connsWG.Done()
+		}
+	}
+}
+
+// route dispatches /<profile>/v1/chat/completions and /<profile>/v1/models.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-s.done:
+		writeError(w, http.StatusServiceUnavailable, "simulator is shutting down", "server_error", "shutting_down")
+		return
+	default:
+	}
+	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	ep, ok := s.endpoints[name]
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no simulated profile %q", name), "invalid_request_error", "model_not_found")
+		return
+	}
+	switch rest {
+	case "v1/chat/completions":
+		ep.requests.Add(1)
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "use POST", "invalid_request_error", "method_not_allowed")
+			return
+		}
+		s.chatCompletions(w, r, ep)
+	case "v1/models":
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			writeError(w, http.StatusMethodNotAllowed, "use GET", "invalid_request_error", "method_not_allowed")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","created":%d,"owned_by":"tokscope-sim"}]}`+"\n",
+			ep.modelJSON, time.Now().Unix())
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown path %q", r.URL.Path), "invalid_request_error", "not_found")
+	}
+}
+
+// writeError writes an OpenAI-style JSON error body. code is a string or an integer.
+func writeError(w http.ResponseWriter, status int, message, typ string, code any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"error":{"message":%s,"type":%s,"param":null,"code":%s}}`+"\n",
+		jsonString(message), jsonString(typ), jsonValue(code))
+}
+
+// jsonString returns s as a JSON string literal.
+func jsonString(s string) string { return jsonValue(s) }
+
+func jsonValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+// retryAfterSeconds rounds d up to whole seconds, as Retry-After requires.
+func retryAfterSeconds(d time.Duration) int {
+	return int(math.Ceil(d.Seconds()))
+}
