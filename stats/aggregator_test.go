@@ -252,11 +252,11 @@ func TestAggregateTPS(t *testing.T) {
 	exact(t, "a young run", snap.Endpoints[0].AggregateTPS, 20.0/5)
 	exact(t, "b young run", snap.Endpoints[1].AggregateTPS, 12.0/5)
 	// At t0+10.95 s the window (t0+0.95 s, t0+10.95 s] still holds every chunk (first at t0+1 s).
-	exact(t, "a full window", a.Snapshot(t0.Add(10950*msD)).Endpoints[0].AggregateTPS, 20.0/10)
+	exact(t, "a full window", a.Snapshot(t0.Add(10950 * msD)).Endpoints[0].AggregateTPS, 20.0/10)
 	// At t0+11.15 s the buckets of t0+1.0 s and t0+1.1 s have left the window: 16 tokens remain.
-	exact(t, "a sliding", a.Snapshot(t0.Add(11150*msD)).Endpoints[0].AggregateTPS, 16.0/10)
+	exact(t, "a sliding", a.Snapshot(t0.Add(11150 * msD)).Endpoints[0].AggregateTPS, 16.0/10)
 	// Endpoint b's chunks at 0.5/0.6/0.7 s carried 2/4/6 tokens: at t0+10.65 s only 0.7 s remains.
-	exact(t, "b per-chunk", a.Snapshot(t0.Add(10650*msD)).Endpoints[1].AggregateTPS, 6.0/10)
+	exact(t, "b per-chunk", a.Snapshot(t0.Add(10650 * msD)).Endpoints[1].AggregateTPS, 6.0/10)
 	exact(t, "expired", a.Snapshot(t0.Add(time.Minute)).Endpoints[0].AggregateTPS, 0)
 
 	// Concurrent streams of one endpoint add up.
@@ -264,8 +264,8 @@ func TestAggregateTPS(t *testing.T) {
 	for i := range 4 {
 		c.Add(okSample(t0.Add(time.Duration(i)*msD), 100*msD, 50, 20*msD, 50))
 	}
-	exact(t, "4 streams", c.Snapshot(t0.Add(20*time.Second)).Endpoints[0].AggregateTPS, 0)
-	exact(t, "4 streams live", c.Snapshot(t0.Add(10*time.Second)).Endpoints[0].AggregateTPS, 200.0/10)
+	exact(t, "4 streams", c.Snapshot(t0.Add(20 * time.Second)).Endpoints[0].AggregateTPS, 0)
+	exact(t, "4 streams live", c.Snapshot(t0.Add(10 * time.Second)).Endpoints[0].AggregateTPS, 200.0/10)
 
 	// Errors and truncations never enter the aggregate.
 	d := newAgg()

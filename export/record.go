@@ -1,0 +1,319 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"tokscope/probe"
+)
+
+// Record is one finished request as one line of a --record file (JSON Lines). Instants are
+// milliseconds from t0 with microsecond precision, null when the instant did not happen; the
+// derived metrics are written for convenience (jq, spreadsheets) and ignored on reading,
+// because Sample() recomputes them. A Record has no field for an API key or a header.
+type Record struct {
+	Endpoint   string    `json:"endpoint"`
+	Model      string    `json:"model"`
+	Seq        uint64    `json:"seq"`
+	Warmup     bool      `json:"warmup"`
+	ResponseID string    `json:"response_id"`
+	Start      time.Time `json:"start"` // RFC 3339 with nanoseconds, wall clock of t0
+
+	QueueMS     float64  `json:"queue_ms"`
+	DNSMS       *float64 `json:"dns_ms"`
+	ConnectMS   *float64 `json:"connect_ms"`
+	TLSMS       *float64 `json:"tls_ms"`
+	Reused      bool     `json:"reused"`
+	WroteMS     *float64 `json:"wrote_ms"`
+	HeadersMS   *float64 `json:"headers_ms"`
+	FirstEvent  *float64 `json:"first_event_ms"`
+	FirstToken  *float64 `json:"first_token_ms"`
+	FirstAnswer *float64 `json:"first_answer_ms"`
+	LastToken   *float64 `json:"last_token_ms"`
+	EndMS       *float64 `json:"end_ms"`
+
+	// Chunks are written as compact arrays [at_ms, content_bytes, reasoning_bytes, tokens].
+	Chunks Chunks `json:"chunks"`
+
+	Tokens          int    `json:"tokens"`
+	TokenSource     string `json:"token_source"`
+	ReasoningTokens int    `json:"reasoning_tokens"`
+	PromptTokens    int    `json:"prompt_tokens"`
+
+	Outcome      string  `json:"outcome"`
+	FinishReason string  `json:"finish_reason"`
+	ErrorKind    string  `json:"error_kind"`
+	ErrorMessage string  `json:"error_message"`
+	HTTPStatus   int     `json:"http_status"`
+	RetryAfterMS float64 `json:"retry_after_ms"`
+	// Rate-limit headers, null when the server sent none.
+	RateLimitRemainingRequests *int `json:"ratelimit_remaining_requests"`
+	RateLimitRemainingTokens   *int `json:"ratelimit_remaining_tokens"`
+
+	// Derived metrics (DESIGN.md definitions), null when undefined. Output only.
+	TTFBMS         *float64 `json:"ttfb_ms"`
+	TTFTMS         *float64 `json:"ttft_ms"`
+	TTFAMS         *float64 `json:"ttfa_ms"`
+	DecodeTPS      *float64 `json:"decode_tps"`
+	E2ETPS         *float64 `json:"e2e_tps"`
+	TPOTMS         *float64 `json:"tpot_ms"`
+	ITLP50MS       *float64 `json:"itl_p50_ms"`
+	ITLP99MS       *float64 `json:"itl_p99_ms"`
+	ITLMaxMS       *float64 `json:"itl_max_ms"`
+	TokensPerChunk *float64 `json:"tokens_per_chunk"`
+	ReasoningTPS   *float64 `json:"reasoning_tps"`
+	AnswerTPS      *float64 `json:"answer_tps"`
+}
+
+// Chunks are a request's chunks in arrival order; At is kept to the microsecond in JSON.
+type Chunks []probe.Chunk
+
+// MarshalJSON writes [[at_ms, content_bytes, reasoning_bytes, tokens], …].
+func (cs Chunks) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(cs)*20)
+	b = append(b, '[')
+	for i, c := range cs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendFloat(b, durMS(c.At), 'f', -1, 64)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(c.Content), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(c.Reasoning), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(c.Tokens), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (cs *Chunks) UnmarshalJSON(b []byte) error {
+	var raw [][4]float64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("chunks: %w", err)
+	}
+	if len(raw) == 0 {
+		*cs = nil // a Sample without chunks has nil Chunks
+		return nil
+	}
+	out := make(Chunks, len(raw))
+	for i, r := range raw {
+		out[i] = probe.Chunk{At: msDur(r[0]), Content: int(r[1]), Reasoning: int(r[2]), Tokens: int(r[3])}
+	}
+	*cs = out
+	return nil
+}
+
+// durMS is d in milliseconds rounded to the microsecond.
+func durMS(d time.Duration) float64 {
+	return float64(d.Round(time.Microsecond)/time.Microsecond) / 1000
+}
+
+// msDur is the inverse of durMS.
+func msDur(ms float64) time.Duration { return time.Duration(math.Round(ms*1000)) * time.Microsecond }
+
+// instant is an optional instant: nil when Absent (or any negative offset).
+func instant(d time.Duration) *float64 {
+	if d < 0 {
+		return nil
+	}
+	v := durMS(d)
+	return &v
+}
+
+func fromInstant(p *float64) time.Duration {
+	if p == nil {
+		return probe.Absent
+	}
+	return msDur(*p)
+}
+
+func optDur(d time.Duration, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	return instant(d)
+}
+
+func optRate(r float64, ok bool) *float64 {
+	if !ok || math.IsNaN(r) || math.IsInf(r, 0) {
+		return nil
+	}
+	v := round3(r)
+	return &v
+}
+
+func optCount(n int) *int {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+func fromCount(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// FromSample converts a finished request into its Record, derived metrics included.
+func FromSample(s *probe.Sample) Record {
+	r := Record{
+		Endpoint: s.Endpoint, Model: s.Model, Seq: s.Seq, Warmup: s.Warmup, ResponseID: s.ResponseID,
+		Start:   s.Start,
+		QueueMS: durMS(s.Queue),
+		DNSMS:   instant(s.DNS), ConnectMS: instant(s.Connect), TLSMS: instant(s.TLS), Reused: s.Reused,
+		WroteMS: instant(s.Wrote), HeadersMS: instant(s.Headers), FirstEvent: instant(s.FirstEvent),
+		FirstToken: instant(s.FirstToken), FirstAnswer: instant(s.FirstAnswer),
+		LastToken: instant(s.LastToken), EndMS: instant(s.End),
+		Chunks: Chunks(slices.Clone(s.Chunks)),
+		Tokens: s.Tokens, TokenSource: string(s.Source),
+		ReasoningTokens: s.ReasoningTokens, PromptTokens: s.PromptTokens,
+		Outcome: string(s.Outcome), FinishReason: s.FinishReason,
+		ErrorKind: s.ErrorKind, ErrorMessage: s.ErrorMessage,
+		HTTPStatus: s.HTTPStatus, RetryAfterMS: durMS(s.RetryAfter),
+		RateLimitRemainingRequests: optCount(s.RateLimitRemainingRequests),
+		RateLimitRemainingTokens:   optCount(s.RateLimitRemainingTokens),
+	}
+	r.TTFBMS = optDur(s.TTFB())
+	r.TTFTMS = optDur(s.TTFT())
+	r.TTFAMS = optDur(s.TTFA())
+	r.DecodeTPS = optRate(s.DecodeRate())
+	r.E2ETPS = optRate(s.E2ERate())
+	r.TPOTMS = optDur(s.TPOT())
+	if itl, ok := s.ITL(); ok {
+		r.ITLP50MS, r.ITLP99MS, r.ITLMaxMS = instant(itl.P50), instant(itl.P99), instant(itl.Max)
+	}
+	r.TokensPerChunk = optRate(s.TokensPerChunk())
+	if p, ok := s.PhaseSplit(); ok {
+		r.ReasoningTPS = optRate(p.ReasoningRate, p.ReasoningOK)
+		r.AnswerTPS = optRate(p.AnswerRate, p.AnswerOK)
+	}
+	return r
+}
+
+// Sample converts the Record back into the Sample it was made from; every instant survives
+// a round trip through JSON to the microsecond.
+func (r Record) Sample() probe.Sample {
+	chunks := slices.Clone([]probe.Chunk(r.Chunks))
+	return probe.Sample{
+		Endpoint: r.Endpoint, Model: r.Model, Seq: r.Seq, Warmup: r.Warmup, ResponseID: r.ResponseID,
+		Start: r.Start,
+		Queue: msDur(r.QueueMS),
+		DNS:   fromInstant(r.DNSMS), Connect: fromInstant(r.ConnectMS), TLS: fromInstant(r.TLSMS), Reused: r.Reused,
+		Wrote: fromInstant(r.WroteMS), Headers: fromInstant(r.HeadersMS), FirstEvent: fromInstant(r.FirstEvent),
+		FirstToken: fromInstant(r.FirstToken), FirstAnswer: fromInstant(r.FirstAnswer),
+		LastToken: fromInstant(r.LastToken), End: fromInstant(r.EndMS),
+		Chunks: chunks,
+		Tokens: r.Tokens, Source: probe.TokenSource(r.TokenSource),
+		ReasoningTokens: r.ReasoningTokens, PromptTokens: r.PromptTokens,
+		Outcome: probe.Outcome(r.Outcome), FinishReason: r.FinishReason,
+		ErrorKind: r.ErrorKind, ErrorMessage: r.ErrorMessage,
+		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS),
+		RateLimitRemainingRequests: fromCount(r.RateLimitRemainingRequests),
+		RateLimitRemainingTokens:   fromCount(r.RateLimitRemainingTokens),
+	}
+}
+
+// marshalLine is the Record as one JSON line, newline included.
+func marshalLine(r *Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil { // Encode appends the newline
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Recorder appends one Record line per finished request to a file. It is safe for
+// concurrent use. Each line reaches the file in one write to a file opened with O_APPEND,
+// so a killed process leaves at most a torn last line, which ReadRecords tolerates.
+type Recorder struct {
+	mu sync.Mutex
+	f  *os.File // nil once closed
+}
+
+// NewRecorder opens (creating it if needed) path for appending.
+func NewRecorder(path string) (*Recorder, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &Recorder{f: f}, nil
+}
+
+// Write appends s as one line. It returns os.ErrClosed after Close.
+func (r *Recorder) Write(s *probe.Sample) error {
+	rec := FromSample(s)
+	line, err := marshalLine(&rec) // outside the lock: writers only queue for the write
+	if err != nil {
+		return fmt.Errorf("record %s #%d: %w", s.Endpoint, s.Seq, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return os.ErrClosed
+	}
+	_, err = r.f.Write(line)
+	return err
+}
+
+// Close flushes the file to stable storage (fsync) and closes it. Closing twice is a no-op.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	f := r.f
+	r.f = nil
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// ErrTruncated marks a last line cut short, as a process killed in the middle of a write
+// leaves it; every record before it is complete and returned.
+var ErrTruncated = errors.New("truncated last record (interrupted write)")
+
+// ReadRecords reads a --record file. Blank lines are skipped. A last line without a newline
+// that does not parse is a torn write: the records before it are returned with an error
+// wrapping ErrTruncated that names its line. Any other bad line stops reading with an error
+// naming the line, after the records before it.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	br := bufio.NewReader(r)
+	var recs []Record
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return recs, fmt.Errorf("line %d: %w", line, err)
+		}
+		complete := err == nil // ended with a newline
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			var rec Record
+			if uerr := json.Unmarshal(t, &rec); uerr != nil {
+				if !complete {
+					return recs, fmt.Errorf("line %d: %w", line, ErrTruncated)
+				}
+				return recs, fmt.Errorf("line %d: %w", line, uerr)
+			}
+			recs = append(recs, rec)
+		}
+		if !complete {
+			return recs, nil
+		}
+	}
+}

@@ -1,0 +1,275 @@
+// Package export writes what tokscope measured for other programs and for people: the
+// headless summary of a stats.Snapshot as JSON (the documented interface of DESIGN.md), CSV
+// or an aligned table, and the JSON Lines record of every finished request (--record), which
+// can be read back into probe.Samples.
+//
+// It imports probe and stats only; never bubbletea, lipgloss or go-openai. Nothing it writes
+// has a field for an API key or an Authorization header.
+package export
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"tokscope/stats"
+)
+
+// number is a figure of the summary, written rounded to 3 decimals (µs for ms figures).
+type number float64
+
+func round3(v float64) float64 {
+	r := math.Round(v*1000) / 1000
+	if r == 0 {
+		return 0 // no "-0"
+	}
+	return r
+}
+
+func formatNumber(v float64) string {
+	return strconv.FormatFloat(round3(v), 'f', -1, 64)
+}
+
+func (n number) MarshalJSON() ([]byte, error) {
+	v := float64(n)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil // never produced by stats; a guard, not a stand-in
+	}
+	return []byte(formatNumber(v)), nil
+}
+
+// jsonDist is one distribution of the JSON summary, in DESIGN.md's key order.
+type jsonDist struct {
+	P50  number `json:"p50"`
+	P90  number `json:"p90"`
+	P99  number `json:"p99"`
+	Mean number `json:"mean"`
+	Min  number `json:"min"`
+	Max  number `json:"max"`
+}
+
+func toJSONDist(d stats.Dist) *jsonDist {
+	if d.Count == 0 {
+		return nil
+	}
+	return &jsonDist{number(d.P50), number(d.P90), number(d.P99), number(d.Mean), number(d.Min), number(d.Max)}
+}
+
+type jsonEndpoint struct {
+	Name           string         `json:"name"`
+	Model          string         `json:"model"`
+	BaseURL        string         `json:"base_url"`
+	Requests       int            `json:"requests"`
+	OK             int            `json:"ok"`
+	Errors         int            `json:"errors"`
+	Truncated      int            `json:"truncated"`
+	ErrorKinds     map[string]int `json:"error_kinds"`
+	TokenSource    *string        `json:"token_source"`
+	OutputTokens   int64          `json:"output_tokens"`
+	TTFB           *jsonDist      `json:"ttfb_ms"`
+	TTFT           *jsonDist      `json:"ttft_ms"`
+	TTFA           *jsonDist      `json:"ttfa_ms"`
+	DecodeTPS      *jsonDist      `json:"decode_tps"`
+	E2ETPS         *jsonDist      `json:"e2e_tps"`
+	TPOT           *jsonDist      `json:"tpot_ms"`
+	ITL            *jsonDist      `json:"itl_ms"`
+	TokensPerChunk *number        `json:"tokens_per_chunk"`
+}
+
+type jsonSummary struct {
+	Endpoints []jsonEndpoint `json:"endpoints"`
+}
+
+// distColumns are the distributions of the summary, in output order, from the whole run.
+var distColumns = []struct {
+	key   string // JSON key and CSV column prefix
+	label string // table row label
+	fromN bool   // derived from the token count N (approximate when N is estimated)
+	get   func(w *stats.Window) stats.Dist
+}{
+	{"ttfb_ms", "TTFB ms", false, func(w *stats.Window) stats.Dist { return w.TTFB }},
+	{"ttft_ms", "TTFT ms", false, func(w *stats.Window) stats.Dist { return w.TTFT }},
+	{"ttfa_ms", "TTFA ms", false, func(w *stats.Window) stats.Dist { return w.TTFA }},
+	{"decode_tps", "decode tok/s", true, func(w *stats.Window) stats.Dist { return w.DecodeTPS }},
+	{"e2e_tps", "e2e tok/s", true, func(w *stats.Window) stats.Dist { return w.E2ETPS }},
+	{"tpot_ms", "TPOT ms", true, func(w *stats.Window) stats.Dist { return w.TPOT }},
+	{"itl_ms", "ITL ms", false, func(w *stats.Window) stats.Dist { return w.ITL }},
+}
+
+// WriteJSON writes the summary of DESIGN.md's command-line contract as one JSON document on
+// one line: every endpoint's counts and its whole-run distributions over ok requests, a
+// figure without data as null, numbers rounded to 3 decimals.
+func WriteJSON(w io.Writer, snap stats.Snapshot) error {
+	out := jsonSummary{Endpoints: make([]jsonEndpoint, 0, len(snap.Endpoints))}
+	for i := range snap.Endpoints {
+		e := &snap.Endpoints[i]
+		je := jsonEndpoint{
+			Name: e.Name, Model: e.Model, BaseURL: e.BaseURL,
+			Requests: e.Requests, OK: e.OK, Errors: e.Errors, Truncated: e.Truncated,
+			ErrorKinds:   e.ErrorKinds,
+			OutputTokens: e.OutputTokens,
+			TTFB:         toJSONDist(e.Whole.TTFB),
+			TTFT:         toJSONDist(e.Whole.TTFT),
+			TTFA:         toJSONDist(e.Whole.TTFA),
+			DecodeTPS:    toJSONDist(e.Whole.DecodeTPS),
+			E2ETPS:       toJSONDist(e.Whole.E2ETPS),
+			TPOT:         toJSONDist(e.Whole.TPOT),
+			ITL:          toJSONDist(e.Whole.ITL),
+		}
+		if je.ErrorKinds == nil {
+			je.ErrorKinds = map[string]int{} // {} rather than null
+		}
+		if e.TokenSource != "" {
+			src := e.TokenSource
+			je.TokenSource = &src
+		}
+		if d := e.Whole.TokensPerChunk; d.Count > 0 {
+			m := number(d.Mean)
+			je.TokensPerChunk = &m
+		}
+		out.Endpoints = append(out.Endpoints, je)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // URLs keep their & and < > readable
+	return enc.Encode(out)
+}
+
+// csvHeader is the header row of WriteCSV.
+func csvHeader() []string {
+	h := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "error_kinds", "token_source", "output_tokens"}
+	for _, c := range distColumns {
+		for _, s := range []string{"p50", "p90", "p99", "mean", "min", "max"} {
+			h = append(h, c.key+"_"+s)
+		}
+	}
+	return append(h, "tokens_per_chunk")
+}
+
+// errorKindsText is "http_429=2;timeout=1", sorted by kind; "" when none.
+func errorKindsText(kinds map[string]int) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(kinds)) {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, kinds[k])
+	}
+	return b.String()
+}
+
+// WriteCSV writes a header row and one row per endpoint with the fields of WriteJSON
+// flattened (ttft_ms_p50, …); a figure without data is an empty cell. error_kinds is
+// "kind=count" joined by ";".
+func WriteCSV(w io.Writer, snap stats.Snapshot) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader()); err != nil {
+		return err
+	}
+	for i := range snap.Endpoints {
+		e := &snap.Endpoints[i]
+		row := []string{
+			e.Name, e.Model, e.BaseURL,
+			strconv.Itoa(e.Requests), strconv.Itoa(e.OK), strconv.Itoa(e.Errors), strconv.Itoa(e.Truncated),
+			errorKindsText(e.ErrorKinds), e.TokenSource, strconv.FormatInt(e.OutputTokens, 10),
+		}
+		for _, c := range distColumns {
+			d := c.get(&e.Whole)
+			for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+				if d.Count == 0 {
+					row = append(row, "")
+				} else {
+					row = append(row, formatNumber(v))
+				}
+			}
+		}
+		if d := e.Whole.TokensPerChunk; d.Count > 0 {
+			row = append(row, formatNumber(d.Mean))
+		} else {
+			row = append(row, "")
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+const noData = "—"
+
+// WriteTable writes an aligned, human-readable summary: per endpoint its counts, error kinds,
+// output tokens with their source (≈ marks estimated counts and the rates derived from them)
+// and one row per whole-run distribution; — marks a figure without data.
+func WriteTable(w io.Writer, snap stats.Snapshot) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	const labelWidth = 15
+	for i := range snap.Endpoints {
+		e := &snap.Endpoints[i]
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		title := e.Name
+		if e.Model != "" {
+			title += "  " + e.Model
+		}
+		if e.BaseURL != "" {
+			title += "  " + e.BaseURL
+		}
+		fmt.Fprintln(tw, title)
+		fmt.Fprintf(tw, "  requests %d  ok %d  errors %d  truncated %d\n", e.Requests, e.OK, e.Errors, e.Truncated)
+		if len(e.ErrorKinds) > 0 {
+			kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
+			fmt.Fprintf(tw, "  error kinds %s\n", strings.ReplaceAll(kinds, "=", ": "))
+		}
+		estimated := e.TokenSource == "estimate"
+		switch {
+		case e.TokenSource == "":
+			fmt.Fprintf(tw, "  output tokens %s\n", noData)
+		case estimated:
+			fmt.Fprintf(tw, "  output tokens ≈%d (estimate)\n", e.OutputTokens)
+		default:
+			fmt.Fprintf(tw, "  output tokens %d (%s)\n", e.OutputTokens, e.TokenSource)
+		}
+		fmt.Fprintf(tw, "  %-*s\tp50\tp90\tp99\tmean\tmin\tmax\t\n", labelWidth, "")
+		for _, c := range distColumns {
+			label := c.label
+			if c.fromN && estimated {
+				label += " ≈"
+			}
+			writeTableRow(tw, labelWidth, label, c.get(&e.Whole))
+		}
+		writeTableRow(tw, labelWidth, "max stall ms", e.Whole.MaxStall)
+		writeTableRow(tw, labelWidth, "tokens/chunk", e.Whole.TokensPerChunk)
+	}
+	return tw.Flush()
+}
+
+func writeTableRow(tw io.Writer, labelWidth int, label string, d stats.Dist) {
+	fmt.Fprintf(tw, "  %-*s\t", labelWidth, label)
+	for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+		if d.Count == 0 {
+			fmt.Fprint(tw, noData+"\t")
+		} else {
+			fmt.Fprint(tw, tableNumber(v)+"\t")
+		}
+	}
+	fmt.Fprintln(tw)
+}
+
+// tableNumber shows about four significant digits: 1234.5, 41.23, 0.125.
+func tableNumber(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1 || a == 0:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}

@@ -1,0 +1,192 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tokscope/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./export -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func dist(n int, p50, p90, p99, mean, min, max float64) stats.Dist {
+	return stats.Dist{Count: n, P10: min, P50: p50, P90: p90, P95: p99, P99: p99, Mean: mean, Min: min, Max: max}
+}
+
+// testSnapshot has one endpoint with every figure (values chosen to exercise rounding) and
+// one that only failed, so every figure is null / empty / —.
+func testSnapshot() stats.Snapshot {
+	return stats.Snapshot{
+		At: time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC),
+		Endpoints: []stats.EndpointStats{
+			{
+				Name: "local", Model: "llama-3.1-8b", BaseURL: "http://127.0.0.1:8080/v1?a=1&b=<2>",
+				Requests: 12, OK: 9, Errors: 2, Truncated: 1,
+				ErrorKinds:   map[string]int{"timeout": 1, "http_429": 1},
+				TokenSource:  "usage",
+				OutputTokens: 2304,
+				Whole: stats.Window{
+					TTFB:           dist(9, 10.0004, 12.5, 20.1239, 11.33333333, 9.0005, 20.125),
+					TTFT:           dist(9, 41.2346, 55, 80.9999, 45.5, 38.001, 81),
+					TTFA:           dist(9, 41.2346, 55, 80.9999, 45.5, 38.001, 81),
+					DecodeTPS:      dist(9, 85.3, 90.25, 95.1, 86.123456, 70, 96),
+					E2ETPS:         dist(9, 60, 65, 70, 61, 50, 71),
+					TPOT:           dist(9, 11.723, 12.1, 14.2857, 11.9, 10.4, 14.3),
+					ITL:            dist(2295, 11.5, 13, 30.002, 11.95, 0.001, 250.5),
+					TokensPerChunk: dist(9, 1, 1, 1, 1.0004, 1, 1),
+				},
+			},
+			{
+				Name: "broken", Model: "gpt-x", BaseURL: "https://api.example.com/v1",
+				Requests: 3, Errors: 3,
+				ErrorKinds: map[string]int{"http_401": 3},
+			},
+		},
+	}
+}
+
+func TestWriteJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, testSnapshot()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.json", buf.Bytes())
+
+	// The document has exactly DESIGN.md's keys.
+	var doc struct {
+		Endpoints []map[string]json.RawMessage `json:"endpoints"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	wantKeys := strings.Fields("name model base_url requests ok errors truncated error_kinds token_source output_tokens ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk")
+	for _, e := range doc.Endpoints {
+		if len(e) != len(wantKeys) {
+			t.Errorf("%d keys, want %d", len(e), len(wantKeys))
+		}
+		for _, k := range wantKeys {
+			if _, ok := e[k]; !ok {
+				t.Errorf("missing key %q", k)
+			}
+		}
+	}
+	broken := doc.Endpoints[1]
+	for _, k := range []string{"token_source", "ttft_ms", "itl_ms", "tokens_per_chunk"} {
+		if string(broken[k]) != "null" {
+			t.Errorf("%s = %s, want null", k, broken[k])
+		}
+	}
+	var ttft map[string]float64
+	if err := json.Unmarshal(doc.Endpoints[0]["ttft_ms"], &ttft); err != nil || len(ttft) != 6 || ttft["p50"] != 41.235 {
+		t.Errorf("ttft_ms %v %v", ttft, err)
+	}
+
+	buf.Reset()
+	if err := WriteJSON(&buf, stats.Snapshot{}); err != nil || buf.String() != "{\"endpoints\":[]}\n" {
+		t.Errorf("empty snapshot: %q %v", buf.String(), err)
+	}
+	buf.Reset()
+	_ = WriteJSON(&buf, stats.Snapshot{Endpoints: []stats.EndpointStats{{Name: "x"}}})
+	if !strings.Contains(buf.String(), `"error_kinds":{}`) {
+		t.Errorf("nil error kinds must be {}: %s", buf.String())
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, testSnapshot()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.csv", buf.Bytes())
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	if len(col) != 10+7*6+1 {
+		t.Errorf("%d columns", len(col))
+	}
+	for _, c := range []struct {
+		row       int
+		key, want string
+	}{
+		{1, "ttft_ms_p50", "41.235"},
+		{1, "itl_ms_min", "0.001"},
+		{1, "error_kinds", "http_429=1;timeout=1"},
+		{1, "tokens_per_chunk", "1"},
+		{1, "base_url", "http://127.0.0.1:8080/v1?a=1&b=<2>"},
+		{2, "ttft_ms_p50", ""},
+		{2, "token_source", ""},
+		{2, "tokens_per_chunk", ""},
+		{2, "errors", "3"},
+	} {
+		if got := rows[c.row][col[c.key]]; got != c.want {
+			t.Errorf("row %d %s = %q, want %q", c.row, c.key, got, c.want)
+		}
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	snap := testSnapshot()
+	snap.Endpoints = append(snap.Endpoints, stats.EndpointStats{
+		Name: "estimated", Model: "m", Requests: 1, OK: 1, TokenSource: "estimate", OutputTokens: 100,
+		Whole: stats.Window{DecodeTPS: dist(1, 50, 50, 50, 50, 50, 50)},
+	})
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, snap); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.txt", buf.Bytes())
+	out := buf.String()
+	for _, want := range []string{"error kinds http_429: 1, timeout: 1", "output tokens ≈100 (estimate)", "decode tok/s ≈", "output tokens 2304 (usage)", "—"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	// Columns line up: every row of a block has its "max" column ending at the same rune.
+	for _, block := range strings.Split(out, "\n\n") {
+		width := -1
+		for _, line := range strings.Split(block, "\n") {
+			if !strings.HasPrefix(line, "  ") || !strings.Contains(line, "  ") || strings.Contains(line, "requests") ||
+				strings.Contains(line, "output tokens") || strings.Contains(line, "error kinds") || line == "" {
+				continue
+			}
+			n := len([]rune(line))
+			if width == -1 {
+				width = n
+			} else if n != width {
+				t.Errorf("misaligned row %q (%d runes, want %d)", line, n, width)
+			}
+		}
+	}
+}
