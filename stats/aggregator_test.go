@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -488,5 +489,47 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = a.Snapshot(now)
+	}
+}
+
+// Snapshot fills every field: a rich run leaves no field of EndpointStats or Window at its
+// zero value, so a field added to the contract and forgotten here fails this test.
+func TestSnapshotFillsEveryField(t *testing.T) {
+	a := newAgg()
+	for i := range 5 {
+		s := okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 21, 10*msD, 21)
+		s.Reused, s.DNS, s.Connect, s.TLS, s.Queue = false, 2*msD, 3*msD, 4*msD, 5*msD
+		for j := 1; j <= 11; j++ {
+			s.Chunks[j].Content, s.Chunks[j].Reasoning = 0, 5
+		}
+		s.ReasoningTokens, s.FirstAnswer = 11, s.Chunks[12].At
+		a.Add(s)
+	}
+	a.Add(errSample(t0, "http_429"))
+	tr := okSample(t0, 100*msD, 3, 10*msD, 3)
+	tr.Outcome = probe.OutcomeTruncated
+	a.Add(tr)
+	wu := okSample(t0, 100*msD, 3, 10*msD, 3)
+	wu.Warmup = true
+	a.Add(wu)
+	a.AddBackoff(0, time.Second)
+	snap := a.Snapshot(t0.Add(5 * time.Second))
+	if snap.At.IsZero() {
+		t.Error("Snapshot.At not set")
+	}
+	st := snap.Endpoints[0]
+	v := reflect.ValueOf(st)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("EndpointStats.%s is not filled", v.Type().Field(i).Name)
+		}
+	}
+	for _, w := range []Window{st.Whole, st.Recent} {
+		wv := reflect.ValueOf(w)
+		for i := range wv.NumField() {
+			if d := wv.Field(i).Interface().(Dist); d.Count == 0 || d.P50 == 0 || d.Max == 0 {
+				t.Errorf("Window.%s is not filled: %+v", wv.Type().Field(i).Name, d)
+			}
+		}
 	}
 }
