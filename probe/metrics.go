@@ -147,6 +147,7 @@ func (s *Sample) PhaseSplit() (Phases, bool) {
 	return p, true
 }
 
-// Counted reports whether the sample enters latency and speed statistics: finished ok and not
-// a warm-up. Errors and truncations count only in error rates.
-func (s *Sample) Counted() bool { return !s.Warmup && s.Outcome == OutcomeOK }
+// Counted reports whether the sample enters latency and speed statistics: finished ok, not a
+// warm-up and not an interactive Stream/Race request. Errors and truncations count only in
+// error rates.
+func (s *Sample) Counted() bool { return !s.Warmup && s.Stream == 0 && s.Outcome == OutcomeOK }

@@ -62,6 +62,9 @@ type Sample struct {
 	Model    string
 	Seq      uint64 // request number within the endpoint, from 1
 	Warmup   bool   // warm-up requests are recorded but never enter statistics
+	// Stream is the id of the interactive Stream/Race request this was (Done.Stream), 0 for
+	// the background loops; interactive requests never enter statistics either.
+	Stream uint64
 	// ResponseID is the "id" of the first chunk (e.g. chatcmpl-…); lets tests and the
 	// simulator correlate a request with the server's own send times.
 	ResponseID string

@@ -1,0 +1,325 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"tokscope/config"
+)
+
+// maxIdlePerHost is far above any concurrency a user sets: the default transport keeps only
+// 2 idle connections per host, and at concurrency 8 most requests then silently reconnected
+// (DESIGN.md, pitfalls). Concurrency changes live, so the bound cannot follow it.
+const maxIdlePerHost = 1024
+
+// Sentinel causes for the request context, so the end of a request can be classified by
+// what cancelled it rather than by the text of a transport error.
+var (
+	errStall    = errors.New("no chunk within the stall limit")
+	errDeadline = errors.New("request deadline exceeded")
+	errDrain    = errors.New("body not ended after [DONE]")
+)
+
+// Client sends streamed chat completions to one endpoint and turns each into a Sample.
+// It is safe for concurrent use; all requests share one connection pool.
+type Client struct {
+	ep            config.Endpoint
+	api           *openai.Client
+	transport     *http.Transport
+	maxCompletion bool // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
+}
+
+// NewClient builds the go-openai client and HTTP transport of one endpoint. The API key is not
+// captured: it is read through ep.APIKey() for every request.
+func NewClient(ep config.Endpoint) *Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   maxIdlePerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true, // compressed SSE is buffered by proxies and skews every instant
+		TLSClientConfig:       &tls.Config{InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // opt-in per endpoint
+	}
+	cfg := openai.DefaultConfig("") // the key is added per request by the doer
+	cfg.BaseURL = ep.BaseURL
+	cfg.EmptyMessagesLimit = 1 << 30 // keep-alive comments count as empty messages; our stall timer replaces the limit
+	cfg.HTTPClient = newDoer(ep, &http.Client{Transport: tr})
+	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr}
+	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
+	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
+	return c
+}
+
+// Endpoint returns the endpoint this client measures.
+func (c *Client) Endpoint() config.Endpoint { return c.ep }
+
+// CloseIdleConnections closes the pooled keep-alive connections (and their goroutines).
+func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
+
+func (c *Client) request(prompt string) openai.ChatCompletionRequest {
+	req := openai.ChatCompletionRequest{
+		Model:         c.ep.Model,
+		Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	if c.maxCompletion {
+		req.MaxCompletionTokens = c.ep.MaxTokens
+	} else {
+		req.MaxTokens = c.ep.MaxTokens
+	}
+	return req
+}
+
+// Do sends prompt as one streamed request and measures it. onDelta, if not nil, is called
+// from the calling goroutine for every piece of content or reasoning text as it arrives
+// (Endpoint, Seq and Stream are left for the caller to fill). Do never returns an error: a
+// failure is a Sample with Outcome error and a classified ErrorKind.
+//
+// The request ends at ctx's end (ErrorKind canceled), at ep.Timeout (timeout) or when no
+// chunk arrived for ep.Stall (stall), whichever comes first.
+func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sample {
+	s := newSample(c.ep)
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.ep.Timeout > 0 {
+		var cancelT context.CancelFunc
+		reqCtx, cancelT = context.WithTimeoutCause(reqCtx, c.ep.Timeout, errDeadline)
+		defer cancelT()
+	}
+	x := &exchange{}
+	x.reset()
+	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
+	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)
+	req := c.request(prompt)
+
+	var d decoder
+	d.init(&s, onDelta)
+
+	t0 := time.Now()
+	x.t0 = t0
+	s.Start = t0
+	d.t0 = t0
+	var stall *time.Timer
+	if c.ep.Stall > 0 {
+		stall = time.AfterFunc(c.ep.Stall, func() { cancel(errStall) })
+		defer stall.Stop()
+	}
+
+	stream, err := c.api.CreateChatCompletionStream(reqCtx, req)
+	if err != nil {
+		if resp := x.resp; resp != nil {
+			_ = resp.Body.Close() // go-openai reads but never closes an error body
+		}
+		s.End = time.Since(t0)
+		x.fill(&s)
+		s.Outcome = OutcomeError
+		s.ErrorKind, s.ErrorMessage = c.classifyRequestError(ctx, reqCtx, err, x)
+		s.ErrorMessage = redact(s.ErrorMessage, c.ep)
+		return s
+	}
+	defer stream.Close()
+
+	var readErr error
+	unparsed := false
+	for {
+		raw, err := stream.RecvRaw()
+		at := time.Since(t0) // before decoding: the decoder's cost is ours, not the server's
+		if err != nil {
+			readErr = err
+			break
+		}
+		if raw == nil { // go-openai met a data: {"error":…} it could not parse (after comments)
+			unparsed = true
+			break
+		}
+		if stall != nil {
+			stall.Reset(c.ep.Stall)
+		}
+		if d.add(at, raw) {
+			break
+		}
+	}
+	s.End = time.Since(t0)
+	x.fill(&s)
+	d.finalize()
+	c.outcome(ctx, reqCtx, &s, &d, x, readErr, unparsed)
+	s.ErrorMessage = redact(s.ErrorMessage, c.ep)
+	if errors.Is(readErr, io.EOF) && x.tail != nil {
+		// RecvRaw stops at [DONE], often before the body's terminating chunk has been read; a
+		// body closed before its EOF takes its connection down with it, and the next request
+		// would pay connect (+TLS) inside its TTFT. Read to EOF, briefly.
+		t := time.AfterFunc(drainLimit, func() { cancel(errDrain) })
+		_, _ = io.Copy(io.Discard, io.LimitReader(x.tail, 64<<10))
+		t.Stop()
+	}
+	return s
+}
+
+// drainLimit bounds the wait for the end of a body after [DONE].
+const drainLimit = 250 * time.Millisecond
+
+// outcome classifies how a stream that did get a 2xx response ended.
+func (c *Client) outcome(parent, reqCtx context.Context, s *Sample, d *decoder, x *exchange, readErr error, unparsed bool) {
+	s.FinishReason = d.finishReason
+	switch {
+	case d.streamErr != "":
+		s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, d.streamErr
+		return
+	case unparsed:
+		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
+		s.ErrorMessage = "error inside the stream: " + x.tail.errorText()
+		return
+	}
+	if readErr != nil {
+		if kind, msg, ok := c.contextKind(parent, reqCtx); ok {
+			if d.finishReason != "" && kind != ErrCanceled {
+				// The answer was complete; only the trailer ([DONE], usage) was late.
+				s.Outcome = OutcomeOK
+				return
+			}
+			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, kind, msg
+			return
+		}
+	}
+	if readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, io.ErrUnexpectedEOF) {
+		var apiErr *openai.APIError
+		if errors.As(readErr, &apiErr) {
+			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, "error inside the stream: "+apiErrorText(apiErr)
+			return
+		}
+		if d.finishReason != "" {
+			s.Outcome = OutcomeOK
+			return
+		}
+		s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, "stream read: "+readErr.Error()
+		return
+	}
+	// Plain end of the body.
+	if d.finishReason != "" {
+		s.Outcome = OutcomeOK
+		return
+	}
+	if len(s.Chunks) == 0 && !isEventStream(x.header) {
+		// A server that ignores stream:true answers one JSON document; nothing can be timed per
+		// token, so this is an error of the endpoint's setup, not a cut stream.
+		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
+		s.ErrorMessage = "no SSE data: the server answered " + contentType(x.header) + " (ignored stream:true?)"
+		if t := x.tail.snippet(); t != "" {
+			s.ErrorMessage += ": " + t
+		}
+		return
+	}
+	s.Outcome = OutcomeTruncated
+	if d.badChunk != "" {
+		s.ErrorMessage = "stream ended without finish_reason; undecodable chunk: " + d.badChunk
+	} else {
+		s.ErrorMessage = "stream ended without finish_reason"
+	}
+}
+
+// exchange travels in the request context: the doer and the httptrace hooks write the
+// response status, headers and connection phases into it for Do to read.
+type exchange struct {
+	t0     time.Time
+	status int
+	header http.Header
+	resp   *http.Response
+	tail   *tailBody
+	sent   bool // the doer handed the request to the transport
+
+	// Offsets from t0 in nanoseconds; -1 = absent. Dial hooks may run on the transport's dial
+	// goroutine, even after the request was served by another connection: hence atomics.
+	dnsStart, dnsDone, connStart, connDone, tlsStart, tlsDone, wrote, firstByte atomic.Int64
+	reused                                                                   atomic.Bool
+	tlsFailed                                                                atomic.Bool
+}
+
+type exchangeKey struct{}
+
+func (x *exchange) reset() {
+	for _, v := range []*atomic.Int64{&x.dnsStart, &x.dnsDone, &x.connStart, &x.connDone, &x.tlsStart, &x.tlsDone, &x.wrote, &x.firstByte} {
+		v.Store(-1)
+	}
+}
+
+func (x *exchange) stamp(v *atomic.Int64) { v.CompareAndSwap(-1, int64(time.Since(x.t0))) }
+
+func (x *exchange) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart:     func(httptrace.DNSStartInfo) { x.stamp(&x.dnsStart) },
+		DNSDone:      func(httptrace.DNSDoneInfo) { x.stamp(&x.dnsDone) },
+		ConnectStart: func(string, string) { x.stamp(&x.connStart) },
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				x.stamp(&x.connDone)
+			}
+		},
+		TLSHandshakeStart: func() { x.stamp(&x.tlsStart) },
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			if err != nil {
+				x.tlsFailed.Store(true)
+				return
+			}
+			x.stamp(&x.tlsDone)
+		},
+		GotConn:              func(info httptrace.GotConnInfo) { x.reused.Store(info.Reused) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { x.stamp(&x.wrote) },
+		GotFirstResponseByte: func() { x.stamp(&x.firstByte) },
+	}
+}
+
+func phase(start, done *atomic.Int64) time.Duration {
+	s, d := start.Load(), done.Load()
+	if s < 0 || d < s {
+		return Absent
+	}
+	return time.Duration(d - s)
+}
+
+func offset(v *atomic.Int64) time.Duration {
+	if n := v.Load(); n >= 0 {
+		return time.Duration(n)
+	}
+	return Absent
+}
+
+// fill copies what the transport saw into the sample.
+func (x *exchange) fill(s *Sample) {
+	s.Reused = x.reused.Load()
+	if !s.Reused {
+		s.DNS = phase(&x.dnsStart, &x.dnsDone)
+		s.Connect = phase(&x.connStart, &x.connDone)
+		s.TLS = phase(&x.tlsStart, &x.tlsDone)
+	}
+	s.Wrote = offset(&x.wrote)
+	s.Headers = offset(&x.firstByte)
+	s.HTTPStatus = x.status
+	if x.header != nil {
+		s.RetryAfter = retryAfter(x.header, time.Now())
+		s.RateLimitRemainingRequests = headerInt(x.header, "X-Ratelimit-Remaining-Requests")
+		s.RateLimitRemainingTokens = headerInt(x.header, "X-Ratelimit-Remaining-Tokens")
+	}
+}
+
+func newSample(ep config.Endpoint) Sample {
+	return Sample{
+		Endpoint: ep.Name, Model: ep.Model,
+		DNS: Absent, Connect: Absent, TLS: Absent,
+		Wrote: Absent, Headers: Absent, FirstEvent: Absent, FirstToken: Absent,
+		FirstAnswer: Absent, LastToken: Absent, End: Absent,
+		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+	}
+}

@@ -1,0 +1,204 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+
+	"tokscope/config"
+)
+
+// doer is the go-openai HTTPDoer. It does what go-openai cannot: merges the endpoint's extra
+// body fields into the JSON request (temperature: 0, ignore_eos, continuous_usage_stats),
+// forces stream_options.include_usage, adds extra headers and the key (read per request), and
+// hands the response status and headers back through the exchange in the request context —
+// go-openai drops them on errors, and Retry-After lives there.
+type doer struct {
+	hc    *http.Client
+	ep    config.Endpoint
+	extra map[string]json.RawMessage // ExtraBody, marshalled once; nil when there is none
+}
+
+func newDoer(ep config.Endpoint, hc *http.Client) *doer {
+	d := &doer{hc: hc, ep: ep}
+	if len(ep.ExtraBody) == 0 {
+		return d // go-openai's body already carries stream_options.include_usage
+	}
+	d.extra = make(map[string]json.RawMessage, len(ep.ExtraBody)+1)
+	for k, v := range ep.ExtraBody {
+		if k == "stream" {
+			continue // the engine measures streams; stream:false would defeat it
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue // config validates ExtraBody; an unencodable value is dropped, not fatal
+		}
+		d.extra[k] = b
+	}
+	opts := map[string]any{}
+	if so, ok := ep.ExtraBody["stream_options"].(map[string]any); ok {
+		for k, v := range so {
+			opts[k] = v
+		}
+	}
+	opts["include_usage"] = true
+	d.extra["stream_options"], _ = json.Marshal(opts)
+	return d
+}
+
+func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	if d.extra != nil && req.Body != nil {
+		if err := d.mergeBody(req); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range headerValues(d.ep) {
+		req.Header.Set(k, v)
+	}
+	if key := d.ep.APIKey(); key != "" && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	if x != nil {
+		x.sent = true
+	}
+	resp, err := d.hc.Do(req)
+	if x != nil && resp != nil {
+		x.status = resp.StatusCode
+		x.header = resp.Header
+		x.resp = resp
+		x.tail = &tailBody{ReadCloser: resp.Body}
+		resp.Body = x.tail
+	}
+	return resp, err
+}
+
+func (d *doer) mergeBody(req *http.Request) error {
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return fmt.Errorf("reading request body: %w", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return fmt.Errorf("merging extra_body: %w", err)
+	}
+	for k, v := range d.extra {
+		m[k] = v
+	}
+	body, err = json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("merging extra_body: %w", err)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// headerValues resolves ${ENV} references in the endpoint's extra headers at request time, so
+// secrets in headers are never stored either.
+// TODO: switch to ep.HeaderValues() once config provides it.
+func headerValues(ep config.Endpoint) map[string]string {
+	if len(ep.Headers) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(ep.Headers))
+	for k, v := range ep.Headers {
+		if strings.Contains(v, "${") {
+			v = envRef.ReplaceAllStringFunc(v, func(ref string) string {
+				return os.Getenv(ref[2 : len(ref)-1])
+			})
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// redact removes the key and every extra header value from a message: servers echo
+// credentials in error bodies more often than one would hope.
+func redact(msg string, ep config.Endpoint) string {
+	if msg == "" {
+		return msg
+	}
+	secrets := []string{ep.APIKey()}
+	for _, v := range headerValues(ep) {
+		secrets = append(secrets, v)
+		if f := strings.Fields(v); len(f) == 2 { // "Bearer xyz": hide xyz alone too
+			secrets = append(secrets, f[1])
+		}
+	}
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
+	}
+	return bearer.ReplaceAllString(msg, "Bearer [redacted]")
+}
+
+var bearer = regexp.MustCompile(`Bearer\s+[A-Za-z0-9._~+/=-]+`)
+
+// tailBody keeps the last bytes of a response body: when go-openai swallows an error event
+// (RecvRaw returns nil, nil) or the server ignored stream:true, the text is still here.
+type tailBody struct {
+	io.ReadCloser
+	buf []byte
+}
+
+const tailKeep = 4096
+
+func (t *tailBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if n > 0 {
+		t.buf = append(t.buf, p[:n]...)
+		if len(t.buf) > 2*tailKeep {
+			t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailKeep:]...)
+		}
+	}
+	return n, err
+}
+
+// errorText finds the last `data: {"error": …}` event in the tail and returns its message.
+func (t *tailBody) errorText() string {
+	if t == nil {
+		return "unparsed error event"
+	}
+	lines := bytes.Split(t.buf, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := bytes.TrimSpace(lines[i])
+		line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("data:")))
+		if !bytes.HasPrefix(line, []byte("{")) || !bytes.Contains(line, []byte(`"error"`)) {
+			continue
+		}
+		var ev struct {
+			Error *wireError `json:"error"`
+		}
+		if json.Unmarshal(line, &ev) == nil && ev.Error != nil {
+			return ev.Error.text()
+		}
+		return clip(string(line), 300)
+	}
+	return "unparsed error event"
+}
+
+// snippet is the start of what the tail holds, for messages about unexpected bodies.
+func (t *tailBody) snippet() string {
+	if t == nil {
+		return ""
+	}
+	return clip(strings.TrimSpace(string(t.buf)), 200)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,696 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"tokscope/config"
+)
+
+// Options tune a Runner. The zero value runs every endpoint until the context ends, with no
+// warm-up and background deltas off.
+type Options struct {
+	Warmup   int           // warm-up requests per endpoint not counted (default 1 applied by caller; 0 allowed)
+	Requests int           // stop an endpoint after this many finished counted (non-warm-up) requests; 0 = unlimited
+	Duration time.Duration // stop everything after this; 0 = until ctx done
+	Deltas   bool          // emit Delta events for background requests too (interactive streams always emit)
+	// OnDone is called from worker goroutines for every finished request (warm-ups and
+	// interactive ones too: see Sample.Warmup and Sample.Stream); must be goroutine-safe.
+	OnDone      []func(*Sample)
+	EventBuffer int // channel capacity, default 4096
+}
+
+// Runner runs concurrent request loops against each endpoint and reports on one channel.
+//
+// Ownership: Run's goroutines are the only senders on Events; Run closes it after every one of
+// them has returned. The other methods may be called from any goroutine, before or during Run.
+type Runner struct {
+	eps    []config.Endpoint
+	opts   Options
+	lanes  []*lane
+	events chan Event
+
+	dropped   atomic.Uint64
+	streamIDs atomic.Uint64
+
+	mu      sync.Mutex
+	phase   runPhase
+	ctx     context.Context // sends block until this ends (the caller's ctx)
+	workCtx context.Context // requests run until this ends (the stop)
+	pending []func(context.Context)
+	wg      sync.WaitGroup // request loops and interactive requests
+	senders sync.WaitGroup // status senders
+	left    int           // endpoints still short of Options.Requests
+	allDone chan struct{} // closed when left reaches 0
+}
+
+type runPhase int
+
+const (
+	phaseNew runPhase = iota
+	phaseRunning
+	phaseStopped
+)
+
+// NewRunner prepares one lane (client, connection pool, state) per endpoint. Nothing is sent
+// before Run.
+func NewRunner(eps []config.Endpoint, opts Options) *Runner {
+	if opts.EventBuffer <= 0 {
+		opts.EventBuffer = 4096
+	}
+	opts.Warmup = max(opts.Warmup, 0)
+	r := &Runner{
+		eps:     append([]config.Endpoint(nil), eps...),
+		opts:    opts,
+		events:  make(chan Event, opts.EventBuffer),
+		allDone: make(chan struct{}),
+	}
+	r.lanes = make([]*lane, len(eps))
+	for i, ep := range r.eps {
+		r.lanes[i] = newLane(r, i, ep)
+	}
+	return r
+}
+
+// Endpoints returns the endpoints in the order events refer to them by index.
+func (r *Runner) Endpoints() []config.Endpoint { return append([]config.Endpoint(nil), r.eps...) }
+
+// Events is the channel of *Started, *Delta, *Done and *Status events; closed after Run returns.
+func (r *Runner) Events() <-chan Event { return r.events }
+
+// DroppedDeltas counts Delta events dropped because the channel was full.
+func (r *Runner) DroppedDeltas() uint64 { return r.dropped.Load() }
+
+// Run sends requests until ctx is done, Options.Duration has elapsed, or every endpoint has
+// finished Options.Requests counted requests. On stop it cancels the requests in flight (their
+// samples are not reported), waits for every goroutine it started and closes Events.
+// Events are sent blocking until ctx is done: after a Duration or Requests stop every reported
+// Done and Status still reaches a consumer that keeps reading.
+// It returns nil on any of these stops, and an error only when called twice.
+func (r *Runner) Run(ctx context.Context) error {
+	sendCtx, cancelSend := context.WithCancel(ctx)
+	defer cancelSend()
+	workCtx, stopWork := context.WithCancel(sendCtx)
+	defer stopWork()
+	var expired <-chan time.Time
+	if r.opts.Duration > 0 {
+		t := time.NewTimer(r.opts.Duration)
+		defer t.Stop()
+		expired = t.C
+	}
+
+	r.mu.Lock()
+	if r.phase != phaseNew {
+		r.mu.Unlock()
+		return errors.New("probe: Runner.Run called twice")
+	}
+	r.phase, r.ctx, r.workCtx = phaseRunning, sendCtx, workCtx
+	if r.opts.Requests > 0 {
+		r.left = len(r.lanes)
+		if r.left == 0 {
+			close(r.allDone)
+		}
+	}
+	drain := make(chan struct{})
+	for _, l := range r.lanes {
+		r.senders.Add(1)
+		go l.statusLoop(sendCtx, drain)
+		l.start(workCtx)
+	}
+	for _, f := range r.pending {
+		r.goLocked(f)
+	}
+	r.pending = nil
+	r.mu.Unlock()
+	for _, l := range r.lanes {
+		l.publish()
+	}
+
+	select {
+	case <-ctx.Done():
+	case <-expired:
+	case <-r.allDone:
+	}
+
+	r.mu.Lock()
+	r.phase = phaseStopped
+	r.mu.Unlock()
+	for _, l := range r.lanes {
+		l.stop()
+	}
+	stopWork()
+	r.wg.Wait() // request loops and interactive requests
+	close(drain)
+	r.senders.Wait()
+	cancelSend()
+	for _, l := range r.lanes {
+		l.client.CloseIdleConnections()
+	}
+	close(r.events)
+	return nil
+}
+
+// goLocked starts f on a goroutine Run waits for; r.mu must be held and the run running.
+func (r *Runner) goLocked(f func(context.Context)) {
+	r.wg.Add(1)
+	ctx := r.workCtx
+	go func() {
+		defer r.wg.Done()
+		f(ctx)
+	}()
+}
+
+// launch runs f now if running, later at Run if not started yet; false once stopped.
+func (r *Runner) launch(f func(context.Context)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.phase {
+	case phaseNew:
+		r.pending = append(r.pending, f)
+	case phaseRunning:
+		r.goLocked(f)
+	default:
+		return false
+	}
+	return true
+}
+
+// endpointFinished is called once per lane that reached Options.Requests.
+func (r *Runner) endpointFinished() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.left--
+	if r.left == 0 {
+		close(r.allDone)
+	}
+}
+
+// send delivers an event that must not be dropped (Started, Done, Status): it blocks while
+// the consumer lags, and gives up only when the run is over.
+func (r *Runner) send(ctx context.Context, ev Event) {
+	select {
+	case r.events <- ev:
+	case <-ctx.Done():
+	}
+}
+
+// sendDelta never blocks: live text is worth less than the producer's timing.
+func (r *Runner) sendDelta(d *Delta) {
+	select {
+	case r.events <- d:
+	default:
+		r.dropped.Add(1)
+	}
+}
+
+func (r *Runner) lane(ep int) *lane {
+	if ep < 0 || ep >= len(r.lanes) {
+		return nil
+	}
+	return r.lanes[ep]
+}
+
+// SetPaused pauses or resumes endpoint ep's background loops. Requests in flight finish and
+// are reported; no new one starts while paused. Interactive Stream/Race requests still run.
+func (r *Runner) SetPaused(ep int, paused bool) {
+	if l := r.lane(ep); l != nil {
+		l.setPaused(paused)
+	}
+}
+
+// Paused reports whether endpoint ep is paused.
+func (r *Runner) Paused(ep int) bool {
+	if l := r.lane(ep); l != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.paused
+	}
+	return false
+}
+
+// SetConcurrency sets the number of request loops of endpoint ep (n < 1 counts as 1). Extra
+// loops start at once; surplus loops end after their request in flight.
+func (r *Runner) SetConcurrency(ep, n int) {
+	if l := r.lane(ep); l != nil {
+		l.setConcurrency(max(n, 1))
+	}
+}
+
+// Concurrency returns endpoint ep's number of request loops.
+func (r *Runner) Concurrency(ep int) int {
+	if l := r.lane(ep); l != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.target
+	}
+	return 0
+}
+
+// Stream sends one interactive request with prompt to endpoint ep. Its Started, Delta and
+// Done events carry the returned stream id (never 0); consumers keep it out of statistics.
+// It returns 0 when ep is out of range or the Runner has stopped. Called before Run, the
+// request starts when Run does.
+func (r *Runner) Stream(ep int, prompt string) uint64 {
+	l := r.lane(ep)
+	if l == nil {
+		return 0
+	}
+	id := r.streamIDs.Add(1)
+	if !r.launch(func(ctx context.Context) { l.interactive(ctx, id, prompt) }) {
+		return 0
+	}
+	return id
+}
+
+// Race sends prompt to every endpoint at once under one stream id: all requests are prepared,
+// then released at one instant. It returns 0 when there are no endpoints or the Runner has
+// stopped.
+func (r *Runner) Race(prompt string) uint64 {
+	if len(r.lanes) == 0 {
+		return 0
+	}
+	id := r.streamIDs.Add(1)
+	ok := r.launch(func(ctx context.Context) {
+		var ready, done sync.WaitGroup
+		gate := make(chan struct{})
+		for _, l := range r.lanes {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return
+				}
+				l.interactive(ctx, id, prompt)
+			}()
+		}
+		ready.Wait()
+		close(gate)
+		done.Wait()
+	})
+	if !ok {
+		return 0
+	}
+	return id
+}
+
+// lane is one endpoint's scheduling state.
+type lane struct {
+	r      *Runner
+	idx    int
+	ep     config.Endpoint
+	client *Client
+
+	seq         atomic.Uint64
+	warmTickets atomic.Int64 // warm-up requests handed out
+	warmEnded   atomic.Int64 // warm-up requests finished
+	warmGate    chan struct{}
+	counted     atomic.Int64 // finished counted requests
+
+	ctx    context.Context // this endpoint's requests; cancelled when it reaches Requests
+	cancel context.CancelFunc
+
+	mu           sync.Mutex
+	live         bool   // loops may be started
+	target       int    // concurrency
+	running      []bool // loop i is running
+	paused       bool
+	wake         chan struct{} // closed and replaced on pause/concurrency changes
+	inFlight     int
+	backoffUntil time.Time
+	backoff      time.Duration // length of the current back-off
+	rateLimited  int           // consecutive 429s
+	lastFailed   bool
+	finished     bool
+
+	statusMu     sync.Mutex // orders status computation with its queueing
+	lastStatus   Status
+	statusQ      []Status
+	statusSignal chan struct{}
+}
+
+func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
+	l := &lane{
+		r: r, idx: idx, ep: ep, client: NewClient(ep),
+		target:   max(ep.Concurrency, 1),
+		wake:         make(chan struct{}),
+		warmGate:     make(chan struct{}),
+		statusSignal: make(chan struct{}, 1),
+	}
+	if r.opts.Warmup == 0 {
+		close(l.warmGate)
+	}
+	return l
+}
+
+func (l *lane) start(runCtx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ctx, l.cancel = context.WithCancel(runCtx)
+	l.live = true
+	l.spawnLocked()
+}
+
+func (l *lane) stop() {
+	l.mu.Lock()
+	l.live = false
+	cancel := l.cancel
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// spawnLocked starts the missing loops below target; l.mu held.
+func (l *lane) spawnLocked() {
+	if !l.live {
+		return
+	}
+	for len(l.running) < l.target {
+		l.running = append(l.running, false)
+	}
+	for i := 0; i < l.target; i++ {
+		if !l.running[i] {
+			l.running[i] = true
+			l.r.wg.Add(1)
+			go l.loop(i)
+		}
+	}
+}
+
+func (l *lane) wakeLocked() {
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+func (l *lane) setPaused(p bool) {
+	l.mu.Lock()
+	changed := l.paused != p
+	l.paused = p
+	if changed {
+		l.wakeLocked()
+	}
+	l.mu.Unlock()
+	if changed {
+		l.publish()
+	}
+}
+
+func (l *lane) setConcurrency(n int) {
+	l.mu.Lock()
+	changed := l.target != n
+	l.target = n
+	if changed {
+		l.wakeLocked()
+		l.spawnLocked()
+	}
+	l.mu.Unlock()
+	if changed {
+		l.publish()
+	}
+}
+
+// loop is request loop i: wait while paused or backing off, send, report, sleep the interval.
+func (l *lane) loop(i int) {
+	defer l.r.wg.Done()
+	failures := 0 // consecutive failures of this loop: spaces retries against a dead server
+	for {
+		l.mu.Lock()
+		if !l.live || i >= l.target || l.ctx.Err() != nil {
+			l.running[i] = false // decided under the lock that SetConcurrency spawns under
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		if !l.waitReady(i) {
+			continue // re-check live/target
+		}
+		warm := l.warmTickets.Add(1) <= int64(l.r.opts.Warmup)
+		if !warm {
+			select {
+			case <-l.warmGate:
+			case <-l.ctx.Done():
+				continue
+			}
+		}
+		s, ok := l.once(warm)
+		pause := l.ep.Interval
+		if ok && s.Outcome == OutcomeError && !isRateLimited(&s) {
+			failures++
+			pause = max(pause, errorPause(failures))
+		} else {
+			failures = 0
+		}
+		if pause > 0 {
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-l.ctx.Done():
+				t.Stop()
+			}
+		}
+	}
+}
+
+// errorPause grows 50 ms, 100 ms, … to 5 s so a refused connection does not spin a core.
+func errorPause(failures int) time.Duration {
+	return min(50*time.Millisecond<<min(failures-1, 10), 5*time.Second)
+}
+
+// waitReady blocks while the lane is paused or backing off; false when loop i should re-check
+// whether it is still wanted (stopped, concurrency lowered).
+func (l *lane) waitReady(i int) bool {
+	for {
+		l.mu.Lock()
+		if !l.live || i >= l.target || l.ctx.Err() != nil {
+			l.mu.Unlock()
+			return false
+		}
+		wake := l.wake
+		var wait time.Duration
+		switch {
+		case l.paused:
+			wait = -1
+		case time.Now().Before(l.backoffUntil):
+			wait = time.Until(l.backoffUntil)
+		default:
+			l.mu.Unlock()
+			return true
+		}
+		l.mu.Unlock()
+		var timer *time.Timer
+		var expired <-chan time.Time
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+			expired = timer.C
+		}
+		select {
+		case <-wake:
+		case <-expired:
+			l.publish() // the back-off is over
+		case <-l.ctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// once sends one background request; ok=false when its sample was not reported (cancelled by
+// the stop, or beyond Options.Requests).
+func (l *lane) once(warm bool) (Sample, bool) {
+	r := l.r
+	seq := l.seq.Add(1)
+	l.begin()
+	r.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: time.Now()})
+	var onDelta func(Delta)
+	if r.opts.Deltas {
+		onDelta = l.deltaSink(seq, 0)
+	}
+	s := l.client.Do(l.ctx, l.ep.Prompt, onDelta)
+	s.Seq, s.Warmup = seq, warm
+	l.end(&s)
+
+	if warm {
+		defer func() {
+			if l.warmEnded.Add(1) == int64(r.opts.Warmup) {
+				close(l.warmGate)
+			}
+		}()
+	}
+	if l.ctx.Err() != nil && s.Outcome != OutcomeOK {
+		return s, false // cancelled by the stop: not a request the endpoint failed
+	}
+	last := false
+	if !warm && r.opts.Requests > 0 {
+		n := l.counted.Add(1)
+		if n > int64(r.opts.Requests) {
+			return s, false
+		}
+		if last = n == int64(r.opts.Requests); last {
+			l.stop() // cancel the requests beyond the limit at once
+		}
+	}
+	l.report(&s, 0)
+	if last {
+		l.mu.Lock()
+		l.finished = true
+		l.mu.Unlock()
+		l.publish()
+		r.endpointFinished()
+	}
+	return s, true
+}
+
+// interactive runs one Stream/Race request on this endpoint.
+func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
+	r := l.r
+	seq := l.seq.Add(1)
+	r.send(ctx, &Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
+	s := l.client.Do(ctx, prompt, l.deltaSink(seq, id))
+	s.Seq, s.Stream = seq, id
+	if isRateLimited(&s) {
+		l.rateLimit(&s) // the limit applies to the key, whoever hit it
+		l.publish()
+	}
+	l.report(&s, id)
+}
+
+func (l *lane) report(s *Sample, stream uint64) {
+	for _, f := range l.r.opts.OnDone {
+		f(s)
+	}
+	l.r.send(l.r.ctx, &Done{Endpoint: l.idx, Stream: stream, Sample: *s})
+}
+
+func (l *lane) deltaSink(seq, stream uint64) func(Delta) {
+	return func(d Delta) {
+		d.Endpoint, d.Seq, d.Stream = l.idx, seq, stream
+		l.r.sendDelta(&d)
+	}
+}
+
+func (l *lane) begin() {
+	l.mu.Lock()
+	l.inFlight++
+	l.mu.Unlock()
+	l.publish()
+}
+
+func (l *lane) end(s *Sample) {
+	l.mu.Lock()
+	l.inFlight--
+	switch {
+	case isRateLimited(s):
+		l.rateLimitLocked(s)
+	case s.Outcome == OutcomeError:
+		l.lastFailed = true
+	default:
+		l.lastFailed, l.rateLimited = false, 0
+	}
+	l.mu.Unlock()
+	l.publish()
+}
+
+func isRateLimited(s *Sample) bool { return s.HTTPStatus == 429 || s.ErrorKind == "http_429" }
+
+func (l *lane) rateLimit(s *Sample) {
+	l.mu.Lock()
+	l.rateLimitLocked(s)
+	l.mu.Unlock()
+}
+
+// rateLimitLocked starts a back-off: Retry-After when the server gave one, else 1 s, 2 s, …
+// 30 s with ±20 % jitter so that loops do not return in lockstep. Back-off happens before t0,
+// so it is never part of any latency.
+func (l *lane) rateLimitLocked(s *Sample) {
+	l.lastFailed = true
+	l.rateLimited++
+	d := s.RetryAfter
+	if d <= 0 {
+		d = min(time.Second<<min(l.rateLimited-1, 5), 30*time.Second)
+		d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	}
+	if until := time.Now().Add(d); until.After(l.backoffUntil) {
+		l.backoffUntil, l.backoff = until, d
+	}
+}
+
+// stateLocked derives the endpoint's state; l.mu held.
+func (l *lane) stateLocked() Status {
+	st := Status{Endpoint: l.idx, Concurrency: l.target}
+	switch {
+	case l.finished:
+		st.State = StateStopped
+	case l.paused:
+		st.State = StatePaused
+	case time.Now().Before(l.backoffUntil):
+		st.State, st.Until, st.Backoff = StateBackoff, l.backoffUntil, l.backoff
+	case l.inFlight > 0:
+		st.State = StateStreaming
+	case l.lastFailed:
+		st.State = StateError
+	default:
+		st.State = StateIdle
+	}
+	return st
+}
+
+// publish queues a Status when the state changed since the last one queued. It never blocks:
+// SetPaused and SetConcurrency are called by the consumer itself, which must not wait on its
+// own channel. statusLoop sends the queue in order.
+func (l *lane) publish() {
+	l.statusMu.Lock()
+	defer l.statusMu.Unlock()
+	l.mu.Lock()
+	st := l.stateLocked()
+	l.mu.Unlock()
+	if st == l.lastStatus || !l.r.running() {
+		return // not running: Run publishes every lane's state when it starts
+	}
+	l.lastStatus = st
+	l.statusQ = append(l.statusQ, st)
+	select {
+	case l.statusSignal <- struct{}{}:
+	default:
+	}
+}
+
+// statusLoop sends queued statuses, blocking like Done; on drain it sends what is left and
+// returns.
+func (l *lane) statusLoop(sendCtx context.Context, drain <-chan struct{}) {
+	defer l.r.senders.Done()
+	for {
+		draining := false
+		select {
+		case <-l.statusSignal:
+		case <-drain:
+			draining = true
+		case <-sendCtx.Done():
+			return
+		}
+		l.statusMu.Lock()
+		q := l.statusQ
+		l.statusQ = nil
+		l.statusMu.Unlock()
+		for _, st := range q {
+			l.r.send(sendCtx, &st)
+		}
+		if draining {
+			return
+		}
+	}
+}
+
+func (r *Runner) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.phase == phaseRunning
+}

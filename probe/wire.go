@@ -1,0 +1,321 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// wireChunk is a tolerant view of one chat.completion.chunk: it reads the fields every
+// OpenAI-compatible server agrees on plus the ones go-openai drops (delta.reasoning, the
+// chunk-level error of OpenRouter). A field of an unexpected type is skipped, not fatal.
+type wireChunk struct {
+	ID      firstID      `json:"id"`
+	Choices []wireChoice `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
+	Error   *wireError   `json:"error"`
+}
+
+type wireChoice struct {
+	Delta        wireDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content"` // DeepSeek, vLLM < 0.10, SGLang
+	Reasoning        string `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
+	Refusal          string `json:"refusal"`
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	Details          struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// firstID keeps the first non-empty id and ignores the rest without allocating: every chunk
+// repeats it, and only the first one is needed to correlate a request with the server.
+type firstID struct{ v string }
+
+func (f *firstID) UnmarshalJSON(b []byte) error {
+	if f.v == "" && len(b) > 2 && b[0] == '"' {
+		return json.Unmarshal(b, &f.v)
+	}
+	return nil
+}
+
+// wireError is an error object ({"message", "code", "type"}) or a bare string.
+type wireError struct {
+	Message, Code, Type string
+}
+
+func (e *wireError) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &e.Message)
+	}
+	var o struct {
+		Message json.RawMessage `json:"message"`
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		e.Message = clip(string(b), 300)
+		return nil
+	}
+	e.Message, e.Code, e.Type = rawText(o.Message), rawText(o.Code), o.Type
+	if e.Message == "" {
+		e.Message = clip(string(b), 300)
+	}
+	return nil
+}
+
+// rawText renders a JSON string, number or array of strings as plain text.
+func rawText(b json.RawMessage) string {
+	if len(b) == 0 || string(b) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		return s
+	}
+	var ss []string
+	if json.Unmarshal(b, &ss) == nil {
+		return strings.Join(ss, ", ")
+	}
+	return string(b)
+}
+
+func (e *wireError) text() string {
+	msg := e.Message
+	if msg == "" {
+		msg = "error"
+	}
+	if e.Code != "" {
+		msg += " (code " + e.Code + ")"
+	} else if e.Type != "" {
+		msg += " (type " + e.Type + ")"
+	}
+	return msg
+}
+
+// decoder turns raw chunks into the Sample's chunks, instants and token counts.
+type decoder struct {
+	s       *Sample
+	onDelta func(Delta)
+	t0      time.Time
+
+	w     wireChunk
+	usage wireUsage // w.Usage points here before each decode: no allocation per chunk
+
+	content, reasoning strings.Builder
+	tokenChunks        int
+	reasoningChunks    int
+	usageSeen          bool
+	last               wireUsage // the latest usage the server sent
+	cumulative         int       // completion_tokens at the previous usage
+	usageOnTokenChunks int       // > 1 means per-chunk (continuous) usage
+
+	finishReason string
+	streamErr    string
+	badChunk     string
+}
+
+func (d *decoder) init(s *Sample, onDelta func(Delta)) {
+	d.s, d.onDelta = s, onDelta
+	capHint := 64
+	if s != nil {
+		s.Chunks = make([]Chunk, 0, capHint)
+	}
+}
+
+// add accounts one raw data chunk that arrived at offset at; stop reports that the stream
+// carried an error and reading further is pointless.
+func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
+	s := d.s
+	if s.FirstEvent < 0 {
+		s.FirstEvent = at
+	}
+	clear(d.w.Choices)
+	d.w.Choices = d.w.Choices[:0]
+	d.usage = wireUsage{CompletionTokens: -1} // stays -1 when the chunk has no usage
+	d.w.Usage = &d.usage
+	d.w.Error = nil
+	if err := json.Unmarshal(raw, &d.w); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			if d.badChunk == "" {
+				d.badChunk = clip(string(raw), 120)
+			}
+			s.Chunks = append(s.Chunks, Chunk{At: at})
+			return false
+		}
+	}
+	if s.ResponseID == "" {
+		s.ResponseID = d.w.ID.v
+	}
+
+	c := Chunk{At: at}
+	for i := range d.w.Choices {
+		ch := &d.w.Choices[i]
+		c.Content += len(ch.Delta.Content) + len(ch.Delta.Refusal)
+		c.Reasoning += len(reasoningText(&ch.Delta))
+		if ch.FinishReason != "" {
+			d.finishReason = ch.FinishReason
+		}
+	}
+	if c.TokenBearing() {
+		d.tokenChunks++
+		if s.FirstToken < 0 {
+			s.FirstToken = at
+		}
+		s.LastToken = at
+	}
+	if c.Reasoning > 0 {
+		d.reasoningChunks++
+	}
+	if c.Content > 0 && s.FirstAnswer < 0 {
+		s.FirstAnswer = at
+	}
+	if d.w.Usage != nil && d.usage.CompletionTokens >= 0 {
+		d.usageSeen = true
+		d.last = d.usage
+		if c.TokenBearing() {
+			d.usageOnTokenChunks++
+		}
+		if d.usageOnTokenChunks > 0 {
+			c.Tokens = max(0, d.usage.CompletionTokens-d.cumulative)
+		}
+		d.cumulative = d.usage.CompletionTokens
+	}
+	s.Chunks = append(s.Chunks, c)
+
+	if c.TokenBearing() {
+		tokens := 0
+		if d.usageOnTokenChunks > 1 {
+			tokens = c.Tokens
+		}
+		for i := range d.w.Choices {
+			dl := &d.w.Choices[i].Delta
+			if r := reasoningText(dl); r != "" {
+				d.reasoning.WriteString(r)
+				d.emit(at, r, true, tokens)
+				tokens = 0
+			}
+			for _, t := range [2]string{dl.Content, dl.Refusal} {
+				if t != "" {
+					d.content.WriteString(t)
+					d.emit(at, t, false, tokens)
+					tokens = 0
+				}
+			}
+		}
+	}
+
+	switch {
+	case d.w.Error != nil:
+		d.streamErr = "error inside the stream: " + d.w.Error.text()
+		return true
+	case d.finishReason == "error":
+		d.streamErr = "error inside the stream: finish_reason \"error\""
+		return true
+	}
+	return false
+}
+
+// reasoningText prefers reasoning_content: servers in transition send both with the same text.
+func reasoningText(dl *wireDelta) string {
+	if dl.ReasoningContent != "" {
+		return dl.ReasoningContent
+	}
+	return dl.Reasoning
+}
+
+func (d *decoder) emit(at time.Duration, text string, reasoning bool, tokens int) {
+	if d.onDelta != nil {
+		d.onDelta(Delta{At: d.t0.Add(at), Text: text, Reasoning: reasoning, Tokens: tokens})
+	}
+}
+
+// finalize decides N and its source (DESIGN.md order: usage, estimate, chunks) and the
+// reasoning share.
+func (d *decoder) finalize() {
+	s := d.s
+	if d.usageOnTokenChunks < 2 {
+		// A single usage on a token chunk is the final total, not a per-chunk count.
+		for i := range s.Chunks {
+			s.Chunks[i].Tokens = 0
+		}
+	}
+	if d.usageSeen {
+		s.PromptTokens = d.last.PromptTokens
+	}
+	// Tokenizing costs ~1 µs per token: only when the server's usage does not settle it.
+	var estC, estR int
+	estOK, estimated := false, false
+	estimate := func() bool {
+		if !estimated {
+			estimated = true
+			var okC, okR bool
+			estC, okC = estimateTokens(d.content.String())
+			estR, okR = estimateTokens(d.reasoning.String())
+			estOK = okC && okR && estC+estR > 0
+		}
+		return estOK
+	}
+	switch {
+	case d.usageSeen && (d.last.CompletionTokens > 0 || d.tokenChunks == 0):
+		s.Tokens, s.Source = d.last.CompletionTokens, SourceUsage
+	case d.tokenChunks > 0 && estimate():
+		s.Tokens, s.Source = estC+estR, SourceEstimate
+	default:
+		s.Tokens, s.Source = d.tokenChunks, SourceChunks
+	}
+
+	switch {
+	case d.usageSeen && d.last.Details.ReasoningTokens > 0:
+		s.ReasoningTokens = d.last.Details.ReasoningTokens
+	case d.reasoningChunks == 0:
+		s.ReasoningTokens = 0
+	case s.Source == SourceEstimate:
+		s.ReasoningTokens = estR
+	case s.Source == SourceUsage && estimate():
+		// The server gave only the total: split it in the proportion of the estimates.
+		s.ReasoningTokens = int(math.Round(float64(s.Tokens) * float64(estR) / float64(estC+estR)))
+	case s.Source == SourceUsage:
+		s.ReasoningTokens = int(math.Round(float64(s.Tokens) * float64(d.reasoningChunks) / float64(d.tokenChunks)))
+	default:
+		s.ReasoningTokens = d.reasoningChunks
+	}
+	s.ReasoningTokens = min(s.ReasoningTokens, s.Tokens)
+}
+
+// codec is loaded once and shared: the cl100k tables take tens of milliseconds to build.
+// cl100k rather than o200k: it is exact for Llama-3 on English and code (DESIGN.md).
+var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
+	return tokenizer.Get(tokenizer.Cl100kBase)
+})
+
+// estimateTokens counts text's tokens offline; ok=false when no tokenizer is available.
+// A variable so that tests can take the estimate away and see the chunk-count fallback.
+var estimateTokens = func(text string) (int, bool) {
+	if text == "" {
+		return 0, true
+	}
+	c, err := codec()
+	if err != nil {
+		return 0, false
+	}
+	n, err := c.Count(text)
+	return n, err == nil
+}
+
