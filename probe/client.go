@@ -49,7 +49,7 @@ func NewClient(ep config.Endpoint) *Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true, // compressed SSE is buffered by proxies and skews every instant
+		DisableCompression:    true,                                                   // compressed SSE is buffered by proxies and skews every instant
 		TLSClientConfig:       &tls.Config{InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // opt-in per endpoint
 	}
 	cfg := openai.DefaultConfig("") // the key is added per request by the doer
@@ -243,8 +243,8 @@ type exchange struct {
 	// Offsets from t0 in nanoseconds; -1 = absent. Dial hooks may run on the transport's dial
 	// goroutine, even after the request was served by another connection: hence atomics.
 	dnsStart, dnsDone, connStart, connDone, tlsStart, tlsDone, wrote, firstByte atomic.Int64
-	reused                                                                   atomic.Bool
-	tlsFailed                                                                atomic.Bool
+	reused                                                                      atomic.Bool
+	tlsFailed                                                                   atomic.Bool
 }
 
 type exchangeKey struct{}

@@ -44,8 +44,8 @@ type Runner struct {
 	pending []func(context.Context)
 	wg      sync.WaitGroup // request loops and interactive requests
 	senders sync.WaitGroup // status senders
-	left    int           // endpoints still short of Options.Requests
-	allDone chan struct{} // closed when left reaches 0
+	left    int            // endpoints still short of Options.Requests
+	allDone chan struct{}  // closed when left reaches 0
 }
 
 type runPhase int
@@ -339,7 +339,7 @@ type lane struct {
 func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
 	l := &lane{
 		r: r, idx: idx, ep: ep, client: NewClient(ep),
-		target:   max(ep.Concurrency, 1),
+		target:       max(ep.Concurrency, 1),
 		wake:         make(chan struct{}),
 		warmGate:     make(chan struct{}),
 		statusSignal: make(chan struct{}, 1),

@@ -318,4 +318,3 @@ var estimateTokens = func(text string) (int, bool) {
 	n, err := c.Count(text)
 	return n, err == nil
 }
-
