@@ -1,0 +1,241 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// maxConcurrency bounds `+`: a typo should not open hundreds of streams.
+const maxConcurrency = 64
+
+// handleKey maps a key to an action. While the prompt has focus, keys are text except the
+// few typing bindings.
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	if m.notice != "" {
+		m.notice = "" // notices clear on the next key
+	}
+	if m.str.Typing() {
+		return m.handleTypingKey(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+		m.renderAll()
+		return nil
+	case m.showHelp && key.Matches(msg, k.Back):
+		m.showHelp = false
+		m.renderAll()
+		return nil
+	case key.Matches(msg, k.NextView):
+		return m.setView((m.view + 1) % nViews)
+	case key.Matches(msg, k.PrevView):
+		return m.setView((m.view + nViews - 1) % nViews)
+	case key.Matches(msg, k.Dashboard):
+		return m.setView(viewDashboard)
+	case key.Matches(msg, k.Compare):
+		return m.setView(viewCompare)
+	case key.Matches(msg, k.Detail):
+		return m.setView(viewDetail)
+	case key.Matches(msg, k.Stream):
+		return m.setView(viewStream)
+	case key.Matches(msg, k.Back):
+		switch m.view {
+		case viewDetail:
+			return m.setView(m.back)
+		case viewCompare, viewStream:
+			return m.setView(viewDashboard)
+		}
+		return nil
+	case key.Matches(msg, k.Enter):
+		if m.view == viewStream {
+			return m.startStream(false)
+		}
+		return m.setView(viewDetail)
+	case key.Matches(msg, k.Up):
+		return m.move(0, -1)
+	case key.Matches(msg, k.Down):
+		return m.move(0, 1)
+	case key.Matches(msg, k.Left):
+		return m.move(-1, 0)
+	case key.Matches(msg, k.Right):
+		return m.move(1, 0)
+	case key.Matches(msg, k.Pause):
+		return m.togglePause()
+	case key.Matches(msg, k.PauseAll):
+		return m.togglePauseAll()
+	case key.Matches(msg, k.Reset):
+		return m.resetStats()
+	case key.Matches(msg, k.MoreStreams):
+		return m.changeConcurrency(1)
+	case key.Matches(msg, k.FewerStreams):
+		return m.changeConcurrency(-1)
+	case key.Matches(msg, k.Sort):
+		return m.sort(false)
+	case key.Matches(msg, k.SortReverse):
+		return m.sort(true)
+	case key.Matches(msg, k.Prompt):
+		m.setView(viewStream)
+		cmd := m.str.Focus()
+		m.renderAll()
+		return cmd
+	case key.Matches(msg, k.Race):
+		if m.view != viewStream {
+			m.setView(viewStream)
+		}
+		return m.startStream(true)
+	}
+	m.renderFooter()
+	return nil
+}
+
+func (m *Model) handleTypingKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.ForceQuit):
+		return tea.Quit
+	case key.Matches(msg, k.Submit):
+		return m.startStream(false)
+	case key.Matches(msg, k.Race):
+		return m.startStream(true)
+	case key.Matches(msg, k.Blur):
+		m.str.Blur()
+		m.renderBody()
+		return nil
+	}
+	cmd := m.str.Input(msg)
+	m.renderBody()
+	return cmd
+}
+
+// move changes the selection (or, in compare, scrolls columns with ←/→).
+func (m *Model) move(dx, dy int) tea.Cmd {
+	n := len(m.eps)
+	if n == 0 {
+		return nil
+	}
+	switch m.view {
+	case viewDashboard:
+		m.sel = m.dash.Move(m.sel, dx, dy)
+	case viewCompare:
+		if dx != 0 {
+			m.cmp.Scroll(dx)
+		} else {
+			m.sel = m.cmp.Move(m.sel, dy)
+		}
+	default:
+		m.sel = (m.sel + dx + dy + n) % n
+	}
+	m.renderBody()
+	return nil
+}
+
+func (m *Model) noEngine() tea.Cmd { return m.setNotice("no engine: read-only monitor", true) }
+
+func (m *Model) togglePause() tea.Cmd {
+	if m.eng == nil {
+		return m.noEngine()
+	}
+	if len(m.eps) == 0 {
+		return nil
+	}
+	paused := !m.eng.Paused(m.sel)
+	m.eng.SetPaused(m.sel, paused)
+	st := m.states[m.sel]
+	st.paused = paused
+	st.version++
+	m.renderBody()
+	word := "resumed "
+	if paused {
+		word = "paused "
+	}
+	return m.setNotice(word+m.eps[m.sel].Name, false)
+}
+
+func (m *Model) togglePauseAll() tea.Cmd {
+	if m.eng == nil {
+		return m.noEngine()
+	}
+	pause := false
+	for i := range m.eps {
+		if !m.eng.Paused(i) {
+			pause = true
+		}
+	}
+	for i, st := range m.states {
+		m.eng.SetPaused(i, pause)
+		st.paused = pause
+		st.version++
+	}
+	m.renderBody()
+	if pause {
+		return m.setNotice("paused all endpoints", false)
+	}
+	return m.setNotice("resumed all endpoints", false)
+}
+
+func (m *Model) changeConcurrency(delta int) tea.Cmd {
+	if m.eng == nil {
+		return m.noEngine()
+	}
+	if len(m.eps) == 0 {
+		return nil
+	}
+	n := clamp(m.eng.Concurrency(m.sel)+delta, 1, maxConcurrency)
+	m.eng.SetConcurrency(m.sel, n)
+	st := m.states[m.sel]
+	st.concurrency = n
+	st.version++
+	m.renderBody()
+	return m.setNotice(m.eps[m.sel].Name+": concurrency "+itoa(n), false)
+}
+
+func (m *Model) resetStats() tea.Cmd {
+	m.agg.Reset()
+	for _, st := range m.states {
+		st.reset()
+	}
+	m.takeSnapshot()
+	m.statsDirty = false
+	m.renderBody()
+	return m.setNotice("statistics reset", false)
+}
+
+func (m *Model) sort(reverse bool) tea.Cmd {
+	if m.view != viewCompare {
+		return m.setView(viewCompare) // the first press shows what it sorts
+	}
+	m.cmp.CycleSort(reverse)
+	m.renderBody()
+	return nil
+}
+
+// startStream sends the prompt to the selected endpoint, or races it on all of them.
+func (m *Model) startStream(race bool) tea.Cmd {
+	if m.eng == nil {
+		return m.noEngine()
+	}
+	if len(m.eps) == 0 {
+		return nil
+	}
+	prompt := m.str.Prompt()
+	if prompt == "" {
+		return m.setNotice("type a prompt first (/)", true)
+	}
+	m.str.Blur()
+	if race {
+		id := m.eng.Race(prompt)
+		all := make([]int, len(m.eps))
+		for i := range all {
+			all[i] = i
+		}
+		m.str.Begin(id, true, all, m.eps, m.now())
+	} else {
+		id := m.eng.Stream(m.sel, prompt)
+		m.str.Begin(id, false, []int{m.sel}, m.eps, m.now())
+	}
+	m.renderAll()
+	return nil
+}

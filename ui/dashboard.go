@@ -1,0 +1,94 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// dashboard is the default view: one card per endpoint in a grid filling the body, paged
+// when they do not all fit.
+type dashboard struct {
+	styles *Styles
+	w, h   int
+	grid   grid
+	panels []*panel
+	page   int
+	body   string
+}
+
+func newDashboard(st *Styles, n int) *dashboard {
+	d := &dashboard{styles: st, panels: make([]*panel, n)}
+	for i := range d.panels {
+		d.panels[i] = newPanel(st)
+	}
+	return d
+}
+
+// SetSize lays the cards out for a body of w×h.
+func (d *dashboard) SetSize(w, h int) {
+	d.w, d.h = w, h
+	d.grid = tile(len(d.panels), w, h, cardMinWidth, cardMinHeight, cardAspect)
+	if d.grid.PerPage() == 0 {
+		return
+	}
+	for i, p := range d.panels {
+		slot := i % d.grid.PerPage()
+		p.SetSize(d.grid.Widths[slot%d.grid.Cols], d.grid.Heights[slot/d.grid.Cols])
+	}
+}
+
+// Move returns the selection after moving dx cards across or dy rows down, clamped.
+func (d *dashboard) Move(sel, dx, dy int) int {
+	cols := max(1, d.grid.Cols)
+	return clamp(sel+dx+dy*cols, 0, len(d.panels)-1)
+}
+
+// Info is the footer's page indicator.
+func (d *dashboard) Info() string {
+	if pages := d.grid.Pages(len(d.panels)); pages > 1 {
+		return "page " + itoa(d.page+1) + "/" + itoa(pages)
+	}
+	return ""
+}
+
+// Render draws the page holding the selected card.
+func (d *dashboard) Render(f *frame) string {
+	if len(d.panels) == 0 {
+		return fit(d.styles.Muted.Render("no endpoints configured"), d.w, d.h)
+	}
+	per := d.grid.PerPage()
+	if per == 0 {
+		return fit(d.styles.Muted.Render("too small for a card"), d.w, d.h)
+	}
+	d.page = f.sel / per
+	first := d.page * per
+	last := min(len(d.panels), first+per)
+
+	rows := make([]string, 0, d.grid.Rows)
+	for r := 0; r < d.grid.Rows; r++ {
+		cards := make([]string, 0, d.grid.Cols)
+		for c := 0; c < d.grid.Cols; c++ {
+			i := first + r*d.grid.Cols + c
+			if i >= last {
+				break
+			}
+			p, st := d.panels[i], f.states[i]
+			p.Update(&f.snap.Endpoints[i], st, f.snapVer, f.now)
+			cards = append(cards, p.View(i == f.sel, st.inError()))
+		}
+		if len(cards) == 0 {
+			break
+		}
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cards...))
+	}
+	d.body = fit(strings.Join(rows, "\n"), d.w, d.h)
+	return d.body
+}
+
+func clamp(v, lo, hi int) int {
+	if hi < lo {
+		return lo
+	}
+	return max(lo, min(v, hi))
+}

@@ -1,0 +1,369 @@
+package ui
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
+	"github.com/charmbracelet/lipgloss"
+
+	"tokscope/probe"
+	"tokscope/stats"
+)
+
+// detailSpan is how far back the detail charts reach.
+const detailSpan = 15 * time.Minute
+
+// detailView is one endpoint in depth: time series of TTFT and decode tok/s, the TTFT
+// breakdown of recent requests, the ITL distribution, the reasoning/answer split and recent
+// errors.
+type detailView struct {
+	styles       *Styles
+	w, h         int
+	ttft, decode *timeChart
+	key          detailKey
+	body         string
+}
+
+type detailKey struct {
+	w, h, sel int
+	snap      uint64
+	state     uint64
+	status    string
+}
+
+func newDetailView(st *Styles) *detailView {
+	return &detailView{
+		styles: st,
+		ttft:   newTimeChart(st, st.SparkTTFT),
+		decode: newTimeChart(st, st.SparkDecode),
+	}
+}
+
+func (d *detailView) SetSize(w, h int) { d.w, d.h = w, h }
+
+// Render draws the selected endpoint, redrawing only when its data or the size changed.
+func (d *detailView) Render(f *frame) string {
+	es, st := &f.snap.Endpoints[f.sel], f.states[f.sel]
+	status, kind := st.status(f.now)
+	k := detailKey{d.w, d.h, f.sel, f.snapVer, st.version, status}
+	if k == d.key && d.body != "" {
+		return d.body
+	}
+	d.key = k
+	s := d.styles
+
+	title := s.Title.Render(es.Name) + s.Muted.Render(" · "+es.Model+" · "+es.BaseURL) + "  " +
+		statusStyle(s, kind).Render(status) + s.Muted.Render(" · c"+itoa(st.concurrency))
+	lines := []string{truncate(title, d.w)}
+
+	// Charts: side by side when wide enough, else stacked.
+	rest := d.h - 1
+	chartH := clamp(rest*2/5, 4, 16)
+	var ttftPts, decPts []timeserieslinechart.TimePoint
+	for _, p := range es.History {
+		if f.now.Sub(p.At) > detailSpan {
+			continue
+		}
+		ttftPts = append(ttftPts, timeserieslinechart.TimePoint{Time: p.At, Value: p.TTFT})
+		if p.DecodeOK {
+			decPts = append(decPts, timeserieslinechart.TimePoint{Time: p.At, Value: p.DecodeTPS})
+		}
+	}
+	ttftTitle := "TTFT ms" + s.Muted.Render("  p50 "+pick(es.Recent.TTFT, p50, ms)+"  p95 "+pick(es.Recent.TTFT, p95, ms)+" (60s)")
+	decTitle := "decode " + approx(es.TokenSource) + "tok/s" + s.Muted.Render("  p50 "+pick(es.Recent.DecodeTPS, p50, num)+"  p10 "+pick(es.Recent.DecodeTPS, p10, num)+" (60s)")
+	if d.w >= 70 {
+		cw := (d.w - 1) / 2
+		d.ttft.Set(ttftTitle, ttftPts, cw, chartH)
+		d.decode.Set(decTitle, decPts, d.w-1-cw, chartH)
+		lines = append(lines, lipgloss.JoinHorizontal(lipgloss.Top, d.ttft.View(), " ", d.decode.View()))
+	} else {
+		ch := max(3, chartH/2+1)
+		chartH = 2 * ch
+		d.ttft.Set(ttftTitle, ttftPts, d.w, ch)
+		d.decode.Set(decTitle, decPts, d.w, ch)
+		lines = append(lines, d.ttft.View(), d.decode.View())
+	}
+	rest -= chartH
+
+	// Below: breakdown | ITL, reasoning split, errors.
+	if rest > 0 {
+		if d.w >= 78 {
+			lw := breakdownWidth
+			left := fit(d.breakdown(st, lw, rest), lw, rest)
+			right := fit(d.side(es, st, d.w-lw-2, rest), d.w-lw-2, rest)
+			lines = append(lines, lipgloss.JoinHorizontal(lipgloss.Top, left, "  ", right))
+		} else {
+			bh := min(rest/2, len(st.samples)+2)
+			lines = append(lines, fit(d.breakdown(st, d.w, bh), d.w, bh), d.side(es, st, d.w, rest-bh))
+		}
+	}
+	d.body = fit(strings.Join(lines, "\n"), d.w, d.h)
+	return d.body
+}
+
+// breakdownWidth is the width of the breakdown table: time 8, three cells of 5, three of 6.
+const breakdownWidth = 8 + 3*(1+5) + 3*(1+6)
+
+// breakdown is the TTFT of recent requests split into its phases, newest first.
+func (d *detailView) breakdown(st *endpointState, w, h int) string {
+	s := d.styles
+	out := []string{s.Label.Render("TTFT breakdown, recent requests (ms)")}
+	cols := []string{"time", "dns", "conn", "tls", "wait", "→tok", "ttft"}
+	widths := []int{8, 5, 5, 5, 6, 6, 6}
+	var b strings.Builder
+	for i, c := range cols {
+		if i == 0 {
+			b.WriteString(padRight(c, widths[i]))
+		} else {
+			b.WriteString(" " + padLeft(c, widths[i]))
+		}
+	}
+	out = append(out, s.TableHeader.Render(b.String()))
+	if len(st.samples) == 0 {
+		out = append(out, s.Muted.Render(dash+" no finished requests yet"))
+	}
+	for i := len(st.samples) - 1; i >= 0 && len(out) < h; i-- {
+		sm := st.samples[i]
+		wait, toTok := probe.Absent, probe.Absent
+		if sm.Wrote >= 0 && sm.Headers >= sm.Wrote {
+			wait = sm.Headers - sm.Wrote
+		}
+		if sm.Headers >= 0 && sm.FirstToken >= sm.Headers {
+			toTok = sm.FirstToken - sm.Headers
+		}
+		cells := []string{sm.Start.Format("15:04:05"), durMs(sm.DNS), durMs(sm.Connect), durMs(sm.TLS),
+			durMs(wait), durMs(toTok), durMs(sm.FirstToken)}
+		b.Reset()
+		for j, c := range cells {
+			if j == 0 {
+				b.WriteString(s.Muted.Render(padRight(c, widths[j])))
+			} else if j == len(cells)-1 {
+				b.WriteString(" " + s.Value.Render(padLeft(c, widths[j])))
+			} else {
+				b.WriteString(" " + padLeft(c, widths[j]))
+			}
+		}
+		out = append(out, b.String())
+	}
+	return strings.Join(out, "\n")
+}
+
+// itlBuckets are the upper bounds (ms) of the ITL histogram rows.
+var itlBuckets = []float64{1, 1.5, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 2000, 5000, 1e18}
+
+// side is the ITL distribution, the reasoning/answer split and the recent errors.
+func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) string {
+	s := d.styles
+	if h <= 0 {
+		return ""
+	}
+	var phases []string
+	if r, a := es.Recent.ReasoningTPS, es.Recent.AnswerTPS; r.Count > 0 || hasReasoning(st) {
+		rv, av := approx(es.TokenSource)+pick(r, p50, num), approx(es.TokenSource)+pick(a, p50, num)
+		phases = append(phases, figureFit(w,
+			s.Label.Render("reasoning ")+rv+s.Unit.Render(" tok/s")+s.Label.Render("  answer ")+av+s.Unit.Render(" tok/s"),
+			s.Label.Render("think ")+rv+s.Label.Render(" answer ")+av+s.Unit.Render(" tok/s")))
+		if last := lastReasoning(st); last != nil {
+			if p, ok := last.PhaseSplit(); ok {
+				phases = append(phases, figureFit(w,
+					s.Muted.Render("last: "+itoa(p.ReasoningTokens)+" reasoning + "+itoa(p.AnswerTokens)+" answer tok"),
+					s.Muted.Render("last: "+itoa(p.ReasoningTokens)+" think + "+itoa(p.AnswerTokens)+" tok")))
+			}
+		}
+	}
+	var errs []string
+	if len(es.RecentErrors) > 0 {
+		errs = append(errs, s.Label.Render("recent errors"))
+		for i := len(es.RecentErrors) - 1; i >= 0; i-- {
+			e := es.RecentErrors[i]
+			errs = append(errs, s.Muted.Render(e.At.Format("15:04:05"))+" "+s.Bad.Render(e.Kind)+" "+oneLine(e.Message))
+		}
+	}
+	itlH := h - len(phases)
+	if len(errs) > 0 {
+		itlH -= min(len(errs), max(3, h/3)) + 1
+	}
+	out := []string{}
+	if itlH >= 3 {
+		out = append(out, strings.Split(d.itl(es, st, w, itlH), "\n")...)
+	}
+	if len(phases) > 0 {
+		out = append(out, phases...)
+	}
+	if len(errs) > 0 {
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, errs...)
+	}
+	for i := range out {
+		out[i] = truncate(out[i], w)
+	}
+	return strings.Join(out, "\n")
+}
+
+// itl draws the distribution of recent inter-chunk gaps as horizontal bars.
+func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) string {
+	s := d.styles
+	q := " p50 " + pick(es.Recent.ITL, p50, ms) + " p99 " + pick(es.Recent.ITL, p99, ms) + " stall " + pick(es.Recent.MaxStall, dmax, ms)
+	title := figureFit(w, s.Label.Render("ITL ms")+s.Muted.Render(q+" (60s)"), s.Label.Render("ITL ms")+s.Muted.Render(q))
+	if len(st.gaps) == 0 {
+		return title + "\n" + s.Muted.Render(dash+" no gaps yet")
+	}
+	counts := make([]int, len(itlBuckets))
+	for _, g := range st.gaps {
+		i, _ := slices.BinarySearch(itlBuckets, g)
+		counts[min(i, len(counts)-1)]++
+	}
+	lo, hi := 0, len(counts)-1
+	for lo < hi && counts[lo] == 0 {
+		lo++
+	}
+	for hi > lo && counts[hi] == 0 {
+		hi--
+	}
+	// Rows are buckets [lo..hi]; too many for the room: merge neighbours pairwise.
+	type row struct {
+		upper float64
+		count int
+	}
+	var rows []row
+	for i := lo; i <= hi; i++ {
+		rows = append(rows, row{itlBuckets[i], counts[i]})
+	}
+	for len(rows) > max(1, h-1) {
+		merged := rows[:0:0]
+		for i := 0; i < len(rows); i += 2 {
+			r := rows[i]
+			if i+1 < len(rows) {
+				r = row{rows[i+1].upper, r.count + rows[i+1].count}
+			}
+			merged = append(merged, r)
+		}
+		rows = merged
+	}
+	top := 0
+	for _, r := range rows {
+		top = max(top, r.count)
+	}
+	out := []string{title}
+	for _, r := range rows {
+		label := "≤" + ms(r.upper)
+		if r.upper >= 1e18 {
+			label = ">" + ms(itlBuckets[len(itlBuckets)-2])
+		}
+		share := 100 * float64(r.count) / float64(len(st.gaps))
+		barW := max(1, w-7-7)
+		out = append(out, padLeft(label, 6)+" "+s.BarITL.Render(padRight(bar(float64(r.count), float64(top), barW), barW))+
+			padLeft(pct(share)+"%", 7))
+	}
+	return strings.Join(out, "\n")
+}
+
+func hasReasoning(st *endpointState) bool { return lastReasoning(st) != nil }
+
+func lastReasoning(st *endpointState) *probe.Sample {
+	for i := len(st.samples) - 1; i >= 0; i-- {
+		if st.samples[i].ReasoningTokens > 0 {
+			return st.samples[i]
+		}
+	}
+	return nil
+}
+
+// timeChart is a titled ntcharts time-series line chart, rebuilt from its points only when
+// they or its size change (which also prunes points that left the span).
+type timeChart struct {
+	styles *Styles
+	style  lipgloss.Style
+	w, h   int
+	title  string
+	pts    []timeserieslinechart.TimePoint
+	view   string
+}
+
+func newTimeChart(st *Styles, style lipgloss.Style) *timeChart {
+	return &timeChart{styles: st, style: style}
+}
+
+// Set draws title over a w×(h-1) chart of pts (oldest first).
+func (c *timeChart) Set(title string, pts []timeserieslinechart.TimePoint, w, h int) {
+	if w == c.w && h == c.h && title == c.title && slices.Equal(pts, c.pts) && c.view != "" {
+		return
+	}
+	c.w, c.h, c.title = w, h, title
+	c.pts = append(c.pts[:0], pts...)
+	head := truncate(title, w)
+	ch := h - 1
+	if ch < 3 || w < 12 {
+		c.view = fit(head, w, h)
+		return
+	}
+	if len(pts) == 0 {
+		c.view = fit(head+"\n"+c.styles.Muted.Render(dash+" no data yet"), w, h)
+		return
+	}
+	lo, hi := pts[0].Time, pts[len(pts)-1].Time
+	if hi.Sub(lo) < 10*time.Second {
+		hi = lo.Add(10 * time.Second)
+	}
+	// Y labels sit on every other row of the graph (gh rows above the axis): choose the top
+	// so that they are round numbers.
+	peak := 0.0
+	for _, p := range pts {
+		if finite(p.Value) {
+			peak = max(peak, p.Value)
+		}
+	}
+	gh := ch - 2
+	steps := max(1, gh/2)
+	top := niceCeil(peak*1.05/float64(steps)) * float64(gh) / 2
+	if gh < 2 {
+		top = niceCeil(peak * 1.05)
+	}
+	chart := timeserieslinechart.New(w, ch,
+		timeserieslinechart.WithXLabelFormatter(clockLabel),
+		timeserieslinechart.WithXYSteps(2, 2),
+		timeserieslinechart.WithStyle(c.style),
+		timeserieslinechart.WithAxesStyles(c.styles.ChartAxis, c.styles.ChartLabel),
+		timeserieslinechart.WithTimeRange(lo, hi),
+		timeserieslinechart.WithYRange(0, top),
+	)
+	chart.SetViewTimeAndYRange(lo, hi, 0, top)
+	for _, p := range pts {
+		if finite(p.Value) {
+			chart.Push(p)
+		}
+	}
+	chart.DrawBraille()
+	c.view = fit(head+"\n"+chart.View(), w, h)
+}
+
+func (c *timeChart) View() string { return c.view }
+
+// clockLabel formats an X axis value (Unix seconds) as a local wall-clock time.
+func clockLabel(_ int, v float64) string {
+	return time.Unix(int64(v), 0).Format("15:04:05")
+}
+
+// niceCeil rounds up to 1, 2 or 5 times a power of ten, for readable axis tops.
+func niceCeil(v float64) float64 {
+	if v <= 0 || !finite(v) {
+		return 1
+	}
+	p := 1.0
+	for p*10 <= v {
+		p *= 10
+	}
+	for p > v {
+		p /= 10
+	}
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}

@@ -1,0 +1,101 @@
+package ui
+
+import (
+	"time"
+
+	"tokscope/probe"
+	"tokscope/stats"
+)
+
+// Engine is what the UI drives of the probe Runner. Its methods are called from Update (the
+// bubbletea goroutine) and must be safe to call concurrently with the Runner's own work.
+type Engine interface {
+	SetPaused(ep int, paused bool)
+	Paused(ep int) bool
+	SetConcurrency(ep, n int)
+	Concurrency(ep int) int
+	// Stream sends one interactive request to endpoint ep; its events carry the returned id.
+	Stream(ep int, prompt string) uint64
+	// Race sends prompt to every endpoint with a synchronized start; all carry one id.
+	Race(prompt string) uint64
+	// DroppedDeltas counts deltas dropped under back-pressure.
+	DroppedDeltas() uint64
+}
+
+// statistics is the part of stats.Aggregator the UI uses; Update is its only writer.
+type statistics interface {
+	AddAt(ep int, s *probe.Sample)
+	AddBackoff(ep int, d time.Duration)
+	Reset()
+	Snapshot(now time.Time) stats.Snapshot
+}
+
+// Bounds of what the UI keeps of recent requests for the detail view.
+const (
+	keepSamples = 64   // recent counted Samples per endpoint (TTFT breakdown, reasoning split)
+	keepGaps    = 4096 // recent inter-chunk gaps per endpoint (ITL distribution)
+)
+
+// endpointState is what the UI knows of one endpoint beyond the statistics: the Runner's
+// state, streams in flight, and a bounded tail of recent Samples.
+type endpointState struct {
+	state       probe.State
+	until       time.Time // end of a back-off
+	concurrency int
+	paused      bool
+	inflight    int
+	failing     bool // the latest finished request was an error
+
+	samples []*probe.Sample // counted, newest last, at most keepSamples
+	gaps    []float64       // ms, newest last, at most keepGaps
+	version uint64          // bumped on every change that a drawn view shows
+}
+
+func (st *endpointState) addSample(s *probe.Sample) {
+	st.version++
+	st.failing = s.Outcome == probe.OutcomeError
+	if !s.Counted() {
+		return
+	}
+	// Chunks are kept: the detail view needs arrival offsets. Bounded by keepSamples.
+	if len(st.samples) == keepSamples {
+		copy(st.samples, st.samples[1:])
+		st.samples = st.samples[:keepSamples-1]
+	}
+	st.samples = append(st.samples, s)
+	for _, g := range s.ITLs() {
+		if len(st.gaps) == keepGaps {
+			n := copy(st.gaps, st.gaps[keepGaps/4:])
+			st.gaps = st.gaps[:n]
+		}
+		st.gaps = append(st.gaps, float64(g)/float64(time.Millisecond))
+	}
+}
+
+func (st *endpointState) reset() {
+	st.samples, st.gaps, st.failing = nil, nil, false
+	st.version++
+}
+
+// inError is what turns a card's border red: the Runner says so, or the latest request failed.
+func (st *endpointState) inError() bool { return st.state == probe.StateError || st.failing }
+
+// status is the card's status word and the style key to draw it with.
+func (st *endpointState) status(now time.Time) (string, probe.State) {
+	switch {
+	case st.paused:
+		return "paused", probe.StatePaused
+	case st.state == probe.StateBackoff:
+		if left := st.until.Sub(now); left > 0 {
+			secs := int((left + time.Second - 1) / time.Second) // counts down 3s, 2s, 1s
+			return "backing off " + itoa(secs) + "s", probe.StateBackoff
+		}
+		return "backing off", probe.StateBackoff
+	case st.state == "":
+		if st.inflight > 0 {
+			return "streaming", probe.StateStreaming
+		}
+		return "idle", probe.StateIdle
+	}
+	return string(st.state), st.state
+}

@@ -1,0 +1,172 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"tokscope/stats"
+)
+
+const dash = "—" // a figure with no data; never 0, never NaN
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// num formats a non-negative figure with about three significant digits.
+func num(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return dash
+	case v >= 10000:
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k"
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// ms formats milliseconds: "234", "1.2s" above ten seconds.
+func ms(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return dash
+	case v >= 10000:
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+}
+
+// pct formats a percentage with one decimal.
+func pct(v float64) string {
+	if !finite(v) {
+		return dash
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// durMs formats a duration in ms, dash when absent (negative).
+func durMs(d time.Duration) string {
+	if d < 0 {
+		return dash
+	}
+	return ms(float64(d) / float64(time.Millisecond))
+}
+
+// pick reads one figure of a Dist, dash-aware.
+func pick(d stats.Dist, f func(stats.Dist) float64, format func(float64) string) string {
+	if d.Count == 0 {
+		return dash
+	}
+	return format(f(d))
+}
+
+func p10(d stats.Dist) float64   { return d.P10 }
+func p50(d stats.Dist) float64   { return d.P50 }
+func p90(d stats.Dist) float64   { return d.P90 }
+func p95(d stats.Dist) float64   { return d.P95 }
+func p99(d stats.Dist) float64   { return d.P99 }
+func dmax(d stats.Dist) float64  { return d.Max }
+func dmean(d stats.Dist) float64 { return d.Mean }
+
+// approx is the marker put before figures whose token counts are not the server's own.
+func approx(source string) string {
+	switch source {
+	case "usage", "":
+		return ""
+	}
+	return "≈"
+}
+
+// sourceLabel names a token-count source for the user; estimates are marked ≈.
+func sourceLabel(source string) string {
+	switch source {
+	case "":
+		return dash
+	case "usage":
+		return "usage"
+	case "mixed":
+		return "≈mixed"
+	}
+	return "≈" + source
+}
+
+// elapsed formats a duration for clocks: "3.2s", "4m05s", "2h03m".
+func elapsed(d time.Duration) string {
+	switch {
+	case d < 0:
+		return dash
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// errorKinds renders {"http_429": 2, "timeout": 1} as "http_429×2 timeout×1", most frequent
+// first.
+func errorKinds(kinds map[string]int) string {
+	if len(kinds) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if kinds[a] != kinds[b] {
+			return kinds[b] - kinds[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + "×" + itoa(kinds[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// oneLine flattens a message for a single table cell or card line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(sanitize(s)), " ")
+}
+
+// sanitize removes what a server could use to drive the terminal: every control character
+// except newline (tabs become spaces), and C1 controls. Streamed text is shown as text only.
+func sanitize(s string) string {
+	clean := true
+	for _, r := range s {
+		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteString("  ")
+		case r == '\n':
+			b.WriteByte('\n')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD':
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,38 @@
+package ui
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+)
+
+// TestGolden renders every view at 80×24 and 120×40 with the Ascii profile and a pinned
+// clock. `go test ./ui -update` rewrites testdata/TestGolden/*.golden: read the diff like a
+// screenshot.
+func TestGolden(t *testing.T) {
+	views := []struct {
+		name string
+		keys []string
+	}{
+		{"dashboard", nil},
+		{"compare", []string{"2"}},
+		{"compare_sorted", []string{"2", "s", "s", "s", "s", "s", "s", "down"}},
+		{"detail", []string{"right", "right", "enter"}},
+		{"stream", []string{"4", "ctrl+r"}},
+		{"help", []string{"?"}},
+	}
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, v := range views {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, size[0], size[1]), func(t *testing.T) {
+				m, _ := newTestModel(t, 4, size[0], size[1], 30)
+				m = press(t, m, v.keys...)
+				if v.name == "stream" {
+					m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.eng.(*fakeEngine).nextID)})
+					m = update(t, m, redrawMsg{})
+				}
+				golden.RequireEqual(t, []byte(m.View()))
+			})
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"tokscope/config"
+	"tokscope/probe"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+	time.Local = time.UTC
+	os.Exit(m.Run())
+}
+
+// t0 is the pinned clock of every test.
+var t0 = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
+
+func pinned() time.Time { return t0 }
+
+// fakeEngine records what the UI asked of the Runner.
+type fakeEngine struct {
+	paused  map[int]bool
+	conc    map[int]int
+	streams []string // "ep:prompt"
+	races   []string
+	nextID  uint64
+	dropped uint64
+}
+
+func newFakeEngine() *fakeEngine {
+	return &fakeEngine{paused: map[int]bool{}, conc: map[int]int{}}
+}
+
+func (e *fakeEngine) SetPaused(ep int, p bool) { e.paused[ep] = p }
+func (e *fakeEngine) Paused(ep int) bool       { return e.paused[ep] }
+func (e *fakeEngine) SetConcurrency(ep, n int) { e.conc[ep] = n }
+func (e *fakeEngine) Concurrency(ep int) int {
+	if n, ok := e.conc[ep]; ok {
+		return n
+	}
+	return 1
+}
+func (e *fakeEngine) Stream(ep int, prompt string) uint64 {
+	e.streams = append(e.streams, fmt.Sprintf("%d:%s", ep, prompt))
+	e.nextID++
+	return e.nextID
+}
+func (e *fakeEngine) Race(prompt string) uint64 {
+	e.races = append(e.races, prompt)
+	e.nextID++
+	return e.nextID
+}
+func (e *fakeEngine) DroppedDeltas() uint64 { return e.dropped }
+
+var endpointNames = []struct{ name, model, url string }{
+	{"vllm-a100", "meta-llama/Llama-3.1-8B-Instruct", "http://10.0.0.5:8000/v1"},
+	{"llama.cpp", "qwen2.5-coder-7b-q4_k_m", "http://127.0.0.1:8080/v1"},
+	{"ollama", "deepseek-r1:14b", "http://127.0.0.1:11434/v1"},
+	{"openrouter", "anthropic/claude-3.5-haiku", "https://openrouter.ai/api/v1"},
+	{"groq", "llama-3.3-70b-versatile", "https://api.groq.com/openai/v1"},
+	{"together", "mistralai/Mixtral-8x7B-Instruct-v0.1", "https://api.together.xyz/v1"},
+	{"sglang-h100-with-a-very-long-endpoint-name", "Qwen/Qwen2.5-72B-Instruct", "http://10.0.0.9:30000/v1"},
+	{"lmstudio", "phi-4", "http://192.168.1.20:1234/v1"},
+}
+
+func testEndpoints(n int) []config.Endpoint {
+	eps := make([]config.Endpoint, n)
+	for i := range eps {
+		e := endpointNames[i%len(endpointNames)]
+		eps[i] = config.Endpoint{Name: e.name, Model: e.model, BaseURL: e.url, Concurrency: 1}
+	}
+	return eps
+}
+
+// jitter is a deterministic value in [-1, 1] for endpoint ep, request seq.
+func jitter(ep, seq int) float64 { return math.Sin(float64(ep*7919+seq*104729) * 0.001) }
+
+// okSample is a finished request: TTFT ttftMs, then tokens at decode tok/s, one per chunk.
+func okSample(ep config.Endpoint, seq int, start time.Time, ttftMs, decode float64, tokens int, reasoning int) probe.Sample {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	s := probe.Sample{
+		Endpoint: ep.Name, Model: ep.Model, Seq: uint64(seq), Start: start,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Reused: true,
+		Wrote: ms(0.3), Headers: ms(ttftMs * 0.6), FirstEvent: ms(ttftMs * 0.95),
+		FirstToken: ms(ttftMs), FirstAnswer: ms(ttftMs),
+		Tokens: tokens, Source: probe.SourceUsage, ReasoningTokens: reasoning,
+		Outcome: probe.OutcomeOK, FinishReason: "stop",
+		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+	}
+	if seq == 1 {
+		s.DNS, s.Connect, s.Reused = ms(1.2), ms(0.8), false
+		if ep.BaseURL[:5] == "https" {
+			s.TLS = ms(24)
+		}
+	}
+	s.Chunks = append(s.Chunks, probe.Chunk{At: s.FirstEvent})
+	at := ttftMs
+	for i := 0; i < tokens; i++ {
+		c := probe.Chunk{At: ms(at)}
+		if i < reasoning {
+			c.Reasoning = 4
+		} else {
+			c.Content = 4
+			if i == reasoning && reasoning > 0 {
+				s.FirstAnswer = c.At
+			}
+		}
+		s.Chunks = append(s.Chunks, c)
+		gap := 1000 / decode
+		if i%40 == 39 {
+			gap *= 6 // an occasional stall
+		}
+		at += gap
+	}
+	s.LastToken = s.Chunks[len(s.Chunks)-1].At
+	s.End = s.LastToken + ms(1)
+	return s
+}
+
+func errSample(ep config.Endpoint, seq int, start time.Time, kind, msg string, status int) probe.Sample {
+	return probe.Sample{
+		Endpoint: ep.Name, Model: ep.Model, Seq: uint64(seq), Start: start,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Wrote: time.Millisecond,
+		Headers: 40 * time.Millisecond, FirstEvent: probe.Absent, FirstToken: probe.Absent,
+		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: 41 * time.Millisecond,
+		Outcome: probe.OutcomeError, ErrorKind: kind, ErrorMessage: msg, HTTPStatus: status,
+		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+	}
+}
+
+// profile is each test endpoint's speed: TTFT ms, decode tok/s, tokens, reasoning tokens.
+var profiles = []struct {
+	ttft, decode float64
+	tokens, reasoning int
+}{
+	{95, 118, 120, 0}, {210, 42, 96, 0}, {480, 31, 140, 60}, {620, 88, 110, 0},
+	{150, 260, 128, 0}, {340, 95, 100, 0}, {260, 55, 128, 0}, {900, 22, 64, 0},
+}
+
+// history is n finished requests per endpoint over the last minutes before t0, with a few
+// errors on endpoint 3 (rate limited) and the last request of endpoint 1 failing.
+func history(eps []config.Endpoint, n int) []probe.Event {
+	var evs []probe.Event
+	for seq := 1; seq <= n; seq++ {
+		for i, ep := range eps {
+			p := profiles[i%len(profiles)]
+			start := t0.Add(-time.Duration(n-seq+1) * 3 * time.Second).Add(time.Duration(i) * 100 * time.Millisecond)
+			var s probe.Sample
+			switch {
+			case i == 3 && seq%5 == 0:
+				s = errSample(ep, seq, start, "http_429", "Rate limit exceeded: free-models-per-min (retry after 12s)", 429)
+			case i == 1 && seq == n:
+				s = errSample(ep, seq, start, "timeout", "context deadline exceeded after 120s", 0)
+			default:
+				s = okSample(ep, seq, start, p.ttft*(1+0.25*jitter(i, seq)), p.decode*(1+0.15*jitter(i+11, seq)), p.tokens, p.reasoning)
+			}
+			evs = append(evs, &probe.Done{Endpoint: i, Sample: s})
+		}
+	}
+	return evs
+}
+
+// newTestModel is a model over n endpoints at w×h, fed with requests finished requests each.
+func newTestModel(t testing.TB, n, w, h, requests int) (Model, *fakeEngine) {
+	t.Helper()
+	eng := newFakeEngine()
+	m := New(eng, testEndpoints(n), make(chan probe.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	if requests > 0 {
+		m = update(t, m, eventsMsg{events: history(m.eps, requests)})
+		m = update(t, m, redrawMsg{})
+	}
+	return m, eng
+}
+
+// update runs one message through Update, without running any Cmd.
+func update(t testing.TB, m Model, msg tea.Msg) Model {
+	t.Helper()
+	next, _ := m.Update(msg)
+	return next.(Model)
+}
+
+// press sends keys given as bubbletea key names ("tab", "enter", "q", "ctrl+r", "+").
+func press(t testing.TB, m Model, keys ...string) Model {
+	t.Helper()
+	for _, k := range keys {
+		m = update(t, m, keyMsg(k))
+	}
+	return m
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyMsg{Type: tea.KeyShiftTab}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "ctrl+r":
+		return tea.KeyMsg{Type: tea.KeyCtrlR}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// raceEvents is a race over every endpoint with id: started, some reasoning, text, one done
+// and one failed.
+func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
+	var evs []probe.Event
+	words := []string{"The ", "sky ", "looks ", "blue ", "because ", "air ", "molecules ", "scatter ",
+		"short ", "blue ", "wavelengths ", "of ", "sunlight ", "more ", "than ", "red ", "ones—", "Rayleigh ",
+		"scattering. ", "At ", "sunset ", "the ", "light ", "travels ", "further.\n\nSo ", "reds ", "remain."}
+	for i := range eps {
+		start := t0.Add(-4 * time.Second)
+		evs = append(evs, &probe.Started{Endpoint: i, Seq: 1, Stream: id, At: start})
+		at := start.Add(time.Duration(profiles[i%len(profiles)].ttft) * time.Millisecond)
+		if i == 2 {
+			for j, w := range []string{"Okay, ", "the ", "user ", "asks ", "about ", "Rayleigh ", "scattering."} {
+				evs = append(evs, &probe.Delta{Endpoint: i, Stream: id, At: at, Text: w, Reasoning: true, Tokens: 1})
+				at = at.Add(time.Duration(20+j) * time.Millisecond)
+			}
+		}
+		n := len(words) - i*3
+		for j, w := range words[:max(n, 3)] {
+			gap := time.Duration(1000/profiles[i%len(profiles)].decode) * time.Millisecond
+			if j == 9 && i == 1 {
+				gap = 900 * time.Millisecond // a stall
+			}
+			evs = append(evs, &probe.Delta{Endpoint: i, Stream: id, At: at, Text: w})
+			at = at.Add(gap)
+		}
+		if i == 0 {
+			s := okSample(eps[i], 1, start, profiles[0].ttft, profiles[0].decode, len(words), 0)
+			evs = append(evs, &probe.Done{Endpoint: i, Stream: id, Sample: s})
+		}
+		if i == 3 {
+			s := errSample(eps[i], 1, start, "stream_error", "upstream provider error: overloaded", 200)
+			evs = append(evs, &probe.Done{Endpoint: i, Stream: id, Sample: s})
+		}
+	}
+	return evs
+}
+
+func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

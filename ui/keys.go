@@ -1,0 +1,84 @@
+package ui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every key binding of the UI. Keys are matched with key.Matches only.
+type KeyMap struct {
+	Help, Quit                                        key.Binding
+	NextView, PrevView                                key.Binding
+	Dashboard, Compare, Detail, Stream                key.Binding
+	Up, Down, Left, Right                             key.Binding
+	Enter, Back                                       key.Binding
+	Pause, PauseAll, Reset, MoreStreams, FewerStreams key.Binding
+	Sort, SortReverse                                 key.Binding
+	Prompt, Race                                      key.Binding
+
+	// While the prompt input has focus only these act; every other key is text.
+	Submit, Blur, ForceQuit key.Binding
+}
+
+// DefaultKeyMap returns the documented bindings.
+func DefaultKeyMap() KeyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return KeyMap{
+		Help:         b("?", "help", "?"),
+		Quit:         b("q", "quit", "q", "ctrl+c"),
+		NextView:     b("tab", "next view", "tab"),
+		PrevView:     b("shift+tab", "prev view", "shift+tab"),
+		Dashboard:    b("1", "dashboard", "1"),
+		Compare:      b("2", "compare", "2"),
+		Detail:       b("3", "detail", "3"),
+		Stream:       b("4", "stream", "4"),
+		Up:           b("↑/k", "up", "up", "k"),
+		Down:         b("↓/j", "down", "down", "j"),
+		Left:         b("←/h", "left", "left", "h"),
+		Right:        b("→/l", "right", "right", "l"),
+		Enter:        b("enter", "detail", "enter"),
+		Back:         b("esc", "back", "esc"),
+		Pause:        b("p", "pause", "p"),
+		PauseAll:     b("P", "pause all", "P"),
+		Reset:        b("r", "reset stats", "r"),
+		MoreStreams:  b("+", "concurrency +1", "+", "="),
+		FewerStreams: b("-", "concurrency -1", "-", "_"),
+		Sort:         b("s", "sort column", "s"),
+		SortReverse:  b("S", "reverse sort", "S"),
+		Prompt:       b("/", "prompt", "/"),
+		Race:         b("ctrl+r", "race all", "ctrl+r"),
+
+		Submit:    b("enter", "stream to selected", "enter"),
+		Blur:      b("esc", "leave prompt", "esc"),
+		ForceQuit: b("ctrl+c", "quit", "ctrl+c"),
+	}
+}
+
+// ShortHelp is the footer line (help.KeyMap).
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.NextView, k.Enter, k.Pause, k.Prompt, k.Quit}
+}
+
+// FullHelp is the `?` screen (help.KeyMap), one column per concern.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.NextView, k.PrevView, k.Dashboard, k.Compare, k.Detail, k.Stream, k.Enter, k.Back},
+		{k.Up, k.Down, k.Left, k.Right, k.Sort, k.SortReverse},
+		{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Reset},
+		{k.Prompt, k.Submit, k.Race, k.Blur, k.Help, k.Quit},
+	}
+}
+
+// shortHelp is the footer's help for one view.
+func (k KeyMap) shortHelp(v view, typing bool) []key.Binding {
+	switch {
+	case typing:
+		return []key.Binding{k.Submit, k.Race, k.Blur, k.ForceQuit}
+	case v == viewCompare:
+		return []key.Binding{k.Help, k.Sort, k.SortReverse, k.Left, k.Enter, k.Quit}
+	case v == viewDetail:
+		return []key.Binding{k.Help, k.Back, k.Left, k.Right, k.Pause, k.Reset, k.Quit}
+	case v == viewStream:
+		return []key.Binding{k.Help, k.Prompt, k.Submit, k.Race, k.Back, k.Quit}
+	}
+	return []key.Binding{k.Help, k.NextView, k.Enter, k.Pause, k.MoreStreams, k.FewerStreams, k.Prompt, k.Quit}
+}

@@ -1,0 +1,455 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/stats"
+)
+
+// view is one of the four screens.
+type view int
+
+const (
+	viewDashboard view = iota
+	viewCompare
+	viewDetail
+	viewStream
+	nViews
+)
+
+var viewNames = [nViews]string{"Dashboard", "Compare", "Detail", "Stream"}
+
+// Options tune the UI; the zero value is fine.
+type Options struct {
+	// Now is the clock; nil means time.Now. Tests pin it for deterministic goldens.
+	Now func() time.Time
+	// Prompt is the stream view's initial prompt; "" means config.DefaultPrompt.
+	Prompt string
+}
+
+// frame is what a view draws from.
+type frame struct {
+	snap    *stats.Snapshot
+	snapVer uint64
+	states  []*endpointState
+	sel     int
+	now     time.Time
+}
+
+// Model is the root bubbletea model. It is a value whose children are pointers: Update works
+// on its copy and returns it, so there is one live copy at a time.
+type Model struct {
+	eng    Engine
+	eps    []config.Endpoint
+	events <-chan probe.Event
+	done   <-chan struct{} // closed when Run's context ends; unblocks waitForEvent
+	now    func() time.Time
+	keys   KeyMap
+	styles *Styles
+	help   help.Model
+
+	agg     statistics
+	snap    stats.Snapshot
+	snapVer uint64
+	states  []*endpointState
+
+	view, back    view // back: where Esc from the detail view returns
+	sel           int
+	width, height int
+	showHelp      bool
+	stopped       bool // the event channel was closed
+	started       time.Time
+
+	notice    string
+	noticeBad bool
+	noticeID  int
+
+	statsDirty, streamDirty bool
+	redrawArmed             bool
+	lastData                time.Time // last Done, for draining the aggregate tok/s window
+
+	dash *dashboard
+	cmp  *compareView
+	det  *detailView
+	str  *streamView
+
+	header, body, footer string
+}
+
+// New builds the model. eng may be nil (a read-only monitor: pause, concurrency and streams
+// are then unavailable). events is read until closed.
+func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Options) Model {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	prompt := opts.Prompt
+	if prompt == "" {
+		prompt = config.DefaultPrompt
+	}
+	st := DefaultStyles()
+	m := Model{
+		eng:     eng,
+		eps:     eps,
+		events:  events,
+		now:     now,
+		keys:    DefaultKeyMap(),
+		styles:  &st,
+		help:    help.New(),
+		agg:     newStatistics(eps),
+		states:  make([]*endpointState, len(eps)),
+		started: now(),
+	}
+	m.help.Styles = st.Help
+	for i, ep := range eps {
+		s := &endpointState{concurrency: max(ep.Concurrency, 1)}
+		if eng != nil {
+			s.paused = eng.Paused(i)
+			if c := eng.Concurrency(i); c > 0 {
+				s.concurrency = c
+			}
+		}
+		m.states[i] = s
+	}
+	m.dash = newDashboard(m.styles, len(eps))
+	m.cmp = newCompareView(m.styles, len(eps))
+	m.det = newDetailView(m.styles)
+	m.str = newStreamView(m.styles, prompt)
+	m.takeSnapshot()
+	return m
+}
+
+// Init starts reading events and the idle clock.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(waitForEvent(m.events, m.done), tickClock())
+}
+
+// Update handles one message; it is the only writer of the model and of the Aggregator.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	return m, cmd
+}
+
+// View joins the cached header, body and footer; it never draws.
+func (m Model) View() string {
+	if m.width == 0 {
+		return ""
+	}
+	if tooSmall(m.width, m.height) {
+		return m.body
+	}
+	return m.header + "\n" + m.body + "\n" + m.footer
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.relayout()
+		return nil
+	case tea.KeyMsg:
+		return m.handleKey(msg)
+	case eventsMsg:
+		return m.handleEvents(msg)
+	case redrawMsg:
+		m.redrawArmed = false
+		m.flush()
+		return nil
+	case clockMsg:
+		m.handleClock()
+		return tickClock()
+	case clearNoticeMsg:
+		if msg.id == m.noticeID && m.notice != "" {
+			m.notice = ""
+			m.renderFooter()
+		}
+		return nil
+	}
+	return nil
+}
+
+// handleEvents applies a batch: Samples go to the Aggregator (interactive ones only to the
+// stream view), states to the cards. Drawing waits for the throttled redraw tick.
+func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
+	for _, ev := range msg.events {
+		switch ev := ev.(type) {
+		case *probe.Started:
+			if ev.Stream != 0 {
+				m.str.Started(ev)
+				m.streamDirty = true
+			} else if st := m.state(ev.Endpoint); st != nil {
+				st.inflight++
+				st.version++
+				m.statsDirty = true
+			}
+		case *probe.Delta:
+			if ev.Stream != 0 {
+				m.str.Delta(ev)
+				m.streamDirty = true
+			}
+		case *probe.Done:
+			if ev.Stream != 0 {
+				m.str.Done(ev)
+				m.streamDirty = true
+				continue
+			}
+			st := m.state(ev.Endpoint)
+			if st == nil {
+				continue
+			}
+			st.inflight = max(0, st.inflight-1)
+			s := ev.Sample
+			m.agg.AddAt(ev.Endpoint, &s)
+			st.addSample(&s)
+			m.statsDirty = true
+			m.lastData = m.now()
+		case *probe.Status:
+			st := m.state(ev.Endpoint)
+			if st == nil {
+				continue
+			}
+			st.state, st.until = ev.State, ev.Until
+			if ev.State == probe.StatePaused {
+				st.paused = true
+			} else if m.eng != nil {
+				st.paused = m.eng.Paused(ev.Endpoint)
+			}
+			if ev.Concurrency > 0 {
+				st.concurrency = ev.Concurrency
+			}
+			if ev.State == probe.StateBackoff && ev.Backoff > 0 {
+				m.agg.AddBackoff(ev.Endpoint, ev.Backoff)
+			}
+			st.version++
+			m.statsDirty = true
+		}
+	}
+	var cmds []tea.Cmd
+	if msg.closed {
+		m.stopped = true
+		m.statsDirty = true
+		for _, st := range m.states {
+			st.state, st.inflight = probe.StateStopped, 0
+			st.version++
+		}
+		m.str.Stop()
+		m.renderHeader()
+	} else {
+		cmds = append(cmds, waitForEvent(m.events, m.done))
+	}
+	cmds = append(cmds, m.armRedraw())
+	return tea.Batch(cmds...)
+}
+
+// armRedraw schedules one redraw tick if something is dirty and none is pending: at most
+// ~4 Hz while data flows, nothing while idle.
+func (m *Model) armRedraw() tea.Cmd {
+	if m.redrawArmed || !(m.statsDirty || m.streamDirty) {
+		return nil
+	}
+	m.redrawArmed = true
+	d := redrawEvery
+	if m.view == viewStream && m.streamDirty && !m.statsDirty {
+		d = streamRedrawEvery
+	}
+	return scheduleRedraw(d)
+}
+
+// flush takes a snapshot if statistics changed and redraws the active view.
+func (m *Model) flush() {
+	if m.statsDirty {
+		m.takeSnapshot()
+	}
+	m.statsDirty, m.streamDirty = false, false
+	m.renderBody()
+}
+
+// handleClock runs once a second: the header clock, back-off countdowns, the stream
+// elapsed time, and the aggregate tok/s window draining after traffic stops.
+func (m *Model) handleClock() {
+	now := m.now()
+	busy := now.Sub(m.lastData) < stats.AggregateWindow+clockEvery
+	for _, st := range m.states {
+		if st.state == probe.StateBackoff || st.inflight > 0 {
+			busy = true
+		}
+	}
+	if busy && !m.redrawArmed {
+		m.takeSnapshot()
+	}
+	m.renderHeader()
+	if busy || m.str.Live() {
+		m.renderBody()
+	}
+}
+
+func (m *Model) takeSnapshot() {
+	m.snap = m.agg.Snapshot(m.now())
+	// The views index Endpoints by endpoint number: make sure there is one per endpoint.
+	if len(m.snap.Endpoints) != len(m.eps) {
+		es := make([]stats.EndpointStats, len(m.eps))
+		copy(es, m.snap.Endpoints)
+		for i := len(m.snap.Endpoints); i < len(es); i++ {
+			es[i] = stats.EndpointStats{Name: m.eps[i].Name, Model: m.eps[i].Model, BaseURL: m.eps[i].BaseURL}
+		}
+		m.snap.Endpoints = es
+	}
+	m.snapVer++
+}
+
+func (m *Model) state(ep int) *endpointState {
+	if ep < 0 || ep >= len(m.states) {
+		return nil
+	}
+	return m.states[ep]
+}
+
+func (m *Model) frame() *frame {
+	return &frame{snap: &m.snap, snapVer: m.snapVer, states: m.states, sel: m.sel, now: m.now()}
+}
+
+// relayout sizes every view for the terminal; only on resize.
+func (m *Model) relayout() {
+	w, h := bodySize(m.width, m.height)
+	m.dash.SetSize(w, h)
+	m.cmp.SetSize(w, h)
+	m.det.SetSize(w, h)
+	m.str.SetSize(w, h)
+	m.help.Width = w
+	m.renderAll()
+}
+
+func (m *Model) renderAll() {
+	m.renderHeader()
+	m.renderBody()
+}
+
+// renderBody redraws the active view (its children skip what has not changed).
+func (m *Model) renderBody() {
+	if m.width == 0 {
+		return
+	}
+	if tooSmall(m.width, m.height) {
+		m.body = tooSmallView(m.width, m.height)
+		return
+	}
+	w, h := bodySize(m.width, m.height)
+	switch {
+	case m.showHelp:
+		m.body = m.fullHelp(w, h)
+	case len(m.eps) == 0:
+		m.body = fit(m.styles.Muted.Render("no endpoints configured"), w, h)
+	default:
+		f := m.frame()
+		switch m.view {
+		case viewDashboard:
+			m.body = m.dash.Render(f)
+		case viewCompare:
+			m.body = m.cmp.Render(f)
+		case viewDetail:
+			m.body = m.det.Render(f)
+		case viewStream:
+			m.body = m.str.Render(f)
+		}
+	}
+	m.renderFooter()
+}
+
+const helpNotes = "In the stream view, / edits the prompt, enter streams it to the selected endpoint and " +
+	"ctrl+r races it on all endpoints at once. Figures marked ≈ come from estimated token counts " +
+	"(tokenizer or chunk count); — means no data yet."
+
+// fullHelp is the `?` screen: the key groups flowed into as many columns as fit, then notes.
+func (m *Model) fullHelp(w, h int) string {
+	var rows, row []string
+	rowW := 0
+	for _, group := range m.keys.FullHelp() {
+		col := m.help.FullHelpView([][]key.Binding{group})
+		cw := lipgloss.Width(col) + 4
+		if rowW > 0 && rowW+cw > w {
+			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+			row, rowW = nil, 0
+		}
+		row = append(row, lipgloss.NewStyle().PaddingRight(4).Render(col))
+		rowW += cw
+	}
+	rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	notes := m.styles.Muted.Render(ansi.Wrap(helpNotes, max(1, min(w, 100)), ""))
+	return fit(m.styles.Title.Render("keys")+"\n\n"+strings.Join(rows, "\n\n")+"\n\n"+notes, w, h)
+}
+
+func (m *Model) renderHeader() {
+	if m.width == 0 {
+		return
+	}
+	s := m.styles
+	var tabs []string
+	for v := view(0); v < nViews; v++ {
+		t := itoa(int(v)+1) + " " + viewNames[v]
+		if v == m.view && !m.showHelp {
+			tabs = append(tabs, s.TabActive.Render(t))
+		} else {
+			tabs = append(tabs, s.Tab.Render(t))
+		}
+	}
+	right := s.Clock.Render(m.now().Format("15:04:05"))
+	if m.stopped {
+		right = s.Stopped.Render("■ stopped") + " " + right
+	}
+	m.header = spread(s.Header.Render("tokscope")+"  "+strings.Join(tabs, "  "), right, m.width)
+}
+
+func (m *Model) renderFooter() {
+	if m.width == 0 {
+		return
+	}
+	s := m.styles
+	var info string
+	switch m.view {
+	case viewDashboard:
+		info = m.dash.Info()
+	case viewCompare:
+		info = m.cmp.Info()
+	case viewStream:
+		info = m.str.Info(m.eng)
+	}
+	left := m.help.ShortHelpView(m.keys.shortHelp(m.view, m.str.Typing()))
+	if m.notice != "" {
+		style := s.Notice
+		if m.noticeBad {
+			style = s.NoticeError
+		}
+		left = style.Render(m.notice)
+	}
+	m.footer = spread(left, s.PageInfo.Render(info), m.width)
+}
+
+// setNotice shows a transient footer message.
+func (m *Model) setNotice(text string, bad bool) tea.Cmd {
+	m.notice, m.noticeBad = text, bad
+	m.noticeID++
+	m.renderFooter()
+	return clearNoticeAfter(noticeFor, m.noticeID)
+}
+
+func (m *Model) setView(v view) tea.Cmd {
+	if v == viewDetail && m.view != viewDetail {
+		m.back = m.view
+		if m.back == viewStream {
+			m.back = viewDashboard
+		}
+	}
+	m.view = v
+	m.showHelp = false
+	m.renderAll()
+	return nil
+}

@@ -1,0 +1,347 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"tokscope/probe"
+)
+
+func isQuit(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
+func TestViewSwitching(t *testing.T) {
+	m, _ := newTestModel(t, 4, 100, 30, 5)
+	steps := []struct {
+		key  string
+		want view
+	}{
+		{"tab", viewCompare}, {"tab", viewDetail}, {"tab", viewStream}, {"tab", viewDashboard},
+		{"shift+tab", viewStream}, {"1", viewDashboard}, {"2", viewCompare}, {"3", viewDetail},
+		{"esc", viewCompare}, // detail returns where it came from
+		{"4", viewStream}, {"esc", viewDashboard},
+		{"enter", viewDetail}, {"esc", viewDashboard},
+	}
+	for i, s := range steps {
+		m = press(t, m, s.key)
+		if m.view != s.want {
+			t.Fatalf("step %d (%s): view %s, want %s", i, s.key, viewNames[m.view], viewNames[s.want])
+		}
+	}
+}
+
+func TestQuit(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	for _, k := range []string{"q", "ctrl+c"} {
+		if _, cmd := m.Update(keyMsg(k)); !isQuit(cmd) {
+			t.Fatalf("%s does not quit", k)
+		}
+	}
+}
+
+func TestHelpToggle(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	m = press(t, m, "?")
+	if !m.showHelp || !strings.Contains(m.View(), "pause all") {
+		t.Fatalf("? does not show the full help:\n%s", m.View())
+	}
+	m = press(t, m, "esc")
+	if m.showHelp {
+		t.Fatal("esc does not close the help")
+	}
+}
+
+func TestDashboardSelection(t *testing.T) {
+	m, _ := newTestModel(t, 4, 80, 24, 0) // 2×2 grid
+	for _, s := range []struct {
+		key  string
+		want int
+	}{
+		{"right", 1}, {"right", 2}, {"down", 3}, {"down", 3}, {"up", 1}, {"left", 0}, {"left", 0},
+		{"l", 1}, {"j", 3}, {"h", 2}, {"k", 0},
+	} {
+		m = press(t, m, s.key)
+		if m.sel != s.want {
+			t.Fatalf("after %s: selected %d, want %d", s.key, m.sel, s.want)
+		}
+	}
+}
+
+func TestDashboardPages(t *testing.T) {
+	m, _ := newTestModel(t, 8, 80, 24, 3) // six cards a page
+	if !strings.Contains(m.footer, "page 1/2") {
+		t.Fatalf("footer %q lacks the page", m.footer)
+	}
+	m = press(t, m, "down", "down", "down")
+	if !strings.Contains(m.footer, "page 2/2") || !strings.Contains(m.View(), "lmstudio") {
+		t.Fatalf("selecting card %d does not show page 2:\n%s", m.sel, m.View())
+	}
+}
+
+func TestPauseAndConcurrency(t *testing.T) {
+	m, eng := newTestModel(t, 3, 80, 24, 0)
+	m = press(t, m, "right", "p")
+	if !eng.paused[1] || !m.states[1].paused {
+		t.Fatal("p does not pause the selected endpoint")
+	}
+	if !strings.Contains(m.View(), "paused") {
+		t.Fatalf("the card does not say paused:\n%s", m.View())
+	}
+	m = press(t, m, "p")
+	if eng.paused[1] {
+		t.Fatal("p again does not resume")
+	}
+	m = press(t, m, "P")
+	if !eng.paused[0] || !eng.paused[1] || !eng.paused[2] {
+		t.Fatalf("P does not pause all: %v", eng.paused)
+	}
+	m = press(t, m, "P")
+	if eng.paused[0] || eng.paused[1] || eng.paused[2] {
+		t.Fatalf("P again does not resume all: %v", eng.paused)
+	}
+	m = press(t, m, "+", "+", "=")
+	if eng.conc[1] != 4 || m.states[1].concurrency != 4 {
+		t.Fatalf("concurrency %d after three +, want 4", eng.conc[1])
+	}
+	m = press(t, m, "-", "-", "-", "-", "-")
+	if eng.conc[1] != 1 {
+		t.Fatalf("concurrency %d after many -, want 1 (never below)", eng.conc[1])
+	}
+	if eng.conc[0] != 0 || eng.conc[2] != 0 {
+		t.Fatalf("concurrency of other endpoints changed: %v", eng.conc)
+	}
+}
+
+func TestEventsFeedStatisticsThrottled(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	m = update(t, m, eventsMsg{events: history(m.eps, 3)})
+	if !m.redrawArmed || !m.statsDirty {
+		t.Fatal("a batch of Done events does not arm the redraw")
+	}
+	if got := m.snap.Endpoints[0].Requests; got != 0 {
+		t.Fatalf("snapshot taken before the redraw tick: %d requests", got)
+	}
+	next, cmd := m.Update(eventsMsg{events: history(m.eps, 1)})
+	m = next.(Model)
+	if cmd == nil {
+		t.Fatal("the event reader is not re-armed")
+	}
+	m = update(t, m, redrawMsg{})
+	if m.redrawArmed || m.statsDirty {
+		t.Fatal("redraw leaves the model dirty")
+	}
+	if got := m.snap.Endpoints[0].Requests; got != 4 {
+		t.Fatalf("endpoint 0 has %d requests, want 4", got)
+	}
+	if got := m.snap.Endpoints[1].Errors; got != 2 {
+		t.Fatalf("endpoint 1 has %d errors, want 2", got)
+	}
+	if !m.states[1].inError() {
+		t.Fatal("a failed last request does not put the card in error")
+	}
+}
+
+func TestInteractiveDoneSkipsStatistics(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	m = press(t, m, "4", "enter") // stream to endpoint 0, id 1
+	s := okSample(m.eps[0], 1, t0, 100, 50, 20, 0)
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Started{Endpoint: 0, Stream: 1, At: t0},
+		&probe.Delta{Endpoint: 0, Stream: 1, At: t0.Add(100 * time.Millisecond), Text: "hello"},
+		&probe.Done{Endpoint: 0, Stream: 1, Sample: s},
+	}})
+	m = update(t, m, redrawMsg{})
+	if got := m.snap.Endpoints[0].Requests; got != 0 {
+		t.Fatalf("an interactive Done entered the statistics: %d requests", got)
+	}
+	if !strings.Contains(m.View(), "hello") || !strings.Contains(m.View(), "done") {
+		t.Fatalf("the stream pane does not show the stream:\n%s", m.View())
+	}
+}
+
+func TestStaleStreamEventsIgnored(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	m = press(t, m, "4", "enter", "enter") // ids 1 then 2
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Started{Endpoint: 0, Stream: 1, At: t0},
+		&probe.Delta{Endpoint: 0, Stream: 1, At: t0, Text: "stale text"},
+	}})
+	m = update(t, m, redrawMsg{})
+	if strings.Contains(m.View(), "stale text") {
+		t.Fatal("events of an earlier stream reached the current one")
+	}
+}
+
+func TestPromptTyping(t *testing.T) {
+	m, eng := newTestModel(t, 3, 80, 24, 0)
+	m = press(t, m, "right", "/")
+	if m.view != viewStream || !m.str.Typing() {
+		t.Fatal("/ does not focus the prompt in the stream view")
+	}
+	for range len("Why is the sky blue?") {
+		m = press(t, m, "backspace")
+	}
+	m = press(t, m, "q", "u", "i", "c", "k", "?", "2")
+	if m.view != viewStream || m.showHelp {
+		t.Fatal("keys typed into the prompt acted as commands")
+	}
+	m = press(t, m, "enter")
+	if len(eng.streams) != 1 || eng.streams[0] != "1:quick?2" {
+		t.Fatalf("enter streamed %v, want [1:quick?2]", eng.streams)
+	}
+	if m.str.Typing() {
+		t.Fatal("the prompt keeps focus after sending")
+	}
+	m = press(t, m, "/", "ctrl+r")
+	if len(eng.races) != 1 || eng.races[0] != "quick?2" {
+		t.Fatalf("ctrl+r raced %v", eng.races)
+	}
+	if len(m.str.run.panes) != 3 {
+		t.Fatalf("race shows %d panes, want 3", len(m.str.run.panes))
+	}
+	m = press(t, m, "/", "esc")
+	if m.str.Typing() || m.view != viewStream {
+		t.Fatal("esc does not leave the prompt")
+	}
+	if _, cmd := m.Update(keyMsg("ctrl+c")); !isQuit(cmd) {
+		t.Fatal("ctrl+c does not quit")
+	}
+}
+
+func TestCompareSort(t *testing.T) {
+	m, _ := newTestModel(t, 4, 120, 40, 10)
+	m = press(t, m, "s") // from the dashboard: only switches
+	if m.view != viewCompare || m.cmp.sortCol != sortConfig {
+		t.Fatalf("s on the dashboard: view %s sort %d", viewNames[m.view], m.cmp.sortCol)
+	}
+	m = press(t, m, "s", "s") // name, then ttft p50
+	if got := m.cmp.order; got[0] != 0 || got[3] != 3 {
+		t.Fatalf("ttft p50 order %v, want fastest (0) first and slowest (3) last", got)
+	}
+	m = press(t, m, "S")
+	if got := m.cmp.order; got[0] != 3 {
+		t.Fatalf("reversed order %v, want 3 first", got)
+	}
+	m = press(t, m, "up") // endpoint 0 is now the last row
+	if m.sel != m.cmp.order[2] {
+		t.Fatalf("up selects %d, want the third row %d", m.sel, m.cmp.order[2])
+	}
+}
+
+func TestReset(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 5)
+	if m.snap.Endpoints[0].Requests == 0 {
+		t.Fatal("no requests before reset")
+	}
+	m = press(t, m, "r")
+	if m.snap.Endpoints[0].Requests != 0 || len(m.states[0].samples) != 0 {
+		t.Fatal("r does not reset the statistics")
+	}
+	if !strings.Contains(m.footer, "statistics reset") {
+		t.Fatalf("footer %q does not confirm", m.footer)
+	}
+}
+
+func TestStatusEvents(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Status{Endpoint: 1, State: probe.StateBackoff, Until: t0.Add(12 * time.Second), Backoff: 12 * time.Second, Concurrency: 3},
+		&probe.Started{Endpoint: 0, Seq: 1, At: t0},
+	}})
+	m = update(t, m, redrawMsg{})
+	if !strings.Contains(m.View(), "backing off 12s") {
+		t.Fatalf("no back-off countdown:\n%s", m.View())
+	}
+	if m.states[1].concurrency != 3 || m.snap.Endpoints[1].BackoffTotal != 12*time.Second {
+		t.Fatalf("status not applied: concurrency %d backoff %v", m.states[1].concurrency, m.snap.Endpoints[1].BackoffTotal)
+	}
+	if !strings.Contains(m.View(), "streaming") {
+		t.Fatalf("a started request does not show streaming:\n%s", m.View())
+	}
+}
+
+func TestEventsClosed(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 3)
+	next, cmd := m.Update(eventsMsg{closed: true})
+	m = next.(Model)
+	if !strings.Contains(m.View(), "stopped") {
+		t.Fatalf("a closed channel does not show stopped:\n%s", m.View())
+	}
+	if isQuit(cmd) {
+		t.Fatal("a closed channel quits; it should wait for q")
+	}
+	if _, cmd := m.Update(keyMsg("q")); !isQuit(cmd) {
+		t.Fatal("q does not quit once stopped")
+	}
+}
+
+func TestIdleClockDoesNotRedraw(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 0)
+	m.lastData = t0.Add(-time.Hour)
+	ver := m.snapVer
+	m = update(t, m, clockMsg{})
+	if m.snapVer != ver {
+		t.Fatal("the idle clock takes snapshots")
+	}
+}
+
+func TestWaitForEventBatches(t *testing.T) {
+	ch := make(chan probe.Event, 2*maxBatch)
+	for i := range 2*maxBatch - 10 {
+		ch <- &probe.Delta{Seq: uint64(i)}
+	}
+	msg := waitForEvent(ch, nil)().(eventsMsg)
+	if len(msg.events) != maxBatch || msg.closed {
+		t.Fatalf("first batch %d events (closed %v), want %d", len(msg.events), msg.closed, maxBatch)
+	}
+	close(ch)
+	msg = waitForEvent(ch, nil)().(eventsMsg)
+	if len(msg.events) != maxBatch-10 || !msg.closed {
+		t.Fatalf("second batch %d events (closed %v), want %d and closed", len(msg.events), msg.closed, maxBatch-10)
+	}
+	done := make(chan struct{})
+	close(done)
+	if msg := waitForEvent(make(chan probe.Event), done)(); msg != nil {
+		t.Fatalf("a done context yields %v", msg)
+	}
+}
+
+func TestTooSmall(t *testing.T) {
+	m, _ := newTestModel(t, 4, 80, 24, 3)
+	m = update(t, m, resize(30, 8))
+	if !strings.Contains(m.View(), "too small") || !strings.Contains(m.View(), "need 40×10") {
+		t.Fatalf("no too-small notice:\n%s", m.View())
+	}
+	m = update(t, m, resize(80, 24))
+	if strings.Contains(m.View(), "too small") {
+		t.Fatal("notice stays after growing")
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	in := "ok\x1b[2Jclear\x07bell\ttab\r\nline\u009b31m"
+	got := sanitize(in)
+	if strings.ContainsAny(got, "\x1b\x07\r\u009b") {
+		t.Fatalf("sanitize left control characters: %q", got)
+	}
+	if got != "ok[2Jclearbell  tab\nline31m" {
+		t.Fatalf("sanitize = %q", got)
+	}
+}
+
+func TestReadOnlyMonitor(t *testing.T) {
+	m := New(nil, testEndpoints(2), make(chan probe.Event), Options{Now: pinned})
+	m = update(t, m, resize(80, 24))
+	m = press(t, m, "p", "+", "4", "enter")
+	if !strings.Contains(m.footer, "read-only") {
+		t.Fatalf("footer %q does not explain", m.footer)
+	}
+}

@@ -1,0 +1,36 @@
+package ui
+
+import (
+	"context"
+	"errors"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"tokscope/config"
+	"tokscope/probe"
+)
+
+// Run shows the UI full-screen (alternate screen) until the user quits or ctx is done. When
+// events is closed the UI stays up, marked "stopped", until the user quits. The terminal is
+// restored on every path, panics included (bubbletea recovers them and Run returns the
+// error). Run returns nil after a quit or the end of ctx.
+//
+// Run reads events on its own goroutines; it never closes it. It never writes logs to the
+// terminal.
+func Run(ctx context.Context, eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // also unblocks a waitForEvent still in flight
+
+	// Ask the terminal for its background before bubbletea owns the input: AdaptiveColor
+	// needs the answer, and a late query would race with key reading.
+	lipgloss.HasDarkBackground()
+
+	m := New(eng, eps, events, opts)
+	m.done = ctx.Done()
+	_, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
+	if err != nil && ctx.Err() != nil && !errors.Is(err, tea.ErrProgramPanic) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,454 @@
+package ui
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"tokscope/config"
+	"tokscope/probe"
+)
+
+// Bounds of a live stream pane.
+const (
+	keepText     = 256 << 10 // bytes of answer (and of reasoning) text kept per pane
+	keepStrip    = 512       // per-chunk gaps kept for the strip
+	rollingChunk = 16        // chunks over which the rolling tok/s is measured
+	paneAspect   = 1.0
+)
+
+// streamView is the interactive view: a prompt input, and one pane per streaming endpoint
+// (one for Enter, all for a race) with live text and live figures.
+type streamView struct {
+	styles *Styles
+	w, h   int
+	input  textinput.Model
+	run    *streamRun
+	grid   grid
+	page   int
+	noRun  bool // nothing sent yet
+}
+
+// streamRun is one Stream or Race: its id tags every event that belongs to it.
+type streamRun struct {
+	id      uint64
+	race    bool
+	begun   time.Time
+	stopped bool
+	panes   []*streamPane
+	byEP    map[int]*streamPane
+}
+
+// streamPane is one endpoint's live stream.
+type streamPane struct {
+	ep                  int
+	name                string
+	started             time.Time // Started.At; zero until then
+	first, last         time.Time // first and latest delta
+	reasoning, answer   []byte
+	chunks, tokens      int
+	estimated           bool // some chunk had no server token count: tokens are chunk counts
+	gaps                []float64
+	arrivals            []arrival // the last rollingChunk+1 deltas
+	done                *probe.Sample
+	version             uint64
+	strip               *spark
+	view                string
+	viewKey             paneKey
+	reasoningH, answerH int
+}
+
+type arrival struct {
+	at     time.Time
+	tokens int
+}
+
+type paneKey struct {
+	w, h     int
+	version  uint64
+	selected bool
+	second   int64 // elapsed time shown while streaming
+}
+
+func newStreamView(st *Styles, prompt string) *streamView {
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = "type a prompt"
+	in.SetValue(prompt)
+	in.CharLimit = 8192
+	in.Cursor.SetMode(cursor.CursorStatic) // no blink ticks: the UI is idle when idle
+	in.TextStyle = st.Answer
+	in.PlaceholderStyle = st.Muted
+	return &streamView{styles: st, input: in, noRun: true}
+}
+
+func (v *streamView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.input.Width = max(1, w-len("prompt> ")-1)
+	v.layout()
+}
+
+func (v *streamView) layout() {
+	n := 1
+	if v.run != nil {
+		n = len(v.run.panes)
+	}
+	v.grid = tile(n, v.w, max(0, v.h-2), paneMinWidth, paneMinHeight, paneAspect)
+}
+
+func (v *streamView) Typing() bool   { return v.input.Focused() }
+func (v *streamView) Focus() tea.Cmd { return v.input.Focus() }
+func (v *streamView) Blur()          { v.input.Blur() }
+func (v *streamView) Prompt() string { return strings.TrimSpace(v.input.Value()) }
+func (v *streamView) Live() bool     { return v.run != nil && !v.run.stopped && !v.run.finished() }
+func (v *streamView) Input(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	v.input, cmd = v.input.Update(msg)
+	return cmd
+}
+
+// Begin starts showing run id over endpoints eps (indices into all).
+func (v *streamView) Begin(id uint64, race bool, eps []int, all []config.Endpoint, now time.Time) {
+	r := &streamRun{id: id, race: race, begun: now, byEP: make(map[int]*streamPane, len(eps))}
+	for _, ep := range eps {
+		p := &streamPane{ep: ep, name: all[ep].Name, strip: newSpark(v.styles.SparkGap)}
+		r.panes = append(r.panes, p)
+		r.byEP[ep] = p
+	}
+	v.run, v.noRun = r, false
+	v.layout()
+}
+
+// Stop marks the run as over: the event channel closed.
+func (v *streamView) Stop() {
+	if v.run != nil {
+		v.run.stopped = true
+		for _, p := range v.run.panes {
+			p.version++
+		}
+	}
+}
+
+func (r *streamRun) finished() bool {
+	for _, p := range r.panes {
+		if p.done == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pane finds the pane an event belongs to; events of older runs are ignored.
+func (v *streamView) pane(stream uint64, ep int) *streamPane {
+	if v.run == nil || stream != v.run.id {
+		return nil
+	}
+	return v.run.byEP[ep]
+}
+
+func (v *streamView) Started(ev *probe.Started) {
+	if p := v.pane(ev.Stream, ev.Endpoint); p != nil {
+		p.started = ev.At
+		p.version++
+	}
+}
+
+func (v *streamView) Delta(ev *probe.Delta) {
+	p := v.pane(ev.Stream, ev.Endpoint)
+	if p == nil {
+		return
+	}
+	text := sanitize(ev.Text)
+	if ev.Reasoning {
+		p.reasoning = appendBounded(p.reasoning, text)
+	} else {
+		p.answer = appendBounded(p.answer, text)
+	}
+	if !p.last.IsZero() {
+		p.gaps = append(p.gaps, float64(ev.At.Sub(p.last))/float64(time.Millisecond))
+		if len(p.gaps) > keepStrip {
+			p.gaps = append(p.gaps[:0], p.gaps[len(p.gaps)-keepStrip/2:]...)
+		}
+	} else {
+		p.first = ev.At
+	}
+	p.last = ev.At
+	tokens := ev.Tokens
+	if tokens <= 0 {
+		tokens, p.estimated = 1, true
+	}
+	p.chunks++
+	p.tokens += tokens
+	p.arrivals = append(p.arrivals, arrival{ev.At, tokens})
+	if len(p.arrivals) > rollingChunk+1 {
+		p.arrivals = p.arrivals[1:]
+	}
+	p.version++
+}
+
+func (v *streamView) Done(ev *probe.Done) {
+	if p := v.pane(ev.Stream, ev.Endpoint); p != nil {
+		s := ev.Sample
+		p.done = &s
+		p.version++
+	}
+}
+
+// appendBounded appends text, dropping the oldest half when the pane holds too much.
+func appendBounded(b []byte, text string) []byte {
+	b = append(b, text...)
+	if len(b) > keepText {
+		cut := len(b) - keepText/2
+		for cut < len(b) && !utf8.RuneStart(b[cut]) {
+			cut++
+		}
+		b = append(b[:0], b[cut:]...)
+	}
+	return b
+}
+
+// Info is the footer's indicator: the page and dropped deltas.
+func (v *streamView) Info(eng Engine) string {
+	var parts []string
+	if v.run != nil && v.grid.Pages(len(v.run.panes)) > 1 {
+		parts = append(parts, "page "+itoa(v.page+1)+"/"+itoa(v.grid.Pages(len(v.run.panes))))
+	}
+	if eng != nil {
+		if d := eng.DroppedDeltas(); d > 0 {
+			parts = append(parts, itoa(int(d))+" deltas dropped")
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Render draws the prompt line, the hint line and the panes.
+func (v *streamView) Render(f *frame) string {
+	s := v.styles
+	lines := make([]string, 0, 3)
+	promptLine := s.Prompt.Render("prompt> ")
+	if v.input.Focused() {
+		promptLine += v.input.View()
+	} else {
+		promptLine += s.Muted.Render(oneLine(v.input.Value()))
+	}
+	lines = append(lines, truncate(promptLine, v.w))
+
+	target := f.snap.Endpoints[f.sel].Name
+	var hint string
+	switch {
+	case v.input.Focused():
+		hint = "enter: stream to " + target + " · ctrl+r: race all · esc: leave prompt"
+	case v.run == nil:
+		hint = "/: edit prompt · enter: stream to " + target + " · ctrl+r: race all endpoints · ←→: choose endpoint"
+	default:
+		kind := "stream"
+		if v.run.race {
+			kind = "race"
+		}
+		hint = kind + " #" + itoa(int(v.run.id)) + " · " + itoa(len(v.run.panes)) + " endpoint(s) · started " +
+			v.run.begun.Format("15:04:05") + " · enter: stream to " + target + " · ctrl+r: race"
+	}
+	lines = append(lines, truncate(s.Muted.Render(hint), v.w))
+
+	if v.run == nil || v.grid.PerPage() == 0 {
+		return fit(strings.Join(lines, "\n"), v.w, v.h)
+	}
+	per := v.grid.PerPage()
+	pos := 0
+	for i, p := range v.run.panes {
+		if p.ep == f.sel {
+			pos = i
+		}
+	}
+	v.page = pos / per
+	first := v.page * per
+	last := min(len(v.run.panes), first+per)
+	var rows []string
+	for r := 0; r < v.grid.Rows; r++ {
+		var cells []string
+		for c := 0; c < v.grid.Cols; c++ {
+			i := first + r*v.grid.Cols + c
+			if i >= last {
+				break
+			}
+			cells = append(cells, v.renderPane(v.run.panes[i], v.grid.Widths[c], v.grid.Heights[r], f))
+		}
+		if len(cells) == 0 {
+			break
+		}
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cells...))
+	}
+	lines = append(lines, rows...)
+	return fit(strings.Join(lines, "\n"), v.w, v.h)
+}
+
+func (v *streamView) renderPane(p *streamPane, w, h int, f *frame) string {
+	selected := p.ep == f.sel
+	k := paneKey{w: w, h: h, version: p.version, selected: selected}
+	if p.done == nil && !p.started.IsZero() && (v.run == nil || !v.run.stopped) {
+		k.second = int64(f.now.Sub(p.started) / (100 * time.Millisecond))
+	}
+	if k == p.viewKey && p.view != "" {
+		return p.view
+	}
+	p.viewKey = k
+	s := v.styles
+	iw, ih := w-4, h-2
+
+	status, statusStyle := "waiting", s.StatusIdle
+	switch {
+	case p.done != nil && p.done.Outcome == probe.OutcomeError:
+		status, statusStyle = p.done.ErrorKind, s.StatusError
+	case p.done != nil && p.done.Outcome == probe.OutcomeTruncated:
+		status, statusStyle = "truncated", s.Warn
+	case p.done != nil:
+		status, statusStyle = "done", s.Good
+	case v.run != nil && v.run.stopped:
+		status, statusStyle = "stopped", s.StatusStopped
+	case p.chunks > 0:
+		status, statusStyle = "streaming", s.StatusStreaming
+	case !p.started.IsZero():
+		status, statusStyle = "sent", s.StatusIdle
+	}
+	title := spread(s.Title.Render(p.name), statusStyle.Render(status), iw)
+
+	// Figures and the gap strip at the bottom.
+	figures := v.figures(p, f.now, iw)
+	stripLabel := " gaps"
+	if len(p.gaps) > 0 {
+		top := 0.0
+		for _, g := range p.gaps[max(0, len(p.gaps)-iw):] {
+			top = max(top, g)
+		}
+		stripLabel = " max " + ms(top) + "ms"
+	}
+	stripW := max(1, iw-ansi.StringWidth(stripLabel))
+	p.strip.Set(p.gaps, stripW, 1)
+	strip := p.strip.View() + s.Muted.Render(stripLabel)
+	if len(p.gaps) == 0 {
+		strip = s.Faint.Render(strings.Repeat("·", stripW)) + s.Muted.Render(stripLabel)
+	}
+
+	textH := max(0, ih-3)
+	var text []string
+	if p.done != nil && p.done.Outcome == probe.OutcomeError {
+		textH--
+	}
+	if len(p.reasoning) > 0 && textH >= 3 {
+		rh := max(1, min(textH/3, len(tail(p.reasoning, iw, textH/3))))
+		if len(p.answer) == 0 {
+			rh = textH - 1
+		}
+		for _, l := range tail(p.reasoning, iw, rh) {
+			text = append(text, s.Reasoning.Render(l))
+		}
+		text = append(text, s.Faint.Render(fitLine("── answer ", iw)))
+		textH -= rh + 1
+	}
+	for _, l := range tail(p.answer, iw, textH) {
+		text = append(text, s.Answer.Render(l))
+	}
+	text = strings.Split(fit(strings.Join(text, "\n"), iw, max(0, ih-3)), "\n")
+	if p.done != nil && p.done.Outcome == probe.OutcomeError {
+		text = append(text[:max(0, len(text)-1)], truncate(s.Bad.Render(oneLine(p.done.ErrorMessage)), iw))
+	}
+	content := title + "\n" + strings.Join(text, "\n") + "\n" + figures + "\n" + strip
+	style := s.Pane
+	if selected {
+		style = s.PaneSelected
+	}
+	p.view = style.Render(fit(content, iw, ih))
+	return p.view
+}
+
+// figures is the live line under a pane: TTFT, rolling tok/s, tokens so far, elapsed; after
+// Done, the Sample's own figures.
+func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
+	s := v.styles
+	L, V := s.Label.Render, s.Value.Render
+	if d := p.done; d != nil {
+		if d.Outcome == probe.OutcomeError {
+			return truncate(s.Bad.Render(d.ErrorKind)+L(" after ")+V(elapsed(d.End))+L(" · ")+V(itoa(p.tokens))+L(" chunks"), w)
+		}
+		ttft, rate := dash, dash
+		if t, ok := d.TTFT(); ok {
+			ttft = durMs(t) + "ms"
+		}
+		mark := approx(string(d.Source))
+		if r, ok := d.DecodeRate(); ok {
+			rate = mark + num(r)
+		}
+		return figureFit(w,
+			L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(d.Tokens))+L(" tok · ")+V(elapsed(d.End)),
+			L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(d.Tokens))+L(" tok ")+V(elapsed(d.End)),
+			V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(d.Tokens))+L("tok ")+V(elapsed(d.End)))
+	}
+	ttft, rate, mark := dash, dash, ""
+	if p.estimated {
+		mark = "≈"
+	}
+	if !p.started.IsZero() && !p.first.IsZero() {
+		ttft = ms(float64(p.first.Sub(p.started))/float64(time.Millisecond)) + "ms"
+	}
+	if n := len(p.arrivals); n >= 2 {
+		span := p.arrivals[n-1].at.Sub(p.arrivals[0].at)
+		toks := 0
+		for _, a := range p.arrivals[1:] {
+			toks += a.tokens
+		}
+		if span > 0 {
+			rate = mark + num(float64(toks)/span.Seconds())
+		}
+	}
+	el := dash
+	if !p.started.IsZero() {
+		end := now
+		if v.run != nil && v.run.stopped && !p.last.IsZero() {
+			end = p.last
+		}
+		el = elapsed(end.Sub(p.started).Truncate(100 * time.Millisecond))
+	}
+	return figureFit(w,
+		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(p.tokens))+L(" tok · ")+V(el),
+		L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(p.tokens))+L(" tok ")+V(el),
+		V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(p.tokens))+L("tok ")+V(el))
+}
+
+// figureFit returns the first candidate that fits w, else the last one truncated.
+func figureFit(w int, candidates ...string) string {
+	for _, c := range candidates {
+		if ansi.StringWidth(c) <= w {
+			return c
+		}
+	}
+	return truncate(candidates[len(candidates)-1], w)
+}
+
+// tail wraps text to w columns and returns its last h lines.
+func tail(text []byte, w, h int) []string {
+	if h <= 0 || w <= 0 || len(text) == 0 {
+		return nil
+	}
+	// Only the end can be shown: wrap no more than a few screens of it.
+	if budget := w*h*4 + 256; len(text) > budget {
+		cut := len(text) - budget
+		for cut < len(text) && !utf8.RuneStart(text[cut]) {
+			cut++
+		}
+		text = text[cut:]
+	}
+	lines := strings.Split(ansi.Wrap(string(text), w, ""), "\n")
+	if len(lines) > h {
+		lines = lines[len(lines)-h:]
+	}
+	for i := range lines {
+		lines[i] = truncate(lines[i], w)
+	}
+	return lines
+}
