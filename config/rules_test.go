@@ -1,0 +1,203 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	ok := func() Endpoint { return NewEndpoint("http://127.0.0.1:8080/v1", "llama3") }
+	tests := []struct {
+		name   string
+		change func(*Config)
+		msg    string // "" = valid
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"no endpoints", func(c *Config) { c.Endpoints = nil }, "no endpoints: give --url and --model"},
+		{"bad url", func(c *Config) { c.Endpoints[0].BaseURL = "localhost:8080" }, `endpoint "localhost:8080/llama3": base_url (--url) must be an absolute`},
+		{"no scheme", func(c *Config) { c.Endpoints[0].BaseURL = "//h/v1" }, "base_url (--url) must be an absolute http:// or https:// URL"},
+		{"no model", func(c *Config) { c.Endpoints[0].Model = "" }, "model (--model) is empty"},
+		{"empty prompt", func(c *Config) { c.Endpoints[0].Prompt = "" }, "prompt (--prompt) is empty"},
+		{"max tokens", func(c *Config) { c.Endpoints[0].MaxTokens = 0 }, "max_tokens (--max-tokens) must be at least 1, got 0"},
+		{"concurrency", func(c *Config) { c.Endpoints[0].Concurrency = -1 }, "concurrency (--concurrency) must be at least 1, got -1"},
+		{"concurrency high", func(c *Config) { c.Endpoints[0].Concurrency = MaxConcurrency + 1 }, "concurrency (--concurrency) must be at most 1024"},
+		{"interval zero ok", func(c *Config) { c.Endpoints[0].Interval = 0 }, ""},
+		{"interval negative", func(c *Config) { c.Endpoints[0].Interval = -time.Second }, "interval (--interval) must not be negative"},
+		{"timeout zero", func(c *Config) { c.Endpoints[0].Timeout = 0 }, "timeout (--timeout) must be greater than 0"},
+		{"stall zero", func(c *Config) { c.Endpoints[0].Stall = 0 }, "stall must be greater than 0"},
+		{"key env name", func(c *Config) { c.Endpoints[0].APIKeyEnv = "A B" }, "api_key_env (--api-key-env) must be an environment variable name"},
+		{"key env unset is fine", func(c *Config) { c.Endpoints[0].APIKeyEnv = "TOKSCOPE_TEST_UNSET" }, ""},
+		{"header literal key", func(c *Config) { c.Endpoints[0].Headers = map[string]string{"Authorization": "Bearer x"} }, "literal credential"},
+		{"extra body stream", func(c *Config) { c.Endpoints[0].ExtraBody = map[string]any{"stream": false} }, `extra_body must not set "stream"`},
+		{"duplicate names", func(c *Config) {
+			c.Endpoints = append(c.Endpoints, ok(), ok())
+			c.Endpoints[1].Name, c.Endpoints[2].Name = "x", "x"
+		}, `endpoint 3: duplicate name "x" (endpoint 2 has it too)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Config{Endpoints: []Endpoint{ok()}}
+			tt.change(c)
+			err := c.Validate()
+			if tt.msg == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v", err)
+				}
+				return
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("Validate() = %v (%T), want *Error", err, err)
+			}
+			if ce.Line != 0 || ce.Snippet != "" || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("Validate() = %q, want %q without a position", err, tt.msg)
+			}
+		})
+	}
+}
+
+func TestValidateNames(t *testing.T) {
+	c := &Config{Endpoints: []Endpoint{
+		NewEndpoint("http://h:1/v1", "m"),
+		NewEndpoint("http://h:1/v1", "m"),
+	}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Endpoints[0].Name != "h:1/m" || c.Endpoints[1].Name != "h:1/m#2" {
+		t.Errorf("names %q %q", c.Endpoints[0].Name, c.Endpoints[1].Name)
+	}
+}
+
+func TestApply(t *testing.T) {
+	c, err := Parse("c.yaml", []byte(ep+"    max_tokens: 10\n  - {base_url: http://h/v1, model: m, prompt: p, interval: 3s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, maxTokens, conc, interval, timeout := "flag", 99, 3, time.Duration(0), 5*time.Second
+	c.Apply(Overrides{})
+	if c.Endpoints[0].MaxTokens != 10 || c.Endpoints[1].Prompt != "p" {
+		t.Fatal("empty Overrides changed the config")
+	}
+	c.Apply(Overrides{Prompt: &prompt, MaxTokens: &maxTokens, Concurrency: &conc, Interval: &interval, Timeout: &timeout})
+	for _, e := range c.Endpoints {
+		if e.Prompt != prompt || e.MaxTokens != maxTokens || e.Concurrency != conc || e.Interval != 0 || e.Timeout != timeout {
+			t.Errorf("%s: %+v", e.Name, e)
+		}
+	}
+	bad := 0
+	c.Apply(Overrides{MaxTokens: &bad})
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--max-tokens") {
+		t.Errorf("Validate after a bad override = %v", err)
+	}
+}
+
+func TestHeaderValues(t *testing.T) {
+	t.Setenv("TOKSCOPE_TEST_TOKEN", "tok")
+	e := Endpoint{Headers: map[string]string{
+		"Authorization": "Bearer ${TOKSCOPE_TEST_TOKEN}",
+		"X-Price":       "$5 and ${TOKSCOPE_TEST_TOKEN}${TOKSCOPE_TEST_TOKEN}",
+		"X-Plain":       "plain $HOME",
+	}}
+	got := e.HeaderValues()
+	want := map[string]string{"Authorization": "Bearer tok", "X-Price": "$5 and toktok", "X-Plain": "plain $HOME"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if e.Headers["Authorization"] != "Bearer ${TOKSCOPE_TEST_TOKEN}" {
+		t.Error("HeaderValues changed the stored value")
+	}
+	if (Endpoint{}).HeaderValues() != nil {
+		t.Error("no headers should give nil")
+	}
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p string) string {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(ep), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	home := filepath.Join(dir, "home")
+	t.Setenv("HOME", home) // os.UserConfigDir: $XDG_CONFIG_HOME, else $HOME/.config on Linux
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("TOKSCOPE_CONFIG", "")
+
+	if p, err := Find(); p != "" || err != nil {
+		t.Errorf("nothing present: Find() = %q, %v", p, err)
+	}
+
+	userDir, err := os.UserConfigDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := write(filepath.Join(userDir, "tokscope", "config.yaml"))
+	if p, err := Find(); p != user || err != nil {
+		t.Errorf("user config dir: Find() = %q, %v, want %q", p, err, user)
+	}
+
+	xdg := filepath.Join(dir, "xdg")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	// With $XDG_CONFIG_HOME set, os.UserConfigDir is that directory on Linux (the same
+	// candidate), elsewhere it is still the platform directory.
+	fallback := ""
+	if d, _ := os.UserConfigDir(); d == userDir {
+		fallback = user
+	}
+	if p, err := Find(); p != fallback || err != nil {
+		t.Errorf("empty $XDG_CONFIG_HOME dir: Find() = %q, %v, want %q", p, err, fallback)
+	}
+	xdgFile := write(filepath.Join(xdg, "tokscope", "config.yaml"))
+	if p, err := Find(); p != xdgFile || err != nil {
+		t.Errorf("xdg: Find() = %q, %v, want %q", p, err, xdgFile)
+	}
+
+	explicit := write(filepath.Join(dir, "mine.yaml"))
+	t.Setenv("TOKSCOPE_CONFIG", explicit)
+	if p, err := Find(); p != explicit || err != nil {
+		t.Errorf("$TOKSCOPE_CONFIG: Find() = %q, %v, want %q", p, err, explicit)
+	}
+
+	missing := filepath.Join(dir, "missing.yaml")
+	t.Setenv("TOKSCOPE_CONFIG", missing)
+	if p, err := Find(); p != "" || err == nil || !strings.HasPrefix(err.Error(), missing+": named by $TOKSCOPE_CONFIG") {
+		t.Errorf("missing $TOKSCOPE_CONFIG: Find() = %q, %v", p, err)
+	}
+
+	t.Setenv("TOKSCOPE_CONFIG", dir)
+	if _, err := Find(); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("$TOKSCOPE_CONFIG a directory: Find() error = %v", err)
+	}
+}
+
+func TestEnvRefs(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		names []string
+		bad   bool
+	}{
+		{"plain", nil, false},
+		{"$HOME and $", nil, false},
+		{"${A}-${B_2}", []string{"A", "B_2"}, false},
+		{"${", nil, true},
+		{"${1A}", nil, true},
+		{"${}", nil, true},
+	} {
+		names, msg := envRefs(tt.in)
+		if (msg != "") != tt.bad || strings.Join(names, ",") != strings.Join(tt.names, ",") {
+			t.Errorf("envRefs(%q) = %q, %q", tt.in, names, msg)
+		}
+	}
+}
