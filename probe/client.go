@@ -34,7 +34,7 @@ var (
 type Client struct {
 	ep            config.Endpoint
 	api           *openai.Client
-	transport     *http.Transport
+	transport     http.RoundTripper
 	maxCompletion bool // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
 }
 
@@ -49,9 +49,16 @@ func NewClient(ep config.Endpoint) *Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,                                                   // compressed SSE is buffered by proxies and skews every instant
-		TLSClientConfig:       &tls.Config{InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // opt-in per endpoint
+		// Compressed SSE is buffered by the decompressor and skews every instant.
+		DisableCompression: true,
+		TLSClientConfig:    &tls.Config{InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // opt-in per endpoint
 	}
+	return newClient(ep, tr)
+}
+
+// newClient builds a client over any RoundTripper (benchmarks use an in-memory one). The
+// http.Client has no Timeout: it would cut long stream bodies; deadlines are contexts.
+func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
 	cfg := openai.DefaultConfig("") // the key is added per request by the doer
 	cfg.BaseURL = ep.BaseURL
 	cfg.EmptyMessagesLimit = 1 << 30 // keep-alive comments count as empty messages; our stall timer replaces the limit
@@ -66,7 +73,11 @@ func NewClient(ep config.Endpoint) *Client {
 func (c *Client) Endpoint() config.Endpoint { return c.ep }
 
 // CloseIdleConnections closes the pooled keep-alive connections (and their goroutines).
-func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	if t, ok := c.transport.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
 
 func (c *Client) request(prompt string) openai.ChatCompletionRequest {
 	req := openai.ChatCompletionRequest{
@@ -243,8 +254,9 @@ type exchange struct {
 	// Offsets from t0 in nanoseconds; -1 = absent. Dial hooks may run on the transport's dial
 	// goroutine, even after the request was served by another connection: hence atomics.
 	dnsStart, dnsDone, connStart, connDone, tlsStart, tlsDone, wrote, firstByte atomic.Int64
-	reused                                                                      atomic.Bool
-	tlsFailed                                                                   atomic.Bool
+
+	reused    atomic.Bool
+	tlsFailed atomic.Bool
 }
 
 type exchangeKey struct{}

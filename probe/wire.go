@@ -117,6 +117,12 @@ type decoder struct {
 	w     wireChunk
 	usage wireUsage // w.Usage points here before each decode: no allocation per chunk
 
+	// One json.Decoder for the whole stream: unlike json.Unmarshal it keeps its scanner and
+	// error-context stacks, which were most of the per-chunk allocations.
+	rd       bytes.Reader
+	dec      *json.Decoder
+	consumed int64 // bytes handed to dec so far
+
 	content, reasoning strings.Builder
 	tokenChunks        int
 	reasoningChunks    int
@@ -150,7 +156,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	d.usage = wireUsage{CompletionTokens: -1} // stays -1 when the chunk has no usage
 	d.w.Usage = &d.usage
 	d.w.Error = nil
-	if err := json.Unmarshal(raw, &d.w); err != nil {
+	if err := d.decode(raw); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
 			if d.badChunk == "" {
@@ -230,6 +236,27 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 		return true
 	}
 	return false
+}
+
+// decode decodes one chunk into d.w.
+func (d *decoder) decode(raw []byte) error {
+	if d.dec == nil {
+		d.dec = json.NewDecoder(&d.rd)
+		d.consumed = 0
+	}
+	d.rd.Reset(raw)
+	d.consumed += int64(len(raw))
+	err := d.dec.Decode(&d.w)
+	var typeErr *json.UnmarshalTypeError
+	if (err != nil && !errors.As(err, &typeErr)) || d.dec.InputOffset() != d.consumed {
+		// A syntax error sticks to a Decoder and trailing bytes would prefix the next chunk:
+		// start afresh.
+		d.dec = nil
+		if err == nil {
+			err = errors.New("trailing data after the chunk's JSON")
+		}
+	}
+	return err
 }
 
 // reasoningText prefers reasoning_content: servers in transition send both with the same text.

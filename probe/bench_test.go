@@ -1,0 +1,195 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"tokscope/config"
+	"tokscope/sim"
+)
+
+// memStream answers every request with the same SSE body from memory, so that a benchmark
+// measures the reading and accounting of chunks, not a network.
+type memStream struct{ body []byte }
+
+func (m memStream) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_ = req.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"text/event-stream"}},
+		Body:    io.NopCloser(bytes.NewReader(m.body)),
+		Request: req,
+	}, nil
+}
+
+// benchChunks is the tokens per streamed answer: long enough that per-request costs (request
+// building, the Sample) fade next to per-chunk ones.
+const benchChunks = 2048
+
+// vllmStream is a vLLM-shaped stream: role chunk, one-token content chunks, finish, usage, [DONE].
+func vllmStream(n int) []byte {
+	var b bytes.Buffer
+	const head = `data: {"id":"chatcmpl-8f2a1c7e9b3d4e5f","object":"chat.completion.chunk","created":1718000000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":`
+	b.WriteString(head + `{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	for i := range n {
+		fmt.Fprintf(&b, head+`{"content":" word%d"},"logprobs":null,"finish_reason":null}]}`+"\n\n", i%100)
+	}
+	b.WriteString(head + `{},"logprobs":null,"finish_reason":"length"}]}` + "\n\n")
+	fmt.Fprintf(&b, `data: {"id":"chatcmpl-8f2a1c7e9b3d4e5f","object":"chat.completion.chunk","created":1718000000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[],"usage":{"prompt_tokens":20,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n", n+20, n)
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// perChunk reports ns and allocations per chunk over b.N answers of chunks chunks each.
+func perChunk(b *testing.B, chunks int, run func()) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		run()
+	}
+	el := time.Since(start)
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	total := float64(b.N * chunks)
+	b.ReportMetric(float64(el.Nanoseconds())/total, "ns/chunk")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
+}
+
+// BenchmarkChunkOverhead compares a bare go-openai RecvRaw loop with the engine's whole
+// per-chunk work (read, timestamp, decode, accounting, Sample) over the same in-memory stream.
+// The difference between the two ns/chunk and allocs/chunk figures is the engine's cost.
+func BenchmarkChunkOverhead(b *testing.B) {
+	body := vllmStream(benchChunks)
+	chunks := benchChunks + 3 // role, finish, usage
+	ep := config.Endpoint{Name: "bench", BaseURL: "http://mem/v1", Model: "m", Prompt: "hi", MaxTokens: benchChunks,
+		Timeout: time.Minute, Stall: time.Minute}
+
+	b.Run("bare", func(b *testing.B) {
+		cfg := openai.DefaultConfig("")
+		cfg.BaseURL = ep.BaseURL
+		cfg.HTTPClient = &http.Client{Transport: memStream{body}}
+		api := openai.NewClientWithConfig(cfg)
+		req := openai.ChatCompletionRequest{Model: "m", MaxTokens: benchChunks, Stream: true,
+			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+		perChunk(b, chunks, func() {
+			stream, err := api.CreateChatCompletionStream(context.Background(), req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for {
+				raw, err := stream.RecvRaw()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil || raw == nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			stream.Close()
+			if n != chunks {
+				b.Fatalf("%d chunks", n)
+			}
+		})
+	})
+
+	b.Run("engine", func(b *testing.B) {
+		c := newClient(ep, memStream{body})
+		perChunk(b, chunks, func() {
+			s := c.Do(context.Background(), "hi", nil)
+			if s.Outcome != OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
+				b.Fatalf("%s %s: N %d chunks %d", s.Outcome, s.ErrorMessage, s.Tokens, len(s.Chunks))
+			}
+		})
+	})
+
+	b.Run("engine+deltas", func(b *testing.B) {
+		c := newClient(ep, memStream{body})
+		var texts int
+		perChunk(b, chunks, func() {
+			c.Do(context.Background(), "hi", func(d Delta) { texts += len(d.Text) })
+		})
+	})
+}
+
+// BenchmarkConcurrentStreams64 runs 64 concurrent streams through the Runner against the
+// simulator and reports the aggregate chunks/s the engine keeps up with, and the TTFT error:
+// the probe's first-token instant (t0 wall clock + offset) minus the simulator's flush time of
+// that chunk, in the same process and on the same clock.
+func BenchmarkConcurrentStreams64(b *testing.B) {
+	const conc, tokens = 64, 256
+	srv, err := sim.Start(sim.Options{TrackSends: true}, sim.Profile{
+		Name: "bench", Model: "m", TokensPerSecond: 1000, TokensPerChunk: 1,
+		TTFT: 20 * time.Millisecond, TTFTJitter: 10 * time.Millisecond, MaxTokens: tokens, Seed: 1,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	ep := config.Endpoint{Name: "bench", BaseURL: srv.BaseURL("bench"), Model: "m", Prompt: "hi",
+		MaxTokens: tokens, Concurrency: conc, Timeout: time.Minute, Stall: 30 * time.Second}
+
+	var chunks int
+	var busy time.Duration
+	var errs []time.Duration
+	for b.Loop() {
+		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: conc, Requests: 2 * conc})
+		var samples []Sample
+		go func() { _ = r.Run(context.Background()) }()
+		var first, last time.Time
+		for ev := range r.Events() {
+			d, ok := ev.(*Done)
+			if !ok || d.Sample.Warmup {
+				continue
+			}
+			s := d.Sample
+			if s.Outcome != OutcomeOK {
+				b.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
+			}
+			samples = append(samples, s)
+			if first.IsZero() || s.Start.Before(first) {
+				first = s.Start
+			}
+			if end := s.Start.Add(s.End); end.After(last) {
+				last = end
+			}
+		}
+		busy += last.Sub(first)
+		for _, s := range samples {
+			chunks += len(s.Chunks)
+			for _, f := range srv.Sends(s.ResponseID) {
+				if f.Kind == sim.FrameContent || f.Kind == sim.FrameReasoning {
+					errs = append(errs, s.Start.Add(s.FirstToken).Sub(f.At))
+					break
+				}
+			}
+		}
+	}
+	if len(errs) == 0 {
+		b.Fatal("no TTFT matched to a send time")
+	}
+	slices.Sort(errs)
+	q := func(p float64) float64 {
+		return float64(errs[min(len(errs)-1, int(p*float64(len(errs))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(chunks)/busy.Seconds(), "chunks/s")
+	b.ReportMetric(q(0.50), "ttft_err_p50_ms")
+	b.ReportMetric(q(0.99), "ttft_err_p99_ms")
+	b.ReportMetric(float64(errs[0].Microseconds())/1000, "ttft_err_min_ms")
+}
