@@ -140,7 +140,7 @@ func errSample(ep config.Endpoint, seq int, start time.Time, kind, msg string, s
 
 // profile is each test endpoint's speed: TTFT ms, decode tok/s, tokens, reasoning tokens.
 var profiles = []struct {
-	ttft, decode float64
+	ttft, decode      float64
 	tokens, reasoning int
 }{
 	{95, 118, 120, 0}, {210, 42, 96, 0}, {480, 31, 140, 60}, {620, 88, 110, 0},

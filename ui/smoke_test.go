@@ -1,0 +1,49 @@
+package ui
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"tokscope/probe"
+)
+
+// TestSmoke runs the real program: start, receive events, switch views, race, quit.
+func TestSmoke(t *testing.T) {
+	eng := newFakeEngine()
+	eps := testEndpoints(3)
+	events := make(chan probe.Event, 256)
+	defer close(events) // releases the event reader after the program ends
+	m := New(eng, eps, events, Options{Now: pinned, Prompt: "hello"})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+
+	for _, ev := range history(eps, 4) {
+		events <- ev
+	}
+	waitFor(t, tm, "errors 1")
+	tm.Send(keyMsg("2"))
+	waitFor(t, tm, "ttft p50")
+	tm.Send(keyMsg("enter"))
+	waitFor(t, tm, "TTFT breakdown")
+	tm.Send(keyMsg("4"))
+	tm.Send(keyMsg("ctrl+r"))
+	waitFor(t, tm, "race #1")
+	for _, ev := range raceEvents(eps, 1) {
+		events <- ev
+	}
+	waitFor(t, tm, "Rayleigh")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	final := tm.FinalModel(t).(Model)
+	if final.view != viewStream || final.snap.Endpoints[0].Requests != 4 {
+		t.Fatalf("final view %s, %d requests", viewNames[final.view], final.snap.Endpoints[0].Requests)
+	}
+}
+
+func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
