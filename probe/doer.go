@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -57,7 +57,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	for k, v := range headerValues(d.ep) {
+	for k, v := range d.ep.HeaderValues() {
 		req.Header.Set(k, v)
 	}
 	if key := d.ep.APIKey(); key != "" && req.Header.Get("Authorization") == "" {
@@ -101,27 +101,6 @@ func (d *doer) mergeBody(req *http.Request) error {
 	return nil
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// headerValues resolves ${ENV} references in the endpoint's extra headers at request time, so
-// secrets in headers are never stored either.
-// TODO: switch to ep.HeaderValues() once config provides it.
-func headerValues(ep config.Endpoint) map[string]string {
-	if len(ep.Headers) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(ep.Headers))
-	for k, v := range ep.Headers {
-		if strings.Contains(v, "${") {
-			v = envRef.ReplaceAllStringFunc(v, func(ref string) string {
-				return os.Getenv(ref[2 : len(ref)-1])
-			})
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // redact removes the key and every extra header value from a message: servers echo
 // credentials in error bodies more often than one would hope.
 func redact(msg string, ep config.Endpoint) string {
@@ -129,7 +108,11 @@ func redact(msg string, ep config.Endpoint) string {
 		return msg
 	}
 	secrets := []string{ep.APIKey()}
-	for _, v := range headerValues(ep) {
+	if u, err := url.Parse(ep.BaseURL); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		secrets = append(secrets, pw)
+	}
+	for _, v := range ep.HeaderValues() {
 		secrets = append(secrets, v)
 		if f := strings.Fields(v); len(f) == 2 { // "Bearer xyz": hide xyz alone too
 			secrets = append(secrets, f[1])

@@ -26,6 +26,10 @@ type Options struct {
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
 //
+// Every reported request has a Started and a Done event. Requests cancelled by a stop (Run's
+// end, or an endpoint reaching Options.Requests, announced by a StateStopped Status) may have
+// had a Started event but get no Done: they are not results.
+//
 // Ownership: Run's goroutines are the only senders on Events; Run closes it after every one of
 // them has returned. The other methods may be called from any goroutine, before or during Run.
 type Runner struct {
@@ -588,6 +592,8 @@ func (l *lane) end(s *Sample) {
 	l.mu.Lock()
 	l.inFlight--
 	switch {
+	case l.ctx.Err() != nil && s.Outcome != OutcomeOK:
+		// cancelled by the stop: says nothing about the endpoint
 	case isRateLimited(s):
 		l.rateLimitLocked(s)
 	case s.Outcome == OutcomeError:
