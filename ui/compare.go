@@ -319,7 +319,9 @@ func (c *compareView) legend() string {
 func (c *compareView) bars(eps []stats.EndpointStats, room, nameW int) string {
 	s := c.styles
 	n := len(c.order)
-	sideBySide := c.w >= 2*(nameW+24)+3
+	// Side by side when each half still has a readable bar; names shrink first.
+	nameW = min(nameW, max(9, (c.w-3)/2/3))
+	sideBySide := (c.w-3)/2 >= nameW+8+10
 	need := n + 1
 	if !sideBySide {
 		need = 2 * (n + 1)

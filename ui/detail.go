@@ -94,9 +94,11 @@ func (d *detailView) Render(f *frame) string {
 			left := fit(d.breakdown(st, lw, rest), lw, rest)
 			right := fit(d.side(es, st, d.w-lw-2, rest), d.w-lw-2, rest)
 			lines = append(lines, lipgloss.JoinHorizontal(lipgloss.Top, left, "  ", right))
-		} else {
-			bh := min(rest/2, len(st.samples)+2)
+		} else if rest >= 8 {
+			bh := max(3, min(rest/2, len(st.samples)+2))
 			lines = append(lines, fit(d.breakdown(st, d.w, bh), d.w, bh), d.side(es, st, d.w, rest-bh))
+		} else {
+			lines = append(lines, d.breakdown(st, d.w, rest))
 		}
 	}
 	d.body = fit(strings.Join(lines, "\n"), d.w, d.h)
@@ -282,6 +284,7 @@ type timeChart struct {
 	title  string
 	pts    []timeserieslinechart.TimePoint
 	view   string
+	small  *spark // stands in for the chart when there is no room for axes
 }
 
 func newTimeChart(st *Styles, style lipgloss.Style) *timeChart {
@@ -297,12 +300,21 @@ func (c *timeChart) Set(title string, pts []timeserieslinechart.TimePoint, w, h 
 	c.pts = append(c.pts[:0], pts...)
 	head := truncate(title, w)
 	ch := h - 1
-	if ch < 3 || w < 12 {
-		c.view = fit(head, w, h)
-		return
-	}
 	if len(pts) == 0 {
 		c.view = fit(head+"\n"+c.styles.Muted.Render(dash+" no data yet"), w, h)
+		return
+	}
+	if ch < 4 || w < 16 {
+		// Too small for axes: a sparkline of the same points.
+		vals := make([]float64, len(pts))
+		for i, p := range pts {
+			vals[i] = p.Value
+		}
+		if c.small == nil {
+			c.small = newSpark(c.style)
+		}
+		c.small.Set(vals, w, max(ch, 0))
+		c.view = fit(head+"\n"+c.small.View(), w, h)
 		return
 	}
 	lo, hi := pts[0].Time, pts[len(pts)-1].Time

@@ -13,19 +13,22 @@ import (
 func TestGolden(t *testing.T) {
 	views := []struct {
 		name string
+		n    int
 		keys []string
 	}{
-		{"dashboard", nil},
-		{"compare", []string{"2"}},
-		{"compare_sorted", []string{"2", "s", "s", "s", "s", "s", "s", "down"}},
-		{"detail", []string{"right", "right", "enter"}},
-		{"stream", []string{"4", "ctrl+r"}},
-		{"help", []string{"?"}},
+		{"dashboard", 4, nil},
+		{"dashboard_paged", 8, []string{"down", "down", "down"}},
+		{"compare", 4, []string{"2"}},
+		{"compare_sorted", 8, []string{"2", "s", "s", "s", "s", "s", "s", "down"}},
+		{"detail", 4, []string{"right", "right", "enter"}},
+		{"detail_errors", 4, []string{"right", "right", "right", "enter"}},
+		{"stream", 4, []string{"4", "ctrl+r"}},
+		{"help", 4, []string{"?"}},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		for _, v := range views {
 			t.Run(fmt.Sprintf("%s_%dx%d", v.name, size[0], size[1]), func(t *testing.T) {
-				m, _ := newTestModel(t, 4, size[0], size[1], 30)
+				m, _ := newTestModel(t, v.n, size[0], size[1], 30)
 				m = press(t, m, v.keys...)
 				if v.name == "stream" {
 					m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.eng.(*fakeEngine).nextID)})
@@ -35,4 +38,8 @@ func TestGolden(t *testing.T) {
 			})
 		}
 	}
+	t.Run("too_small", func(t *testing.T) {
+		m, _ := newTestModel(t, 4, 30, 8, 3)
+		golden.RequireEqual(t, []byte(m.View()))
+	})
 }

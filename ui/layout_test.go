@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 )
 
 func TestSplit(t *testing.T) {
@@ -115,6 +117,30 @@ func TestLayoutProperty(t *testing.T) {
 					m = update(t, m, resize(w, h))
 					checkFits(t, m.View(), w, h, v.name, n)
 				}
+			}
+		}
+	}
+}
+
+// TestLayoutPropertyColor repeats a coarse sweep with colours on: styles must not change
+// widths (a padded or bordered style that overflows only in colour would pass the Ascii run).
+func TestLayoutPropertyColor(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	for _, keys := range [][]string{nil, {"2"}, {"enter"}, {"4", "ctrl+r"}, {"?"}} {
+		m, _ := newTestModel(t, 5, 80, 24, 12)
+		if m.styles.Plain {
+			t.Fatal("styles are plain with a colour profile")
+		}
+		m = press(t, m, keys...)
+		if len(keys) == 2 {
+			m = update(t, m, eventsMsg{events: raceEvents(m.eps, 1)})
+			m = update(t, m, redrawMsg{})
+		}
+		for w := 20; w <= 250; w += 23 {
+			for h := 5; h <= 80; h += 11 {
+				m = update(t, m, resize(w, h))
+				checkFits(t, m.View(), w, h, strings.Join(keys, " "), 5)
 			}
 		}
 	}

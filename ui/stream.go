@@ -305,6 +305,9 @@ func (v *streamView) renderPane(p *streamPane, w, h int, f *frame) string {
 	switch {
 	case p.done != nil && p.done.Outcome == probe.OutcomeError:
 		status, statusStyle = p.done.ErrorKind, s.StatusError
+		if status == "" {
+			status = "error"
+		}
 	case p.done != nil && p.done.Outcome == probe.OutcomeTruncated:
 		status, statusStyle = "truncated", s.Warn
 	case p.done != nil:
@@ -315,6 +318,9 @@ func (v *streamView) renderPane(p *streamPane, w, h int, f *frame) string {
 		status, statusStyle = "streaming", s.StatusStreaming
 	case !p.started.IsZero():
 		status, statusStyle = "sent", s.StatusIdle
+	}
+	if el := v.paneElapsed(p, f.now); el != "" {
+		status += " " + el
 	}
 	title := spread(s.Title.Render(p.name), statusStyle.Render(status), iw)
 
@@ -374,7 +380,7 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 	L, V := s.Label.Render, s.Value.Render
 	if d := p.done; d != nil {
 		if d.Outcome == probe.OutcomeError {
-			return truncate(s.Bad.Render(d.ErrorKind)+L(" after ")+V(elapsed(d.End))+L(" · ")+V(itoa(p.tokens))+L(" chunks"), w)
+			return truncate(s.Bad.Render("failed")+L(" after ")+V(itoa(p.chunks))+L(" chunks"), w)
 		}
 		ttft, rate := dash, dash
 		if t, ok := d.TTFT(); ok {
@@ -385,9 +391,10 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 			rate = mark + num(r)
 		}
 		return figureFit(w,
-			L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(d.Tokens))+L(" tok · ")+V(elapsed(d.End)),
-			L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(d.Tokens))+L(" tok ")+V(elapsed(d.End)),
-			V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(d.Tokens))+L("tok ")+V(elapsed(d.End)))
+			L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(d.Tokens))+L(" tok ")+s.Muted.Render(sourceLabel(string(d.Source))),
+			L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(d.Tokens))+L(" tok"),
+			L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(d.Tokens))+L(" tok"),
+			V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(d.Tokens))+L("tok"))
 	}
 	ttft, rate, mark := dash, dash, ""
 	if p.estimated {
@@ -406,18 +413,27 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 			rate = mark + num(float64(toks)/span.Seconds())
 		}
 	}
-	el := dash
-	if !p.started.IsZero() {
-		end := now
-		if v.run != nil && v.run.stopped && !p.last.IsZero() {
-			end = p.last
-		}
-		el = elapsed(end.Sub(p.started).Truncate(100 * time.Millisecond))
-	}
 	return figureFit(w,
-		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(p.tokens))+L(" tok · ")+V(el),
-		L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(p.tokens))+L(" tok ")+V(el),
-		V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(p.tokens))+L("tok ")+V(el))
+		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(p.tokens))+L(" tok so far"),
+		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(p.tokens))+L(" tok"),
+		L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(p.tokens))+L(" tok"),
+		V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(p.tokens))+L("tok"))
+}
+
+// paneElapsed is the time since the request was sent: live while streaming, final after.
+func (v *streamView) paneElapsed(p *streamPane, now time.Time) string {
+	switch {
+	case p.done != nil:
+		return elapsed(p.done.End)
+	case p.started.IsZero():
+		return ""
+	case v.run != nil && v.run.stopped:
+		if p.last.IsZero() {
+			return ""
+		}
+		return elapsed(p.last.Sub(p.started))
+	}
+	return elapsed(now.Sub(p.started).Truncate(100 * time.Millisecond))
 }
 
 // figureFit returns the first candidate that fits w, else the last one truncated.
