@@ -117,7 +117,7 @@ func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sam
 	req := c.request(prompt)
 
 	var d decoder
-	d.init(&s, onDelta)
+	d.init(&s, onDelta, c.ep.MaxTokens)
 
 	t0 := time.Now()
 	x.t0 = t0

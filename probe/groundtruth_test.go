@@ -511,6 +511,14 @@ func TestRequestShape(t *testing.T) {
 	if g.requests()[0].header.Get("Authorization") != "" {
 		t.Errorf("no key configured, yet Authorization sent")
 	}
+
+	// Reasoning models reject max_tokens (and go-openai refuses to send it): the limit goes as
+	// max_completion_tokens.
+	s, g, _ = measure(t, script{events: evs}, func(ep *config.Endpoint) { ep.Model = "o3-mini" })
+	outcome(t, s, OutcomeOK, "")
+	if b := g.requests()[0].body; b["max_completion_tokens"] != 64.0 || b["max_tokens"] != nil {
+		t.Errorf("body %v", b)
+	}
 }
 
 func TestTransportErrors(t *testing.T) {

@@ -33,7 +33,7 @@ func TestRetryAfter(t *testing.T) {
 func decodeAll(raws ...string) Sample {
 	s := newSample(testEP())
 	var d decoder
-	d.init(&s, nil)
+	d.init(&s, nil, 0)
 	for i, r := range raws {
 		if d.add(time.Duration(i+1)*time.Millisecond, []byte(r)) {
 			break

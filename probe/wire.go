@@ -136,12 +136,11 @@ type decoder struct {
 	badChunk     string
 }
 
-func (d *decoder) init(s *Sample, onDelta func(Delta)) {
+// init prepares d for one stream; maxTokens sizes the chunk slice (one chunk per token,
+// plus role, finish and usage chunks) so that it rarely grows.
+func (d *decoder) init(s *Sample, onDelta func(Delta), maxTokens int) {
 	d.s, d.onDelta = s, onDelta
-	capHint := 64
-	if s != nil {
-		s.Chunks = make([]Chunk, 0, capHint)
-	}
+	s.Chunks = make([]Chunk, 0, min(max(maxTokens+4, 16), 4096))
 }
 
 // add accounts one raw data chunk that arrived at offset at; stop reports that the stream
