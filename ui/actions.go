@@ -225,17 +225,22 @@ func (m *Model) startStream(race bool) tea.Cmd {
 		return m.setNotice("type a prompt first (/)", true)
 	}
 	m.str.Blur()
+	var id uint64
+	eps := []int{m.sel}
 	if race {
-		id := m.eng.Race(prompt)
-		all := make([]int, len(m.eps))
-		for i := range all {
-			all[i] = i
+		id = m.eng.Race(prompt)
+		eps = make([]int, len(m.eps))
+		for i := range eps {
+			eps[i] = i
 		}
-		m.str.Begin(id, true, all, m.eps, m.now())
 	} else {
-		id := m.eng.Stream(m.sel, prompt)
-		m.str.Begin(id, false, []int{m.sel}, m.eps, m.now())
+		id = m.eng.Stream(m.sel, prompt)
 	}
+	if id == 0 { // the Runner has stopped
+		m.renderAll()
+		return m.setNotice("could not start the stream: the probes have stopped", true)
+	}
+	m.str.Begin(id, race, eps, m.eps, m.now())
 	m.renderAll()
 	return nil
 }

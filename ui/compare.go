@@ -65,6 +65,15 @@ type compareView struct {
 	offset  int  // first numeric column shown (←/→ scroll)
 	shown   int  // numeric columns shown at the last render
 	order   []int
+	key     compareKey
+	body    string
+}
+
+// compareKey is what the table was drawn from; equal keys mean nothing to redraw.
+type compareKey struct {
+	w, h, sel, sortCol, offset int
+	reverse                    bool
+	snap                       uint64
 }
 
 func newCompareView(st *Styles, n int) *compareView {
@@ -178,6 +187,11 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 
 // Render draws the table and, when there is room, the bars.
 func (c *compareView) Render(f *frame) string {
+	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.offset, c.reverse, f.snapVer}
+	if k == c.key && c.body != "" {
+		return c.body
+	}
+	c.key = k
 	s := c.styles
 	eps := f.snap.Endpoints
 	c.sortOrder(eps)
@@ -294,7 +308,8 @@ func (c *compareView) Render(f *frame) string {
 	if bars := c.bars(eps, room, nameW); bars != "" {
 		lines = append(lines, "", bars)
 	}
-	return fit(strings.Join(lines, "\n"), c.w, c.h)
+	c.body = fit(strings.Join(lines, "\n"), c.w, c.h)
+	return c.body
 }
 
 // legend explains units and markers, as long as the width allows.

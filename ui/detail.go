@@ -257,9 +257,13 @@ func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) s
 			label = ">" + ms(itlBuckets[len(itlBuckets)-2])
 		}
 		share := 100 * float64(r.count) / float64(len(st.gaps))
+		shareText := pct(share) + "%"
+		if share > 0 && share < 0.1 {
+			shareText = "<0.1%"
+		}
 		barW := max(1, w-7-7)
 		out = append(out, padLeft(label, 6)+" "+s.BarITL.Render(padRight(bar(float64(r.count), float64(top), barW), barW))+
-			padLeft(pct(share)+"%", 7))
+			padLeft(shareText, 7))
 	}
 	return strings.Join(out, "\n")
 }

@@ -319,7 +319,8 @@ func (v *streamView) renderPane(p *streamPane, w, h int, f *frame) string {
 	case !p.started.IsZero():
 		status, statusStyle = "sent", s.StatusIdle
 	}
-	if el := v.paneElapsed(p, f.now); el != "" {
+	// Elapsed time goes next to the status unless the name would have to shrink for it.
+	if el := v.paneElapsed(p, f.now); el != "" && ansi.StringWidth(p.name+" "+status+" "+el) <= iw {
 		status += " " + el
 	}
 	title := spread(s.Title.Render(p.name), statusStyle.Render(status), iw)
