@@ -47,3 +47,38 @@ func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
 		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
+
+// TestDeltaFloodKeepsKeysResponsive floods the event channel with stream deltas: key presses
+// must still be handled (events are read in bounded batches, drawing is throttled).
+func TestDeltaFloodKeepsKeysResponsive(t *testing.T) {
+	eng := newFakeEngine()
+	eps := testEndpoints(2)
+	events := make(chan probe.Event, 1024)
+	m := New(eng, eps, events, Options{Now: pinned})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	tm.Send(keyMsg("4"))
+	tm.Send(keyMsg("ctrl+r")) // stream id 1
+	waitFor(t, tm, "race #1")
+
+	stop := make(chan struct{})
+	flooded := make(chan struct{})
+	go func() {
+		defer close(flooded)
+		at := t0
+		for i := 0; ; i++ {
+			at = at.Add(time.Millisecond)
+			select {
+			case events <- &probe.Delta{Endpoint: i % 2, Stream: 1, At: at, Text: "tok "}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	tm.Send(keyMsg("2"))
+	waitFor(t, tm, "ttft p50")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	close(stop)
+	<-flooded
+	close(events)
+}
