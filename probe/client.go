@@ -29,6 +29,10 @@ var (
 	errDrain    = errors.New("body not ended after [DONE]")
 )
 
+// resolver resolves endpoint host names. Tests replace it so that a DNS failure can be
+// provoked without a query ever leaving the machine.
+var resolver = net.DefaultResolver
+
 // Client sends streamed chat completions to one endpoint and turns each into a Sample.
 // It is safe for concurrent use; all requests share one connection pool.
 type Client struct {
@@ -43,7 +47,7 @@ type Client struct {
 func NewClient(ep config.Endpoint) *Client {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   maxIdlePerHost,
 		IdleConnTimeout:       90 * time.Second,

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -541,8 +542,14 @@ func TestTransportErrors(t *testing.T) {
 	s := one(ep)
 	outcome(t, s, OutcomeError, ErrConnect)
 
+	// A resolver with no reachable DNS server: the lookup fails here, nothing leaves the machine.
+	saved := resolver
+	resolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS server in tests")
+	}}
 	ep.BaseURL = "http://tokscope-no-such-host.invalid/v1"
 	s = one(ep)
+	resolver = saved
 	outcome(t, s, OutcomeError, ErrDNS)
 
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
