@@ -27,7 +27,8 @@ type Record struct {
 	Seq        uint64    `json:"seq"`
 	Warmup     bool      `json:"warmup"`
 	ResponseID string    `json:"response_id"`
-	Start      time.Time `json:"start"` // RFC 3339 with nanoseconds, wall clock of t0
+	Stream     uint64    `json:"stream,omitempty"` // interactive stream/race id; 0 for probe requests
+	Start      time.Time `json:"start"`            // RFC 3339 with nanoseconds, wall clock of t0
 
 	QueueMS     float64  `json:"queue_ms"`
 	DNSMS       *float64 `json:"dns_ms"`
@@ -173,7 +174,7 @@ func fromCount(p *int) int {
 // FromSample converts a finished request into its Record, derived metrics included.
 func FromSample(s *probe.Sample) Record {
 	r := Record{
-		Endpoint: s.Endpoint, Model: s.Model, Seq: s.Seq, Warmup: s.Warmup, ResponseID: s.ResponseID,
+		Endpoint: s.Endpoint, Model: s.Model, Seq: s.Seq, Warmup: s.Warmup, ResponseID: s.ResponseID, Stream: s.Stream,
 		Start:   s.Start,
 		QueueMS: durMS(s.Queue),
 		DNSMS:   instant(s.DNS), ConnectMS: instant(s.Connect), TLSMS: instant(s.TLS), Reused: s.Reused,
@@ -211,7 +212,7 @@ func FromSample(s *probe.Sample) Record {
 func (r Record) Sample() probe.Sample {
 	chunks := slices.Clone([]probe.Chunk(r.Chunks))
 	return probe.Sample{
-		Endpoint: r.Endpoint, Model: r.Model, Seq: r.Seq, Warmup: r.Warmup, ResponseID: r.ResponseID,
+		Endpoint: r.Endpoint, Model: r.Model, Seq: r.Seq, Warmup: r.Warmup, ResponseID: r.ResponseID, Stream: r.Stream,
 		Start: r.Start,
 		Queue: msDur(r.QueueMS),
 		DNS:   fromInstant(r.DNSMS), Connect: fromInstant(r.ConnectMS), TLS: fromInstant(r.TLSMS), Reused: r.Reused,

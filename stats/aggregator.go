@@ -333,6 +333,9 @@ func (a *Aggregator) Add(s *probe.Sample) {
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
 func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
+	if s.Stream != 0 { // an interactive stream/race request: its prompt is not the probe's
+		return
+	}
 	e := a.eps[ep]
 	if s.Warmup {
 		e.warmups++
