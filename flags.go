@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and --log).
+type options struct {
+	configFile  string
+	urls        []string
+	models      []string
+	apiKeyEnv   string
+	prompt      string
+	maxTokens   int
+	concurrency int
+	interval    time.Duration
+	timeout     time.Duration
+	demo        bool
+	noTUI       bool
+	requests    int
+	duration    time.Duration
+	output      string
+	record      string
+	warmup      int
+	logFile     string
+	version     bool
+
+	set func(name string) bool // whether a flag was given on the command line
+}
+
+// usageError is a bad command line: printed as one line on stderr, exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+var outputFormats = []string{"table", "json", "csv"}
+
+// parseFlags parses args; it returns pflag.ErrHelp after printing usage for -h/--help.
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := pflag.NewFlagSet("tokscope", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard) // errors are reported by us, one line each
+	fs.StringVarP(&o.configFile, "config", "c", "", "config file (else $TOKSCOPE_CONFIG, $XDG_CONFIG_HOME/tokscope/config.yaml, the user config dir)")
+	fs.StringArrayVarP(&o.urls, "url", "u", nil, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable)")
+	fs.StringArrayVarP(&o.models, "model", "m", nil, "model for the --url at the same position (repeatable)")
+	fs.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the key for --url endpoints")
+	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt text")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "output token limit per request (default 256)")
+	fs.IntVarP(&o.concurrency, "concurrency", "n", 0, "streams in flight per endpoint (default 1)")
+	fs.DurationVarP(&o.interval, "interval", "i", 0, "pause between requests of one stream (default 1s)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "deadline per request (default 2m)")
+	fs.BoolVar(&o.demo, "demo", false, "monitor built-in simulated endpoints (no server needed)")
+	fs.BoolVar(&o.noTUI, "no-tui", false, "run headless, then print a summary")
+	fs.IntVar(&o.requests, "requests", 0, "stop after N finished requests per endpoint")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after D (0 = until interrupted)")
+	fs.StringVarP(&o.output, "output", "o", "table", "summary format with --no-tui: table | json | csv")
+	fs.StringVar(&o.record, "record", "", "append one JSON line per finished request, with per-chunk arrival offsets")
+	fs.IntVar(&o.warmup, "warmup", 1, "warm-up requests per endpoint, not counted in statistics")
+	fs.StringVar(&o.logFile, "log", "", "write debug logs to FILE (never to the terminal)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stderr, "Usage: tokscope [flags]\n\n%s", fs.FlagUsages())
+			return nil, err
+		}
+		return nil, &usageError{msg: err.Error()}
+	}
+	o.set = fs.Changed
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	}
+	return o, o.check()
+}
+
+// check rejects invalid values with one line naming the flag and what it accepts.
+func (o *options) check() error {
+	if !slices.Contains(outputFormats, o.output) {
+		return usagef("invalid value %q for --output: accepted values are %s", o.output, strings.Join(outputFormats, ", "))
+	}
+	positive := []struct {
+		name string
+		v    int
+	}{{"max-tokens", o.maxTokens}, {"concurrency", o.concurrency}}
+	for _, p := range positive {
+		if o.set(p.name) && p.v < 1 {
+			return usagef("invalid value %d for --%s: must be a whole number ≥ 1", p.v, p.name)
+		}
+	}
+	if o.requests < 0 {
+		return usagef("invalid value %d for --requests: must be ≥ 0 (0 = no limit)", o.requests)
+	}
+	if o.warmup < 0 {
+		return usagef("invalid value %d for --warmup: must be ≥ 0", o.warmup)
+	}
+	durations := []struct {
+		name string
+		v    time.Duration
+		min  time.Duration
+	}{{"interval", o.interval, 0}, {"timeout", o.timeout, 1}, {"duration", o.duration, 0}}
+	for _, d := range durations {
+		if o.set(d.name) && d.v < d.min {
+			return usagef("invalid value %s for --%s: must be a positive duration like 500ms, 2s, 1m", d.v, d.name)
+		}
+	}
+	if len(o.models) > len(o.urls) {
+		return usagef("--model given %d times but --url only %d: each --model pairs with the --url at the same position", len(o.models), len(o.urls))
+	}
+	if len(o.urls) > 0 && len(o.models) < len(o.urls) {
+		return usagef("--url %s has no --model: give one --model per --url, in the same order", o.urls[len(o.models)])
+	}
+	if o.demo && len(o.urls) > 0 {
+		return usagef("--demo and --url exclude each other: --demo monitors built-in simulated endpoints")
+	}
+	if o.noTUI && o.requests == 0 && !o.set("duration") {
+		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
+	}
+	return nil
+}

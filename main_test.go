@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tokscope/sim"
+)
+
+// binary is the tokscope executable built once for the end-to-end tests in this file.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tokscope-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "tokscope")
+	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building tokscope: %v\n%s", err, out)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func runBinary(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("tokscope %v did not finish in 90s; stderr: %s", args, errOut.String())
+	}
+	return result{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
+}
+
+func TestHeadlessJSONAgainstSimulator(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "m-a", TTFT: 20 * time.Millisecond, TokensPerSecond: 400, TokensPerChunk: 1, MaxTokens: 20},
+		sim.Profile{Name: "b", Model: "m-b", TTFT: 40 * time.Millisecond, TokensPerSecond: 200, TokensPerChunk: 2, MaxTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	r := runBinary(t, nil, "--no-tui", "-o", "json", "--requests", "3", "-i", "0s",
+		"-u", srv.BaseURL("a"), "-m", "m-a", "-u", srv.BaseURL("b"), "-m", "m-b")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	var doc struct {
+		Endpoints []map[string]any `json:"endpoints"`
+	}
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, r.stdout)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON document:\n%s", r.stdout)
+	}
+	if len(doc.Endpoints) != 2 {
+		t.Fatalf("want 2 endpoints, got %d", len(doc.Endpoints))
+	}
+	keys := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "error_kinds", "token_source",
+		"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk"}
+	for _, ep := range doc.Endpoints {
+		for _, k := range keys {
+			if _, ok := ep[k]; !ok {
+				t.Errorf("endpoint %v lacks %q", ep["name"], k)
+			}
+		}
+		if len(ep) != len(keys) {
+			t.Errorf("endpoint %v has %d keys, the contract has %d", ep["name"], len(ep), len(keys))
+		}
+		if ep["requests"] != json.Number("3") || ep["ok"] != json.Number("3") {
+			t.Errorf("endpoint %v: requests %v ok %v, want 3 and 3", ep["name"], ep["requests"], ep["ok"])
+		}
+		if ep["token_source"] != "usage" {
+			t.Errorf("endpoint %v: token_source %v, want usage", ep["name"], ep["token_source"])
+		}
+		ttft := ep["ttft_ms"].(map[string]any)
+		p50, _ := ttft["p50"].(json.Number).Float64()
+		if p50 < 20 || p50 > 1000 {
+			t.Errorf("endpoint %v: ttft p50 %.1f ms, scheduled ≥ 20 ms", ep["name"], p50)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"boom","type":"server_error"}}`)
+	}))
+	defer failing.Close()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("endpoints:\n  - name: x\n    base_url: http://127.0.0.1:1/v1\n    model: m\n    colour: blue\n"), 0o600)
+
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"unknown flag", []string{"--frobnicate"}, 2, "frobnicate"},
+		{"bad output", []string{"--demo", "--no-tui", "--requests", "1", "-o", "xml"}, 2, "--output"},
+		{"bad concurrency", []string{"--demo", "-n", "0"}, 2, "--concurrency"},
+		{"url without model", []string{"-u", "http://127.0.0.1:1/v1"}, 2, "--model"},
+		{"config unknown key", []string{"-c", bad, "--no-tui", "--requests", "1"}, 2, bad + ":5:5"},
+		{"failing endpoint", []string{"--no-tui", "--requests", "2", "--warmup", "0", "-i", "0s", "-u", failing.URL + "/v1", "-m", "m"}, 1, ""},
+		{"version", []string{"--version"}, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runBinary(t, nil, c.args...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", r.code, c.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.stderr) {
+				t.Errorf("stderr %q does not mention %q", r.stderr, c.stderr)
+			}
+		})
+	}
+}
+
+// TestKeyNeverLeaks runs full headless runs with a key in the environment, against a healthy
+// endpoint and against one that echoes the Authorization header back in its error body, and
+// greps every output: stdout in each format, stderr, the record file and the log file.
+func TestKeyNeverLeaks(t *testing.T) {
+	const key = "sk-tokscope-test-5f1c9e0d2b7a4c3e"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`,
+			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer echo.Close()
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "ok", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 500, TokensPerChunk: 1, MaxTokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	dir := t.TempDir()
+	for _, format := range []string{"json", "csv", "table"} {
+		record := filepath.Join(dir, format+".jsonl")
+		logFile := filepath.Join(dir, format+".log")
+		r := runBinary(t, []string{"TOKSCOPE_TEST_KEY=" + key}, "--no-tui", "-o", format, "--requests", "2", "-i", "0s",
+			"--api-key-env", "TOKSCOPE_TEST_KEY", "--record", record, "--log", logFile,
+			"-u", srv.BaseURL("ok"), "-m", "m", "-u", echo.URL+"/v1", "-m", "m")
+		if r.code != 1 {
+			t.Errorf("%s: exit %d, want 1 (the echo endpoint fails); stderr %s", format, r.code, r.stderr)
+		}
+		outputs := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
+		for _, f := range []string{record, logFile} {
+			b, err := os.ReadFile(f)
+			if err != nil && f == record {
+				t.Fatalf("%s: record not written: %v", format, err)
+			}
+			outputs[filepath.Base(f)] = string(b)
+		}
+		if !strings.Contains(outputs[filepath.Base(record)], "http_401") {
+			t.Errorf("%s: the record does not hold the 401 (test would prove nothing): %s", format, outputs[filepath.Base(record)])
+		}
+		for name, text := range outputs {
+			for _, needle := range []string{key, key[8:], "Bearer "} {
+				if strings.Contains(text, needle) {
+					t.Errorf("%s: %s contains %q:\n%s", format, name, needle, text)
+				}
+			}
+		}
+	}
+}
