@@ -104,7 +104,7 @@ func TestLayoutProperty(t *testing.T) {
 		{"typing", []string{"/"}},
 		{"help", []string{"?"}},
 	}
-	for _, n := range []int{1, 4, 8} {
+	for _, n := range []int{0, 1, 4, 8} {
 		for _, v := range views {
 			m, _ := newTestModel(t, n, 80, 24, 12)
 			m = press(t, m, v.keys...)
