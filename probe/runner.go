@@ -20,8 +20,11 @@ type Options struct {
 	Deltas   bool          // emit Delta events for background requests too (interactive streams always emit)
 	// OnDone is called from worker goroutines for every finished request (warm-ups and
 	// interactive ones too: see Sample.Warmup and Sample.Stream); must be goroutine-safe.
-	OnDone      []func(*Sample)
-	EventBuffer int // channel capacity, default 4096
+	OnDone []func(*Sample)
+	// OnStart and OnEnd bracket every request, reported or not (a request cancelled by a
+	// stop gets OnEnd but no OnDone), so in-flight gauges cannot drift. Goroutine-safe.
+	OnStart, OnEnd []func(endpoint string, seq uint64)
+	EventBuffer    int // channel capacity, default 4096
 }
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
@@ -518,7 +521,9 @@ func (l *lane) once(warm bool) (Sample, bool) {
 	if r.opts.Deltas {
 		onDelta = l.deltaSink(seq, 0)
 	}
+	l.hooks(r.opts.OnStart, seq)
 	s := l.client.Do(l.ctx, l.ep.Prompt, onDelta)
+	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
 	l.end(&s)
 
@@ -558,13 +563,21 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	r := l.r
 	seq := l.seq.Add(1)
 	r.send(ctx, &Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
+	l.hooks(r.opts.OnStart, seq)
 	s := l.client.Do(ctx, prompt, l.deltaSink(seq, id))
+	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Stream = seq, id
 	if isRateLimited(&s) {
 		l.rateLimit(&s) // the limit applies to the key, whoever hit it
 		l.publish()
 	}
 	l.report(&s, id)
+}
+
+func (l *lane) hooks(fs []func(string, uint64), seq uint64) {
+	for _, f := range fs {
+		f(l.ep.Name, seq)
+	}
 }
 
 func (l *lane) report(s *Sample, stream uint64) {
