@@ -19,22 +19,84 @@ func BootstrapMedianDiff(a, b []float64, iters int, rng *rand.Rand) (diff, lo, h
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(1, 2))
 	}
-	bufA := slices.Clone(a)
-	bufB := slices.Clone(b)
-	diff = median(bufA) - median(bufB)
+	ra, rb := newResampler(a), newResampler(b)
+	diff = ra.median() - rb.median()
 
 	diffs := make([]float64, iters)
 	for i := range diffs {
-		for j := range bufA {
-			bufA[j] = a[rng.IntN(len(a))]
-		}
-		for j := range bufB {
-			bufB[j] = b[rng.IntN(len(b))]
-		}
-		diffs[i] = median(bufA) - median(bufB)
+		ma := ra.resampleMedian(rng)
+		diffs[i] = ma - rb.resampleMedian(rng)
 	}
 	slices.Sort(diffs)
 	return diff, quantile(diffs, 0.025), quantile(diffs, 0.975), true
+}
+
+// resampler draws bootstrap resamples of one set and returns their medians in O(n) each,
+// without sorting: a draw of index j counts one more copy of v's rank[j]-th smallest value, and
+// the median is found by walking the counts. The draws (one rng.IntN(n) per element, in
+// order) are those of the plain resample-and-sort method, so the result is the same.
+type resampler struct {
+	sorted []float64 // the values, ascending
+	rank   []int     // rank[j]: position of v[j] in sorted
+	counts []int
+}
+
+func newResampler(v []float64) *resampler {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int {
+		switch {
+		case v[x] < v[y]:
+			return -1
+		case v[x] > v[y]:
+			return 1
+		}
+		return 0
+	})
+	r := &resampler{sorted: make([]float64, len(v)), rank: make([]int, len(v)), counts: make([]int, len(v))}
+	for pos, j := range idx {
+		r.sorted[pos] = v[j]
+		r.rank[j] = pos
+	}
+	return r
+}
+
+// median of the whole set.
+func (r *resampler) median() float64 {
+	n := len(r.sorted)
+	if n%2 == 1 {
+		return r.sorted[n/2]
+	}
+	return (r.sorted[n/2-1] + r.sorted[n/2]) / 2
+}
+
+// resampleMedian draws len(v) values with replacement and returns their median.
+func (r *resampler) resampleMedian(rng *rand.Rand) float64 {
+	n := len(r.sorted)
+	clear(r.counts)
+	for range n {
+		r.counts[r.rank[rng.IntN(n)]]++
+	}
+	// k-th smallest (0-based) of the resample, for k = (n-1)/2 and n/2.
+	lowK, highK := (n-1)/2, n/2
+	var low, high float64
+	seen := 0
+	for pos, c := range r.counts {
+		if c == 0 {
+			continue
+		}
+		if seen <= lowK && lowK < seen+c {
+			low = r.sorted[pos]
+		}
+		if seen <= highK && highK < seen+c {
+			high = r.sorted[pos]
+			break
+		}
+		seen += c
+	}
+	return (low + high) / 2
 }
 
 // median sorts v in place and returns its median (the mean of the two middle values for an
