@@ -81,11 +81,11 @@ func windowOf(d *[numMetrics]Dist) Window {
 
 // record adds every metric a counted Sample defines. Its cost is proportional to the
 // sample's chunk count and independent of how many samples came before.
-func (m *metricSet) record(s *probe.Sample) {
+func (m *metricSet) record(s *probe.Sample, ttftFrom probe.TTFTFrom) {
 	if d, ok := s.TTFB(); ok {
 		m[mTTFB].recordDur(d)
 	}
-	if d, ok := s.TTFT(); ok {
+	if d, ok := ttftFrom.TTFT(s); ok {
 		m[mTTFT].recordDur(d)
 	}
 	if d, ok := s.TTFA(); ok {
@@ -236,6 +236,7 @@ type endpoint struct {
 	decodeVal ring[float64]
 
 	backoff time.Duration
+	rl      rateLimits
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
 	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
@@ -258,6 +259,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 		errs:       newRing[ErrorRecord](recentErrorsLen),
 		ttftVals:   newRing[float64](reservoirLen),
 		decodeVal:  newRing[float64](reservoirLen),
+		rl:         noRateLimits(),
 	}
 	for i := range e.slots {
 		e.slots[i].m = newMetricSet()
@@ -282,6 +284,7 @@ func (e *endpoint) reset() {
 	e.ttftVals.reset()
 	e.decodeVal.reset()
 	e.backoff = 0
+	e.rl = noRateLimits()
 	e.version++
 }
 
@@ -294,6 +297,8 @@ type Aggregator struct {
 	eps     []*endpoint
 	byName  map[string]int
 	scratch series // reused to merge the recent slots of one metric
+	// ttftFrom is the instant TTFT is measured to (SetTTFTFrom); "" is first-token.
+	ttftFrom probe.TTFTFrom
 }
 
 // New returns an Aggregator with one (empty) entry per configured endpoint, in order.
@@ -333,6 +338,8 @@ func (a *Aggregator) Add(s *probe.Sample) {
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
 func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
+	// Rate limits apply to the key, whichever request saw them.
+	a.eps[ep].rl.observe(s)
 	if s.Stream != 0 { // an interactive stream/race request: its prompt is not the probe's
 		return
 	}
@@ -374,7 +381,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	e.outputToks += int64(s.Tokens)
 
 	e.version++
-	e.whole.record(s)
+	e.whole.record(s, a.ttftFrom)
 	done := doneAt(s)
 	sec := done.Unix()
 	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
@@ -382,9 +389,9 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	case !sl.used || sl.sec < sec:
 		sl.m.reset()
 		sl.sec, sl.used = sec, true
-		sl.m.record(s)
+		sl.m.record(s, a.ttftFrom)
 	case sl.sec == sec:
-		sl.m.record(s)
+		sl.m.record(s, a.ttftFrom)
 	default:
 		// The slot already holds a newer second: this sample finished more than
 		// RecentWindow before the newest one and belongs to the whole run only.
@@ -393,7 +400,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	a.addTokens(e, s)
 
 	p := Point{At: s.Start}
-	if d, ok := s.TTFT(); ok {
+	if d, ok := a.ttftFrom.TTFT(s); ok {
 		p.TTFT = ms(d)
 		e.ttftVals.push(p.TTFT)
 	}
@@ -490,7 +497,7 @@ func (a *Aggregator) Reset() {
 // Tokens reach the aggregate only when their request finishes, so a stream still in flight
 // is not yet in AggregateTPS; for streams longer than AggregateWindow the figure trails.
 func (a *Aggregator) Snapshot(now time.Time) Snapshot {
-	snap := Snapshot{At: now, Endpoints: make([]EndpointStats, len(a.eps))}
+	snap := Snapshot{At: now, TTFTFrom: a.ttftFrom.Name(), Endpoints: make([]EndpointStats, len(a.eps))}
 	for i, e := range a.eps {
 		snap.Endpoints[i] = a.endpointStats(e, now)
 	}
@@ -526,6 +533,7 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 	if last, ok := e.errs.last(); ok {
 		st.LastError = &last
 	}
+	e.rl.fill(&st)
 	return st
 }
 

@@ -505,7 +505,9 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		s.ReasoningTokens, s.FirstAnswer = 11, s.Chunks[12].At
 		a.Add(s)
 	}
-	a.Add(errSample(t0, "http_429"))
+	limited := errSample(t0, "http_429")
+	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens, limited.RetryAfter = 3, 1200, 2*time.Second
+	a.Add(limited)
 	tr := okSample(t0, 100*msD, 3, 10*msD, 3)
 	tr.Outcome = probe.OutcomeTruncated
 	a.Add(tr)

@@ -75,6 +75,16 @@ type EndpointStats struct {
 	Queue        Dist          // client queue time, ms (rate mode), every non-warm-up request
 	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
 
+	// The latest rate-limit headers any request of this endpoint carried (warm-ups and
+	// interactive requests included: limits belong to the key): remaining requests and tokens,
+	// -1 when no response has carried that header yet; RateLimitAt is when the response that
+	// carried the latest one started (zero if none). LastRetryAfter is the latest Retry-After
+	// given with a 429 (0 if none).
+	RateLimitRemainingRequests int
+	RateLimitRemainingTokens   int
+	RateLimitAt                time.Time
+	LastRetryAfter             time.Duration
+
 	// Raw per-request values of the last ≤1000 counted requests, oldest first, for
 	// head-to-head comparisons (BootstrapMedianDiff). Fresh copies: callers may sort them.
 	LastTTFT      []float64 // ms
@@ -85,6 +95,9 @@ type EndpointStats struct {
 type Snapshot struct {
 	At        time.Time
 	Endpoints []EndpointStats
+	// TTFTFrom names the instant TTFT figures are measured to: "first-token" (DESIGN.md's
+	// definition), "first-event" or "first-answer" (Aggregator.SetTTFTFrom).
+	TTFTFrom string
 }
 
 // Window lengths.
