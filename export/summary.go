@@ -85,6 +85,9 @@ type jsonEndpoint struct {
 
 type jsonSummary struct {
 	Endpoints []jsonEndpoint `json:"endpoints"`
+	// Beyond DESIGN.md's contract, added keys only (see headtohead.go).
+	TTFTFrom   string            `json:"ttft_from,omitempty"`
+	HeadToHead *[]jsonHeadToHead `json:"head_to_head,omitempty"`
 }
 
 // distColumns are the distributions of the summary, in output order, from the whole run.
@@ -136,6 +139,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 		}
 		out.Endpoints = append(out.Endpoints, je)
 	}
+	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // URLs keep their & and < > readable
 	return enc.Encode(out)
@@ -228,6 +232,7 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 			kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
 			fmt.Fprintf(tw, "  error kinds %s\n", strings.ReplaceAll(kinds, "=", ": "))
 		}
+		writeTableRateLimits(tw, e)
 		estimated := e.TokenSource == "estimate"
 		switch {
 		case e.TokenSource == "":
@@ -248,7 +253,10 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 		writeTableRow(tw, labelWidth, "max stall ms", e.Whole.MaxStall)
 		writeTableRow(tw, labelWidth, "tokens/chunk", e.Whole.TokensPerChunk)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeTableHeadToHead(w, &snap)
 }
 
 func writeTableRow(tw io.Writer, labelWidth int, label string, d stats.Dist) {

@@ -76,10 +76,10 @@ type EndpointStats struct {
 	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
 
 	// The latest rate-limit headers any request of this endpoint carried (warm-ups and
-	// interactive requests included: limits belong to the key): remaining requests and tokens,
-	// -1 when no response has carried that header yet; RateLimitAt is when the response that
-	// carried the latest one started (zero if none). LastRetryAfter is the latest Retry-After
-	// given with a 429 (0 if none).
+	// interactive requests included: limits belong to the key). RateLimitAt is when the
+	// request whose response carried them started; zero when none has yet, and then the two
+	// counts mean nothing. A count is -1 when that response lacked its header.
+	// LastRetryAfter is the latest Retry-After a response gave (0 if none).
 	RateLimitRemainingRequests int
 	RateLimitRemainingTokens   int
 	RateLimitAt                time.Time
