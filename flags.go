@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"tokscope/metrics"
 )
 
 // options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and --log).
@@ -31,6 +33,10 @@ type options struct {
 	warmup      int
 	logFile     string
 	version     bool
+
+	metricsListen string // serve Prometheus metrics on this address ("" = off)
+	listModels    bool   // print each endpoint's models and exit
+	calibrate     bool   // measure tokscope's own timing error against the simulator and exit
 
 	set func(name string) bool // whether a flag was given on the command line
 }
@@ -70,6 +76,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.warmup, "warmup", 1, "warm-up requests per endpoint, not counted in statistics")
 	fs.StringVar(&o.logFile, "log", "", "write debug logs to FILE (never to the terminal)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics at ADDR/metrics (a bare port binds 127.0.0.1)")
+	fs.BoolVar(&o.listModels, "list-models", false, "print the models each endpoint offers, then exit")
+	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -124,7 +133,12 @@ func (o *options) check() error {
 	if o.demo && len(o.urls) > 0 {
 		return usagef("--demo and --url exclude each other: --demo monitors built-in simulated endpoints")
 	}
-	if o.noTUI && o.requests == 0 && !o.set("duration") {
+	if o.metricsListen != "" {
+		if _, err := metrics.ListenAddr(o.metricsListen); err != nil {
+			return usagef("invalid value %q for --metrics-listen: %v (e.g. 9464, :9464, 127.0.0.1:9464)", o.metricsListen, err)
+		}
+	}
+	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil

@@ -64,12 +64,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg, cleanup, err := buildConfig(opts)
+	if opts.calibrate {
+		return runCalibrate(ctx, stdout, stderr)
+	}
+	cfg, cleanup, err := buildConfig(ctx, opts, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return exitUsage
 	}
 	defer cleanup()
+	if opts.listModels {
+		return listModels(ctx, cfg, stdout, stderr)
+	}
 
 	var recorder *export.Recorder
 	runOpts := probe.Options{Warmup: opts.warmup, Requests: opts.requests, Duration: opts.duration}
@@ -84,6 +90,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 				log.Printf("record: %v", err)
 			}
 		})
+	}
+	if opts.metricsListen != "" {
+		if err := serveMetrics(ctx, opts.metricsListen, cfg, &runOpts, stderr); err != nil {
+			fmt.Fprintf(stderr, "tokscope: %v\n", err)
+			return exitUsage
+		}
 	}
 	runner := probe.NewRunner(cfg.Endpoints, runOpts)
 
@@ -104,7 +116,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // buildConfig merges, in order of precedence, the flags, then --demo / --url or the config
 // file, then the defaults. cleanup stops the simulator when --demo started one.
-func buildConfig(o *options) (*config.Config, func(), error) {
+func buildConfig(ctx context.Context, o *options, stderr io.Writer) (*config.Config, func(), error) {
 	cleanup := func() {}
 	var cfg *config.Config
 	switch {
@@ -144,7 +156,12 @@ func buildConfig(o *options) (*config.Config, func(), error) {
 			path = found
 		}
 		if path == "" {
-			return nil, cleanup, errors.New(noEndpointsHelp)
+			found, err := discoverEndpoints(ctx, o, stderr)
+			if err != nil {
+				return nil, cleanup, err
+			}
+			cfg = found
+			break
 		}
 		loaded, err := config.Load(path)
 		if err != nil {
@@ -160,7 +177,8 @@ func buildConfig(o *options) (*config.Config, func(), error) {
 	return cfg, cleanup, nil
 }
 
-const noEndpointsHelp = `no endpoints to measure. Try one of:
+const noEndpointsHelp = `no endpoints to measure: no config file, no --url, and no local server answered on the
+usual ports (Ollama 11434, llama.cpp 8080, vLLM 8000, LM Studio 1234, SGLang 30000). Try one of:
   tokscope --demo                                           built-in simulated endpoints, no server needed
   tokscope --url http://127.0.0.1:8080/v1 --model llama3    one OpenAI-compatible endpoint
   tokscope --config tokscope.yaml                           endpoints from a config file (see README)`

@@ -1,0 +1,156 @@
+// Package calibrate measures tokscope's own timing error on this machine: it runs the
+// built-in simulator with a known schedule and compares what the probe measured with the
+// instants the simulator recorded when it flushed each chunk.
+//
+// It imports probe, config and sim; never stats, ui or the charm libraries.
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/sim"
+)
+
+// Level is one concurrency level to measure.
+type Level struct {
+	Concurrency int
+	Requests    int // finished requests per stream slot at this level
+}
+
+// DefaultLevels are what `tokscope --calibrate` runs: light, moderate and heavy load.
+var DefaultLevels = []Level{{1, 20}, {8, 6}, {32, 3}}
+
+// Profile is the simulator schedule calibration runs against: a decode speed like a fast GPU
+// server, one token per chunk so every chunk is a timing point.
+var Profile = sim.Profile{Name: "calibrate", Model: "calibrate", TTFT: 50 * time.Millisecond,
+	TokensPerSecond: 200, TokensPerChunk: 1, MaxTokens: 64, RoleChunk: true, Seed: 1}
+
+// Result is the timing error at one level. Errors are measured − sent, in milliseconds: how
+// late tokscope saw a chunk after the simulator had flushed it.
+type Result struct {
+	Concurrency              int
+	Requests                 int
+	TTFTErrP50, TTFTErrP99   float64 // first token
+	ChunkErrP50, ChunkErrP99 float64 // every chunk
+	DecodeErrPct             float64 // mean |measured − sent| / sent decode tok/s, in percent
+}
+
+// Run measures every level in turn on a fresh simulator.
+func Run(ctx context.Context, levels []Level) ([]Result, error) {
+	srv, err := sim.Start(sim.Options{TrackSends: true}, Profile)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	var results []Result
+	for _, lv := range levels {
+		r, err := runLevel(ctx, srv, lv)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func runLevel(ctx context.Context, srv *sim.Server, lv Level) (Result, error) {
+	samples, err := measure(ctx, srv, lv)
+	if err != nil {
+		return Result{}, err
+	}
+	return compare(srv, lv.Concurrency, samples)
+}
+
+// measure runs one level and returns its counted samples.
+func measure(ctx context.Context, srv *sim.Server, lv Level) ([]probe.Sample, error) {
+	ep := config.NewEndpoint(srv.BaseURL(Profile.Name), Profile.Model)
+	ep.Name, ep.Concurrency, ep.Interval = "calibrate", lv.Concurrency, 0
+	var samples []probe.Sample
+	runner := probe.NewRunner([]config.Endpoint{ep}, probe.Options{Warmup: lv.Concurrency, Requests: lv.Requests * lv.Concurrency})
+	errc := make(chan error, 1)
+	go func() { errc <- runner.Run(ctx) }()
+	for ev := range runner.Events() {
+		if d, ok := ev.(*probe.Done); ok && d.Sample.Counted() {
+			samples = append(samples, d.Sample)
+		}
+	}
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return samples, ctx.Err()
+}
+
+// compare matches each sample's chunks, in order, to the simulator's flushed frames.
+func compare(srv *sim.Server, concurrency int, samples []probe.Sample) (Result, error) {
+	var ttft, chunk []time.Duration
+	var decodeErr []float64
+	for i := range samples {
+		s := &samples[i]
+		sends := srv.Sends(s.ResponseID)
+		if len(sends) != len(s.Chunks) {
+			continue // a frame the probe did not see as a chunk: cannot pair by index
+		}
+		firstTok, lastTok := -1, -1
+		for j, f := range sends {
+			chunk = append(chunk, s.Start.Add(s.Chunks[j].At).Sub(f.At))
+			if f.Kind == sim.FrameContent || f.Kind == sim.FrameReasoning {
+				if firstTok < 0 {
+					firstTok = j
+				}
+				lastTok = j
+			}
+		}
+		if firstTok < 0 {
+			continue
+		}
+		ttft = append(ttft, s.Start.Add(s.FirstToken).Sub(sends[firstTok].At))
+		measured, ok := s.DecodeRate()
+		sentSpan := sends[lastTok].At.Sub(sends[firstTok].At)
+		if ok && sentSpan > 0 && s.Tokens > 1 {
+			sent := float64(s.Tokens-1) / sentSpan.Seconds()
+			decodeErr = append(decodeErr, 100*abs(measured-sent)/sent)
+		}
+	}
+	if len(ttft) == 0 {
+		return Result{}, fmt.Errorf("concurrency %d: no request could be matched to the simulator's send times", concurrency)
+	}
+	r := Result{Concurrency: concurrency, Requests: len(ttft)}
+	r.TTFTErrP50, r.TTFTErrP99 = quantileMs(ttft, 0.50), quantileMs(ttft, 0.99)
+	r.ChunkErrP50, r.ChunkErrP99 = quantileMs(chunk, 0.50), quantileMs(chunk, 0.99)
+	for _, e := range decodeErr {
+		r.DecodeErrPct += e / float64(len(decodeErr))
+	}
+	return r, nil
+}
+
+// quantileMs is the nearest-rank quantile in milliseconds.
+func quantileMs(d []time.Duration, q float64) float64 {
+	slices.Sort(d)
+	i := max(0, min(len(d)-1, int(q*float64(len(d))+0.999999)-1))
+	return float64(d[i].Microseconds()) / 1000
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// WriteTable prints results for people, one row per level.
+func WriteTable(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "concurrency\trequests\tTTFT err p50 ms\tTTFT err p99 ms\tchunk err p50 ms\tchunk err p99 ms\tdecode tok/s err %\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t\n", r.Concurrency, r.Requests,
+			r.TTFTErrP50, r.TTFTErrP99, r.ChunkErrP50, r.ChunkErrP99, r.DecodeErrPct)
+	}
+	return tw.Flush()
+}

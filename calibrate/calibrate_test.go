@@ -1,0 +1,70 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"tokscope/sim"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// On loopback the probe sees each chunk well under a few ms after the simulator flushed it
+// (DESIGN.md measured 60–150 µs p50); the bounds are loose for a loaded 2-core machine under
+// -race but fail if chunks are paired with the wrong send times (off by one chunk = 5 ms).
+func TestRunMeasuresSmallError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	results, err := Run(ctx, []Level{{1, 4}, {4, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2", len(results))
+	}
+	for _, r := range results {
+		if r.Requests < r.Concurrency {
+			t.Errorf("c=%d: only %d requests matched", r.Concurrency, r.Requests)
+		}
+		if r.TTFTErrP50 < -1 || r.TTFTErrP50 > 4 || r.ChunkErrP50 < -1 || r.ChunkErrP50 > 4 {
+			t.Errorf("c=%d: error p50 TTFT %.3f ms, chunk %.3f ms: outside [-1, 4] ms", r.Concurrency, r.TTFTErrP50, r.ChunkErrP50)
+		}
+		if r.DecodeErrPct > 10 {
+			t.Errorf("c=%d: decode tok/s error %.2f %%", r.Concurrency, r.DecodeErrPct)
+		}
+	}
+	var out bytes.Buffer
+	if err := WriteTable(&out, results); err != nil || !strings.Contains(out.String(), "TTFT err p99 ms") || strings.Count(out.String(), "\n") != 3 {
+		t.Errorf("table: %v\n%s", err, out.String())
+	}
+}
+
+// compare must see lateness: shift every measured instant by 7 ms and the error follows.
+func TestCompareSeesShift(t *testing.T) {
+	srv, err := sim.Start(sim.Options{TrackSends: true}, Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	samples, err := measure(ctx, srv, Level{Concurrency: 1, Requests: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range samples {
+		samples[i].Start = samples[i].Start.Add(7 * time.Millisecond)
+	}
+	shifted, err := compare(srv, 1, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shifted.TTFTErrP50 < 6 || shifted.ChunkErrP50 < 6 {
+		t.Errorf("a 7 ms shift shows as TTFT %.3f ms, chunk %.3f ms", shifted.TTFTErrP50, shifted.ChunkErrP50)
+	}
+}
