@@ -197,10 +197,11 @@ func (m *Model) resetStats() tea.Cmd {
 	for _, st := range m.states {
 		st.reset()
 	}
+	m.h2h.reset()
 	m.takeSnapshot()
 	m.statsDirty = false
 	m.renderBody()
-	return m.setNotice("statistics reset", false)
+	return tea.Batch(m.setNotice("statistics reset", false), m.refreshHeadToHead())
 }
 
 func (m *Model) sort(reverse bool) tea.Cmd {

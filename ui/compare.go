@@ -67,13 +67,14 @@ type compareView struct {
 	order   []int
 	key     compareKey
 	body    string
+	h2h     *headToHead // shared with the Model, which fills it; nil shows no section
 }
 
 // compareKey is what the table was drawn from; equal keys mean nothing to redraw.
 type compareKey struct {
 	w, h, sel, sortCol, offset int
 	reverse                    bool
-	snap                       uint64
+	snap, h2h                  uint64
 }
 
 func newCompareView(st *Styles, n int) *compareView {
@@ -187,7 +188,11 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 
 // Render draws the table and, when there is room, the bars.
 func (c *compareView) Render(f *frame) string {
-	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.offset, c.reverse, f.snapVer}
+	var h2hVer uint64
+	if c.h2h != nil {
+		h2hVer = c.h2h.version
+	}
+	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.offset, c.reverse, f.snapVer, h2hVer}
 	if k == c.key && c.body != "" {
 		return c.body
 	}
@@ -303,7 +308,11 @@ func (c *compareView) Render(f *frame) string {
 	}
 	lines = append(lines, s.Muted.Render(c.legend()))
 
-	// Bars, if there is room below the table.
+	// Head-to-head against the best, then bars, as far as there is room below the table.
+	if h2h := c.h2hTable(eps, c.order, c.h-len(lines)-3, c.w); len(h2h) > 0 {
+		lines = append(lines, "")
+		lines = append(lines, h2h...)
+	}
 	room := c.h - len(lines) - 1
 	if bars := c.bars(eps, room, nameW); bars != "" {
 		lines = append(lines, "", bars)

@@ -175,6 +175,7 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) 
 			}
 		}
 	}
+	phases = append(phases, rateLimitLines(s, es, w)...)
 	var errs []string
 	if len(es.RecentErrors) > 0 {
 		errs = append(errs, s.Label.Render("recent errors"))

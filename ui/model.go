@@ -34,6 +34,10 @@ type Options struct {
 	Now func() time.Time
 	// Prompt is the stream view's initial prompt; "" means config.DefaultPrompt.
 	Prompt string
+	// TTFTFrom is the instant TTFT figures are measured to; "" is first-token.
+	TTFTFrom probe.TTFTFrom
+	// Replay names the record file being replayed: the header says so instead of "stopped".
+	Replay string
 }
 
 // frame is what a view draws from.
@@ -68,6 +72,7 @@ type Model struct {
 	showHelp      bool
 	stopped       bool // the event channel was closed
 	started       time.Time
+	replay        string
 
 	notice    string
 	noticeBad bool
@@ -77,6 +82,7 @@ type Model struct {
 	redrawArmed             bool
 	lastData                time.Time // last Done, for draining the aggregate tok/s window
 
+	h2h  *headToHead // compare view's head-to-head rows, computed in a Cmd
 	dash *dashboard
 	cmp  *compareView
 	det  *detailView
@@ -105,7 +111,9 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		keys:    DefaultKeyMap(),
 		styles:  &st,
 		help:    help.New(),
-		agg:     newStatistics(eps),
+		agg:     newStatistics(eps, opts.TTFTFrom),
+		h2h:     &headToHead{},
+		replay:  opts.Replay,
 		states:  make([]*endpointState, len(eps)),
 		started: now(),
 	}
@@ -122,6 +130,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	}
 	m.dash = newDashboard(m.styles, len(eps))
 	m.cmp = newCompareView(m.styles, len(eps))
+	m.cmp.h2h = m.h2h
 	m.det = newDetailView(m.styles)
 	m.str = newStreamView(m.styles, prompt)
 	m.takeSnapshot()
@@ -163,10 +172,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case redrawMsg:
 		m.redrawArmed = false
 		m.flush()
-		return nil
+		return m.refreshHeadToHead()
 	case clockMsg:
 		m.handleClock()
-		return tickClock()
+		return tea.Batch(tickClock(), m.refreshHeadToHead())
+	case headToHeadMsg:
+		return m.handleHeadToHead(msg)
 	case clearNoticeMsg:
 		if msg.id == m.noticeID && m.notice != "" {
 			m.notice = ""
@@ -402,7 +413,10 @@ func (m *Model) renderHeader() {
 		}
 	}
 	right := s.Clock.Render(m.now().Format("15:04:05"))
-	if m.stopped {
+	switch {
+	case m.replay != "":
+		right = s.Notice.Render("replay "+m.replay) + " " + right
+	case m.stopped:
 		right = s.Stopped.Render("■ stopped") + " " + right
 	}
 	m.header = spread(s.Header.Render("tokscope")+"  "+strings.Join(tabs, "  "), right, m.width)
@@ -451,5 +465,5 @@ func (m *Model) setView(v view) tea.Cmd {
 	m.view = v
 	m.showHelp = false
 	m.renderAll()
-	return nil
+	return m.refreshHeadToHead()
 }

@@ -1,0 +1,162 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"tokscope/probe"
+)
+
+// h2hResult runs a head-to-head Cmd (as bubbletea would, off the event loop) and returns its
+// message; it fails when cmd is not one.
+func h2hResult(t *testing.T, cmd tea.Cmd) headToHeadMsg {
+	t.Helper()
+	if cmd == nil {
+		t.Fatal("no head-to-head computation was started")
+	}
+	msg, ok := cmd().(headToHeadMsg)
+	if !ok {
+		t.Fatalf("the Cmd returned %T, want headToHeadMsg", msg)
+	}
+	return msg
+}
+
+func updateCmd(t *testing.T, m Model, msg tea.Msg) (Model, tea.Cmd) {
+	t.Helper()
+	next, cmd := m.Update(msg)
+	return next.(Model), cmd
+}
+
+// The compare view computes head-to-head rows in a Cmd when it is shown and the data changed,
+// never in Update or View, and shows them when the result comes back.
+func TestCompareHeadToHead(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			m, _ := newTestModel(t, 4, size[0], size[1], 30)
+			if m.h2h.inFlight {
+				t.Fatal("computed outside the compare view")
+			}
+			m, cmd := updateCmd(t, m, keyMsg("2"))
+			if strings.Contains(m.View(), "head-to-head") {
+				t.Fatal("rows shown before the computation returned")
+			}
+			msg := h2hResult(t, cmd)
+			m, cmd = updateCmd(t, m, msg)
+			if cmd != nil {
+				t.Error("recomputed although nothing changed")
+			}
+			view := m.View()
+			for _, want := range []string{"head-to-head vs best", "best", "slower"} {
+				if !strings.Contains(view, want) {
+					t.Errorf("compare view lacks %q:\n%s", want, view)
+				}
+			}
+			golden.RequireEqual(t, []byte(view))
+
+			// Same data: leaving and coming back starts nothing.
+			m = press(t, m, "1")
+			if _, cmd = updateCmd(t, m, keyMsg("2")); cmd != nil {
+				t.Error("recomputed on return without new data")
+			}
+		})
+	}
+}
+
+func TestHeadToHeadRecomputesOnNewDataAndDropsStaleResults(t *testing.T) {
+	m, _ := newTestModel(t, 3, 120, 40, 10)
+	m, cmd := updateCmd(t, m, keyMsg("2"))
+	first := h2hResult(t, cmd)
+
+	// New data while the first computation is in flight: nothing starts until it returns.
+	more := history(m.eps, 12)[30:] // seq 11 and 12 of each endpoint
+	m = update(t, m, eventsMsg{events: more})
+	m, cmd = updateCmd(t, m, redrawMsg{})
+	if cmd != nil {
+		t.Fatal("a second computation started while one is in flight")
+	}
+	m, cmd = updateCmd(t, m, first)
+	second := h2hResult(t, cmd) // the result came back: the changed data is computed next
+	m = update(t, m, second)
+	v := m.h2h.version
+
+	// Reset drops results computed before it.
+	m = update(t, m, eventsMsg{events: history(m.eps, 13)[36:]})
+	m, cmd = updateCmd(t, m, redrawMsg{})
+	stale := h2hResult(t, cmd)
+	m = press(t, m, "r")
+	m, _ = updateCmd(t, m, stale)
+	if m.h2h.computed || len(m.h2h.rows) != 0 || m.h2h.version == v {
+		t.Errorf("a result from before the reset was kept: %+v", m.h2h)
+	}
+	if strings.Contains(m.View(), "slower") {
+		t.Errorf("stale verdicts shown after reset:\n%s", m.View())
+	}
+}
+
+func TestHeadToHeadNeedsTwoEndpoints(t *testing.T) {
+	m, _ := newTestModel(t, 1, 100, 30, 10)
+	if _, cmd := updateCmd(t, m, keyMsg("2")); cmd != nil {
+		t.Error("head-to-head with one endpoint")
+	}
+}
+
+// A replay: no engine, events fed then closed; the header names the file, engine keys say
+// they are unavailable.
+func TestReplayWithoutEngine(t *testing.T) {
+	eps := testEndpoints(2)
+	evs := history(eps, 5)
+	ch := make(chan probe.Event, len(evs))
+	for _, ev := range evs {
+		ch <- ev
+	}
+	close(ch)
+	m := New(nil, eps, ch, Options{Now: pinned, Replay: "run.jsonl"})
+	m = update(t, m, resize(100, 30))
+	m = update(t, m, waitForEvent(ch, nil)())
+	m = update(t, m, redrawMsg{})
+	view := m.View()
+	if header := strings.SplitN(view, "\n", 2)[0]; !m.stopped || !strings.Contains(header, "replay run.jsonl") || strings.Contains(header, "stopped") {
+		t.Errorf("header: %s", header)
+	}
+	if !strings.Contains(view, "5 req") {
+		t.Errorf("replayed requests not counted:\n%s", view)
+	}
+	for _, k := range []string{"p", "P", "+", "ctrl+r"} {
+		m = press(t, m, k)
+		if !strings.Contains(m.View(), "no engine") {
+			t.Errorf("%s: no notice:\n%s", k, m.View())
+		}
+		m = press(t, m, "1")
+	}
+}
+
+func TestDetailShowsRateLimits(t *testing.T) {
+	m, _ := newTestModel(t, 2, 120, 40, 5)
+	s := okSample(m.eps[0], 6, t0.Add(-time.Second), 100, 100, 20, 0)
+	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 42, -1
+	lim := errSample(m.eps[0], 7, t0.Add(-500*time.Millisecond), "http_429", "slow down", 429)
+	lim.RetryAfter = 12 * time.Second
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Done{Endpoint: 0, Sample: s},
+		&probe.Done{Endpoint: 0, Sample: lim},
+		&probe.Status{Endpoint: 0, State: probe.StateBackoff, Until: t0.Add(12 * time.Second), Backoff: 12 * time.Second},
+	}})
+	m = update(t, m, redrawMsg{})
+	m = press(t, m, "enter")
+	view := m.View()
+	for _, want := range []string{"rate limit left 42 req — tok", "retry-after 12.0s", "backed off 12.0s in total (not latency)"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("detail view lacks %q:\n%s", want, view)
+		}
+	}
+	// The other endpoint saw no header and never backed off: no line.
+	m = press(t, m, "right")
+	if strings.Contains(m.View(), "rate limit") || strings.Contains(m.View(), "backed off") {
+		t.Errorf("rate-limit line without data:\n%s", m.View())
+	}
+}
