@@ -1,17 +1,22 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"mime"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -54,8 +59,8 @@ func (c *Client) classifyRequestError(parent, reqCtx context.Context, err error,
 		if msg == "" {
 			msg = strconv.Itoa(reqErr.HTTPStatusCode)
 		}
-		if body := strings.TrimSpace(string(reqErr.Body)); body != "" {
-			msg += ": " + clip(body, 200)
+		if body := bodyText(reqErr.Body); body != "" && !strings.Contains(msg, body) {
+			msg += ": " + body
 		}
 		return "http_" + strconv.Itoa(reqErr.HTTPStatusCode), msg
 	}
@@ -158,4 +163,134 @@ func contentType(h http.Header) string {
 func isEventStream(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "text/event-stream"
+}
+
+// maxMessage bounds Sample.ErrorMessage, in runes: it is shown on one line of a card, kept
+// for every failed request and written to records.
+const maxMessage = 300
+
+// readable makes a message one short line: valid UTF-8, no control characters (a server's
+// ANSI escapes or carriage returns must not reach the terminal), white space collapsed, at
+// most maxMessage runes. It runs after redact, so that no cut can leave part of a secret that
+// redact would no longer recognise.
+func readable(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if utf8.RuneCountInString(s) <= maxMessage {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxMessage-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// maxBodyScan bounds the work spent reading a message out of an error body.
+const maxBodyScan = 64 << 10
+
+// bodyText is the readable part of an error body: the message of the JSON error shapes that
+// OpenAI-compatible servers use ({"error": {"message"}}, {"error": "…"} (Ollama),
+// {"message"} (vLLM), {"detail"} (FastAPI)), the title or text of an HTML page (proxies,
+// CDNs, web UIs), else the text itself. The caller makes it one short line.
+func bodyText(body []byte) string {
+	body = bytes.TrimSpace(body[:min(len(body), maxBodyScan)])
+	switch {
+	case len(body) == 0:
+		return ""
+	case body[0] == '{':
+		if t := jsonErrorText(body); t != "" {
+			return t
+		}
+	case body[0] == '<':
+		return htmlText(string(body))
+	}
+	return string(body)
+}
+
+// jsonErrorText finds the message in the error shapes bodyText lists; "" when none applies.
+func jsonErrorText(body []byte) string {
+	var doc struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return ""
+	}
+	if len(doc.Error) > 0 && string(doc.Error) != "null" {
+		var e wireError
+		if e.UnmarshalJSON(doc.Error) == nil && e.Message != "" {
+			return e.text()
+		}
+	}
+	if m := rawText(doc.Message); m != "" {
+		e := wireError{Message: m, Code: rawText(doc.Code), Type: doc.Type}
+		return e.text()
+	}
+	if len(doc.Detail) > 0 {
+		var items []struct {
+			Msg string `json:"msg"`
+		}
+		if json.Unmarshal(doc.Detail, &items) == nil {
+			var msgs []string
+			for _, it := range items {
+				if it.Msg != "" {
+					msgs = append(msgs, it.Msg)
+				}
+			}
+			return strings.Join(msgs, "; ")
+		}
+		return rawText(doc.Detail)
+	}
+	return ""
+}
+
+// htmlText is an HTML page's title, else its visible text: scripts, styles, comments and
+// tags removed, entities decoded.
+func htmlText(page string) string {
+	lower := strings.ToLower(page)
+	if i := strings.Index(lower, "<title"); i >= 0 {
+		if j := strings.IndexByte(lower[i:], '>'); j >= 0 {
+			start := i + j + 1
+			if end := strings.Index(lower[start:], "</title"); end >= 0 {
+				if t := strings.Join(strings.Fields(html.UnescapeString(page[start:start+end])), " "); t != "" {
+					return t
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(page); {
+		if page[i] != '<' {
+			j := strings.IndexByte(page[i:], '<')
+			if j < 0 {
+				j = len(page) - i
+			}
+			b.WriteString(page[i : i+j])
+			i += j
+			continue
+		}
+		skipTo := ">"
+		switch {
+		case strings.HasPrefix(lower[i:], "<!--"):
+			skipTo = "-->"
+		case strings.HasPrefix(lower[i:], "<script"):
+			skipTo = "</script>"
+		case strings.HasPrefix(lower[i:], "<style"):
+			skipTo = "</style>"
+		}
+		j := strings.Index(lower[i:], skipTo)
+		if j < 0 {
+			break
+		}
+		i += j + len(skipTo)
+		b.WriteByte(' ')
+	}
+	return strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
 }

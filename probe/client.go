@@ -142,7 +142,7 @@ func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sam
 		x.fill(&s)
 		s.Outcome = OutcomeError
 		s.ErrorKind, s.ErrorMessage = c.classifyRequestError(ctx, reqCtx, err, x)
-		s.ErrorMessage = redact(s.ErrorMessage, c.ep)
+		s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
 		return s
 	}
 	defer stream.Close()
@@ -171,7 +171,7 @@ func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sam
 	x.fill(&s)
 	d.finalize()
 	c.outcome(ctx, reqCtx, &s, &d, x, readErr, unparsed)
-	s.ErrorMessage = redact(s.ErrorMessage, c.ep)
+	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
 	if errors.Is(readErr, io.EOF) && x.tail != nil {
 		// RecvRaw stops at [DONE], often before the body's terminating chunk has been read; a
 		// body closed before its EOF takes its connection down with it, and the next request
@@ -232,7 +232,7 @@ func (c *Client) outcome(parent, reqCtx context.Context, s *Sample, d *decoder, 
 		// token, so this is an error of the endpoint's setup, not a cut stream.
 		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
 		s.ErrorMessage = "no SSE data: the server answered " + contentType(x.header) + " (ignored stream:true?)"
-		if t := x.tail.snippet(); t != "" {
+		if t := x.tail.text(); t != "" {
 			s.ErrorMessage += ": " + t
 		}
 		return

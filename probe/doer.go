@@ -132,7 +132,8 @@ var bearer = regexp.MustCompile(`Bearer\s+[A-Za-z0-9._~+/=-]+`)
 // (RecvRaw returns nil, nil) or the server ignored stream:true, the text is still here.
 type tailBody struct {
 	io.ReadCloser
-	buf []byte
+	buf     []byte
+	trimmed bool // the start of the body was dropped
 }
 
 const tailKeep = 4096
@@ -143,6 +144,7 @@ func (t *tailBody) Read(p []byte) (int, error) {
 		t.buf = append(t.buf, p[:n]...)
 		if len(t.buf) > 2*tailKeep {
 			t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailKeep:]...)
+			t.trimmed = true
 		}
 	}
 	return n, err
@@ -166,17 +168,27 @@ func (t *tailBody) errorText() string {
 		if json.Unmarshal(line, &ev) == nil && ev.Error != nil {
 			return ev.Error.text()
 		}
-		return clip(string(line), 300)
+		return clip(string(line), tailKeep)
 	}
 	return "unparsed error event"
 }
 
-// snippet is the start of what the tail holds, for messages about unexpected bodies.
-func (t *tailBody) snippet() string {
+// text is the readable part of what the tail holds (see bodyText), for messages about
+// unexpected bodies. When the start of the body was dropped, the first, partial word is
+// dropped too: it may be the end of an echoed secret that redact could not recognise.
+func (t *tailBody) text() string {
 	if t == nil {
 		return ""
 	}
-	return clip(strings.TrimSpace(string(t.buf)), 200)
+	b := t.buf
+	if t.trimmed {
+		if i := bytes.IndexAny(b, " \t\r\n<>\"'"); i >= 0 {
+			b = b[i:]
+		} else {
+			b = nil
+		}
+	}
+	return bodyText(b)
 }
 
 func clip(s string, n int) string {

@@ -69,12 +69,12 @@ func (e *wireError) UnmarshalJSON(b []byte) error {
 		Type    string          `json:"type"`
 	}
 	if err := json.Unmarshal(b, &o); err != nil {
-		e.Message = clip(string(b), 300)
+		e.Message = clip(string(b), tailKeep) // readable() shortens it after redact
 		return nil
 	}
 	e.Message, e.Code, e.Type = rawText(o.Message), rawText(o.Code), o.Type
 	if e.Message == "" {
-		e.Message = clip(string(b), 300)
+		e.Message = clip(string(b), tailKeep) // readable() shortens it after redact
 	}
 	return nil
 }
@@ -159,7 +159,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
 			if d.badChunk == "" {
-				d.badChunk = clip(string(raw), 120)
+				d.badChunk = clip(string(raw), tailKeep) // readable() shortens it after redact
 			}
 			s.Chunks = append(s.Chunks, Chunk{At: at})
 			return false
