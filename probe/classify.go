@@ -294,3 +294,16 @@ func htmlText(page string) string {
 	}
 	return strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
 }
+
+// redirectMessage says where a redirect that was not followed pointed, and what to do.
+func redirectMessage(x *exchange) string {
+	msg := strconv.Itoa(x.status) + " " + http.StatusText(x.status)
+	target := "(no Location)"
+	if x.resp != nil {
+		if u, err := x.resp.Location(); err == nil {
+			u.User = nil
+			target = u.String()
+		}
+	}
+	return msg + ": redirect to " + target + " not followed (only same-origin 307/308 redirects are): set base_url to the final URL"
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -66,11 +67,37 @@ func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
 	cfg := openai.DefaultConfig("") // the key is added per request by the doer
 	cfg.BaseURL = ep.BaseURL
 	cfg.EmptyMessagesLimit = 1 << 30 // keep-alive comments count as empty messages; our stall timer replaces the limit
-	cfg.HTTPClient = newDoer(ep, &http.Client{Transport: tr})
+	cfg.HTTPClient = newDoer(ep, &http.Client{Transport: tr, CheckRedirect: checkRedirect})
 	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr}
 	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
 	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
 	return c
+}
+
+// maxRedirects bounds the same-origin redirects one request follows.
+const maxRedirects = 3
+
+// checkRedirect follows a redirect only when it keeps the method and body (307, 308) and the
+// origin (scheme, host and port); any other redirect is handed back as the response and
+// reported as http_<status> naming its target. A 301/302/303 would turn the POST into a GET,
+// and another origin would receive the key and every configured header (net/http strips
+// only Authorization and cookies, and only for another host name: a different port keeps
+// them all).
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	switch {
+	case len(via) > maxRedirects,
+		req.Response == nil,
+		req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect,
+		req.URL.Scheme != first.Scheme || req.URL.Host != first.Host:
+		return http.ErrUseLastResponse
+	}
+	if x, _ := req.Context().Value(exchangeKey{}).(*exchange); x != nil {
+		// The instants are the final request's: the redirect's answer is not the server's.
+		x.wrote.Store(-1)
+		x.firstByte.Store(-1)
+	}
+	return nil
 }
 
 // Endpoint returns the endpoint this client measures.
@@ -189,6 +216,11 @@ const drainLimit = 250 * time.Millisecond
 // outcome classifies how a stream that did get a 2xx response ended.
 func (c *Client) outcome(parent, reqCtx context.Context, s *Sample, d *decoder, x *exchange, readErr error, unparsed bool) {
 	s.FinishReason = d.finishReason
+	if x.status >= 300 && x.status < 400 { // go-openai takes a 3xx for a stream: see checkRedirect
+		s.Outcome, s.ErrorKind = OutcomeError, "http_"+strconv.Itoa(x.status)
+		s.ErrorMessage = redirectMessage(x)
+		return
+	}
 	switch {
 	case d.streamErr != "":
 		s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, d.streamErr

@@ -1,8 +1,13 @@
 package probe
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"tokscope/config"
@@ -63,5 +68,71 @@ func TestReadable(t *testing.T) {
 	}
 	if got := readable("a\r\n\tb \x1b[31mred\x00 \xff end"); got != "a b [31mred \uFFFD end" {
 		t.Errorf("control characters: %q", got)
+	}
+}
+
+// Redirects: a same-origin 307/308 is followed with its POST body, and the instants are the
+// final request's; a redirect to another origin (here only another port, which net/http
+// treats as the same host and sends Authorization to) or one that would turn the POST into a
+// GET is not followed, and says where it pointed.
+func TestRedirects(t *testing.T) {
+	t.Setenv(testKeyEnv, testKey)
+	var otherHits atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, contentChunk("a")+finishChunk("stop")+doneEvent)
+	}))
+	defer other.Close()
+	final := newGT(t, fixed(script{headerDelay: ms(60), events: []event{{ms(60), contentChunk("a")}, {ms(60), finishChunk("stop")}, {ms(60), doneEvent}}}))
+	var status atomic.Int64
+	var target atomic.Value
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/final/") {
+			final.ServeHTTP(w, r)
+			return
+		}
+		http.Redirect(w, r, target.Load().(string), int(status.Load()))
+	}))
+	defer front.Close()
+	ep := config.Endpoint{Name: "r", BaseURL: front.URL + "/v1", Model: "m", MaxTokens: 8, Timeout: 10 * time.Second,
+		Stall: 10 * time.Second, APIKeyEnv: testKeyEnv, Headers: map[string]string{"X-Api-Key": "hdr-secret-value"}}
+	c := NewClient(ep)
+	defer c.CloseIdleConnections()
+
+	for _, tc := range []struct {
+		status int
+		target string
+		kind   string
+	}{
+		{307, "/final/chat/completions", ""},
+		{308, "/final/chat/completions", ""},
+		{308, other.URL + "/v1/chat/completions", "http_308"},
+		{307, strings.Replace(front.URL, "http://", "https://", 1) + "/final/chat/completions", "http_307"},
+		{301, "/final/chat/completions", "http_301"},
+		{302, "/final/chat/completions", "http_302"},
+		{307, "/v1/chat/completions", "http_307"}, // a loop
+	} {
+		status.Store(int64(tc.status))
+		target.Store(tc.target)
+		s := c.Do(t.Context(), "hi", nil)
+		if tc.kind == "" {
+			outcome(t, s, OutcomeOK, "")
+			if v, _ := s.TTFB(); v < ms(60) {
+				t.Errorf("%d: TTFB %v is the redirect's, not the answer's (≥ 60 ms)", tc.status, v)
+			}
+			body := final.requests()[len(final.requests())-1]
+			if body.body["stream"] != true {
+				t.Errorf("%d: the followed request lost its body: %v", tc.status, body.body)
+			}
+			continue
+		}
+		outcome(t, s, OutcomeError, tc.kind)
+		if !strings.Contains(s.ErrorMessage, "not followed") || !strings.Contains(s.ErrorMessage, strings.TrimPrefix(tc.target, "/")) {
+			t.Errorf("%d → %s: message %q", tc.status, tc.target, s.ErrorMessage)
+		}
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Errorf("another origin received %d requests carrying the key and headers", n)
 	}
 }
