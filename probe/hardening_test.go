@@ -136,3 +136,36 @@ func TestRedirects(t *testing.T) {
 		t.Errorf("another origin received %d requests carrying the key and headers", n)
 	}
 }
+
+// A server that ignores max_tokens and never finishes: reading stops after
+// overrunChunks(max_tokens) answer chunks, long before the timeout; reasoning chunks do not
+// count (some providers leave reasoning out of max_tokens), and a finished answer followed by
+// more content is still ok.
+func TestOverrunStopsReading(t *testing.T) {
+	t.Parallel()
+	many := func(n int, mk func(string) string) []event {
+		evs := []event{{ms(1), roleChunk()}}
+		for i := range n {
+			evs = append(evs, event{ms(1 + 0.01*float64(i)), mk(" x")})
+		}
+		return evs
+	}
+	eight := func(ep *config.Endpoint) { ep.MaxTokens = 8 }
+
+	s, _, _ := measure(t, script{events: many(500, contentChunk), hold: time.Minute}, eight)
+	outcome(t, s, OutcomeError, ErrStreamError)
+	if s.TokenChunks() != overrunChunks(8)+1 || !strings.Contains(s.ErrorMessage, "ignores max_tokens") || s.End > 5*time.Second {
+		t.Errorf("%d token chunks, end %v: %q", s.TokenChunks(), s.End, s.ErrorMessage)
+	}
+
+	evs := append(many(200, reasoningChunk), event{ms(5), contentChunk(" a")}, event{ms(5), finishChunk("stop")}, event{ms(5), doneEvent})
+	s, _, _ = measure(t, script{events: evs}, eight)
+	outcome(t, s, OutcomeOK, "")
+
+	evs = append([]event{{ms(1), contentChunk(" a")}, {ms(1), finishChunk("length")}}, many(500, contentChunk)...)
+	s, _, _ = measure(t, script{events: evs, hold: time.Minute}, eight)
+	outcome(t, s, OutcomeOK, "")
+	if s.End > 5*time.Second {
+		t.Errorf("end %v", s.End)
+	}
+}

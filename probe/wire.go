@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -134,12 +135,28 @@ type decoder struct {
 	finishReason string
 	streamErr    string
 	badChunk     string
+
+	answerChunks int // chunks with content: bounded by overrunChunks(max_tokens)
+	maxTokens    int
+}
+
+// overrunChunks is how many answer chunks a stream may carry before reading stops: a server
+// that ignores max_tokens (or streams garbage forever) would otherwise hold the request until
+// its timeout and grow the Sample without bound. 4× leaves room for servers that split a
+// token over chunks; reasoning is not counted, because some providers exclude it from
+// max_tokens. 0 (no bound) without a max_tokens.
+func overrunChunks(maxTokens int) int {
+	if maxTokens <= 0 {
+		return 0
+	}
+	return 4*maxTokens + 16
 }
 
 // init prepares d for one stream; maxTokens sizes the chunk slice (one chunk per token,
 // plus role, finish and usage chunks) so that it rarely grows.
 func (d *decoder) init(s *Sample, onDelta func(Delta), maxTokens int) {
 	d.s, d.onDelta = s, onDelta
+	d.maxTokens = maxTokens
 	s.Chunks = make([]Chunk, 0, min(max(maxTokens+4, 16), 4096))
 }
 
@@ -226,12 +243,21 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 		}
 	}
 
+	if c.Content > 0 {
+		d.answerChunks++
+	}
 	switch {
 	case d.w.Error != nil:
 		d.streamErr = "error inside the stream: " + d.w.Error.text()
 		return true
 	case d.finishReason == "error":
 		d.streamErr = "error inside the stream: finish_reason \"error\""
+		return true
+	case d.maxTokens > 0 && d.answerChunks > overrunChunks(d.maxTokens):
+		if d.finishReason == "" {
+			d.streamErr = "no finish_reason after " + strconv.Itoa(d.answerChunks) + " answer chunks with max_tokens " +
+				strconv.Itoa(d.maxTokens) + ": the server ignores max_tokens; stopped reading"
+		}
 		return true
 	}
 	return false
