@@ -25,6 +25,13 @@ type Options struct {
 	// stop gets OnEnd but no OnDone), so in-flight gauges cannot drift. Goroutine-safe.
 	OnStart, OnEnd []func(endpoint string, seq uint64)
 	EventBuffer    int // channel capacity, default 4096
+
+	// Rate > 0 makes every endpoint open-loop (rate.go): requests arrive as a Poisson
+	// process of Rate per second per endpoint and wait in a bounded queue for one of the
+	// concurrency's worker slots; Interval is then unused. 0 keeps the closed loop.
+	Rate       float64
+	RateSeed   uint64 // seeds the arrival gaps (mixed with the endpoint index): same seed, same schedule
+	QueueLimit int    // arrivals that may wait per endpoint; 0 = DefaultQueueFactor × concurrency
 }
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
@@ -320,6 +327,7 @@ type lane struct {
 	warmEnded   atomic.Int64 // warm-up requests finished
 	warmGate    chan struct{}
 	counted     atomic.Int64 // finished counted requests
+	open        *arrivals    // open-loop arrivals (Options.Rate); nil in the closed loop
 
 	ctx    context.Context // this endpoint's requests; cancelled when it reaches Requests
 	cancel context.CancelFunc
@@ -354,6 +362,9 @@ func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
 	if r.opts.Warmup == 0 {
 		close(l.warmGate)
 	}
+	if r.opts.Rate > 0 {
+		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, idx)
+	}
 	return l
 }
 
@@ -363,6 +374,10 @@ func (l *lane) start(runCtx context.Context) {
 	l.ctx, l.cancel = context.WithCancel(runCtx)
 	l.live = true
 	l.spawnLocked()
+	if l.open != nil {
+		l.r.wg.Add(1)
+		go l.arrive()
+	}
 }
 
 func (l *lane) stop() {
@@ -447,7 +462,18 @@ func (l *lane) loop(i int) {
 				continue
 			}
 		}
-		s, ok := l.once(warm)
+		var arrival time.Time // zero in the closed loop and for warm-ups
+		if l.open != nil && !warm {
+			at, more := l.nextArrival()
+			if !more {
+				continue // paused, concurrency changed or stopped: re-check
+			}
+			arrival = at
+		}
+		s, ok := l.once(warm, arrival)
+		if l.open != nil {
+			continue // the arrivals pace the requests: no Interval, no error spacing
+		}
 		pause := l.ep.Interval
 		if ok && s.Outcome == OutcomeError && !isRateLimited(&s) {
 			failures++
@@ -511,8 +537,9 @@ func (l *lane) waitReady(i int) bool {
 }
 
 // once sends one background request; ok=false when its sample was not reported (cancelled by
-// the stop, or beyond Options.Requests).
-func (l *lane) once(warm bool) (Sample, bool) {
+// the stop, or beyond Options.Requests). arrival, when not zero, is the open-loop arrival it
+// serves: the time from it to t0 is the client queue.
+func (l *lane) once(warm bool, arrival time.Time) (Sample, bool) {
 	r := l.r
 	seq := l.seq.Add(1)
 	l.begin()
@@ -525,6 +552,9 @@ func (l *lane) once(warm bool) (Sample, bool) {
 	s := l.client.Do(l.ctx, l.ep.Prompt, onDelta)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
+	if !arrival.IsZero() {
+		s.Queue = s.Start.Sub(arrival)
+	}
 	l.end(&s)
 
 	if warm {

@@ -1,0 +1,191 @@
+package probe
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Open-loop arrivals (Options.Rate).
+//
+// In the closed loop a stream sends its next request when the previous one ends, so a slow
+// server slows the load down with it and nothing ever waits in the client. In the open loop
+// requests arrive on their own schedule — a Poisson process of Rate per second per endpoint
+// (exponential gaps drawn from a seeded generator) — and each waits in a bounded FIFO until
+// one of the endpoint's worker slots (its concurrency) is free. That wait is the client queue
+// (Sample.Queue = t0 − arrival): measured, reported, never part of any latency, since t0 is
+// taken after it. An arrival that finds the queue full is dropped and counted
+// (Runner.Arrivals); it never becomes a request.
+
+// DefaultQueueFactor sets the queue bound when Options.QueueLimit is 0: this many waiting
+// arrivals per worker slot. An overloaded endpoint then shows a client queue of about four
+// request durations and a growing dropped count, rather than a queue that grows without end.
+const DefaultQueueFactor = 4
+
+// arrivals is one endpoint's arrival process and its queue of arrivals waiting for a slot.
+type arrivals struct {
+	rate  float64    // requests per second
+	limit int        // fixed queue bound; 0 = DefaultQueueFactor × the concurrency
+	rng   *rand.Rand // only the generator goroutine draws
+
+	mu    sync.Mutex
+	q     []time.Time   // scheduled arrival instants, oldest first
+	ready chan struct{} // poked (never blocking) when q may be non-empty
+
+	offered atomic.Uint64 // arrivals generated, dropped ones included
+	dropped atomic.Uint64 // arrivals that found the queue full
+}
+
+func newArrivals(rate float64, limit int, seed uint64, endpoint int) *arrivals {
+	return &arrivals{
+		rate:  rate,
+		limit: limit,
+		rng:   arrivalRand(seed, endpoint),
+		ready: make(chan struct{}, 1),
+	}
+}
+
+// arrivalRand is endpoint's generator: the same seed gives the same schedule, and endpoints
+// get different ones, so that they do not receive their arrivals in lockstep.
+func arrivalRand(seed uint64, endpoint int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^uint64(endpoint)))
+}
+
+// arrivalGap draws one exponential inter-arrival gap of mean 1/rate seconds.
+func arrivalGap(rng *rand.Rand, rate float64) time.Duration {
+	return time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
+}
+
+// push queues an arrival, or drops it when slots×DefaultQueueFactor (or the fixed limit)
+// arrivals already wait.
+func (a *arrivals) push(at time.Time, slots int) {
+	a.offered.Add(1)
+	limit := a.limit
+	if limit <= 0 {
+		limit = DefaultQueueFactor * max(slots, 1)
+	}
+	a.mu.Lock()
+	if len(a.q) >= limit {
+		a.mu.Unlock()
+		a.dropped.Add(1)
+		return
+	}
+	a.q = append(a.q, at)
+	a.mu.Unlock()
+	a.poke()
+}
+
+func (a *arrivals) poke() {
+	select {
+	case a.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take blocks until an arrival waits and returns its instant; false when wake is closed
+// (pause, concurrency change) or ctx ends first, so that the caller re-checks its state.
+func (a *arrivals) take(ctx context.Context, wake <-chan struct{}) (time.Time, bool) {
+	for {
+		a.mu.Lock()
+		if len(a.q) > 0 {
+			at := a.q[0]
+			a.q = a.q[1:]
+			more := len(a.q) > 0
+			a.mu.Unlock()
+			if more {
+				a.poke() // one poke may stand for several arrivals: pass it on
+			}
+			return at, true
+		}
+		a.mu.Unlock()
+		select {
+		case <-a.ready:
+		case <-wake:
+			return time.Time{}, false
+		case <-ctx.Done():
+			return time.Time{}, false
+		}
+	}
+}
+
+// clear discards the waiting arrivals (the endpoint was paused: they would only come back
+// with a queue time that measures the pause).
+func (a *arrivals) clear() {
+	a.mu.Lock()
+	a.q = nil
+	a.mu.Unlock()
+}
+
+// arrive is the lane's arrival process. It starts when the warm-ups are over and runs until
+// the lane stops. Arrivals are stamped with their scheduled instant, so a late timer shows
+// as client queue rather than shifting the schedule. While the lane is paused no arrival is
+// generated and those waiting are discarded; on resume the schedule restarts from now.
+func (l *lane) arrive() {
+	defer l.r.wg.Done()
+	a := l.open
+	select {
+	case <-l.warmGate:
+	case <-l.ctx.Done():
+		return
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	next := time.Now()
+	for {
+		next = next.Add(arrivalGap(a.rng, a.rate))
+		if d := time.Until(next); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-l.ctx.Done():
+				return
+			}
+		}
+		resumed := false
+		for {
+			l.mu.Lock()
+			paused, wake := l.paused, l.wake
+			l.mu.Unlock()
+			if !paused {
+				break
+			}
+			a.clear()
+			resumed = true
+			select {
+			case <-wake:
+			case <-l.ctx.Done():
+				return
+			}
+		}
+		if resumed {
+			next = time.Now()
+			continue
+		}
+		l.mu.Lock()
+		slots := l.target
+		l.mu.Unlock()
+		a.push(next, slots)
+	}
+}
+
+// nextArrival waits for the lane's next arrival; false when loop i should re-check its state.
+func (l *lane) nextArrival() (time.Time, bool) {
+	l.mu.Lock()
+	wake := l.wake
+	l.mu.Unlock()
+	return l.open.take(l.ctx, wake)
+}
+
+// Arrivals reports endpoint ep's open-loop arrivals so far: offered (generated) and dropped
+// (found the queue full). Both are 0 in the closed loop.
+func (r *Runner) Arrivals(ep int) (offered, dropped uint64) {
+	if l := r.lane(ep); l != nil && l.open != nil {
+		return l.open.offered.Load(), l.open.dropped.Load()
+	}
+	return 0, 0
+}
+
+// OpenLoop reports whether the Runner schedules arrivals at Options.Rate.
+func (r *Runner) OpenLoop() bool { return r.opts.Rate > 0 }
