@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"tokscope/metrics"
+	"tokscope/probe"
 )
 
 // options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and --log).
@@ -37,6 +38,10 @@ type options struct {
 	metricsListen string // serve Prometheus metrics on this address ("" = off)
 	listModels    bool   // print each endpoint's models and exit
 	calibrate     bool   // measure tokscope's own timing error against the simulator and exit
+
+	replay       string         // show this --record file instead of measuring
+	ttftFromName string         // --ttft-from as given
+	ttftFrom     probe.TTFTFrom // parsed by check
 
 	set func(name string) bool // whether a flag was given on the command line
 }
@@ -79,6 +84,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics at ADDR/metrics (a bare port binds 127.0.0.1)")
 	fs.BoolVar(&o.listModels, "list-models", false, "print the models each endpoint offers, then exit")
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
+	fs.StringVar(&o.replay, "replay", "", "show a --record FILE again (TUI, or the summary with --no-tui) instead of measuring")
+	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -138,7 +145,15 @@ func (o *options) check() error {
 			return usagef("invalid value %q for --metrics-listen: %v (e.g. 9464, :9464, 127.0.0.1:9464)", o.metricsListen, err)
 		}
 	}
-	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate {
+	from, err := probe.ParseTTFTFrom(o.ttftFromName)
+	if err != nil {
+		return usagef("invalid value %q for --ttft-from: %v", o.ttftFromName, err)
+	}
+	o.ttftFrom = from
+	if err := o.checkReplay(); err != nil {
+		return err
+	}
+	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil

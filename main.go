@@ -67,6 +67,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if opts.calibrate {
 		return runCalibrate(ctx, stdout, stderr)
 	}
+	if opts.replay != "" {
+		return runReplay(ctx, opts, stdout, stderr)
+	}
 	cfg, cleanup, err := buildConfig(ctx, opts, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
@@ -101,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var code int
 	if opts.noTUI {
-		code = runHeadless(ctx, runner, cfg, opts.output, stdout, stderr)
+		code = runHeadless(ctx, runner, cfg, opts.output, opts.ttftFrom, stdout, stderr)
 	} else {
 		code = runTUI(ctx, runner, cfg, opts, stderr)
 	}
@@ -210,7 +213,7 @@ func runTUI(ctx context.Context, runner *probe.Runner, cfg *config.Config, o *op
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
-	uiErr := ui.Run(ctx, runner, cfg.Endpoints, runner.Events(), ui.Options{Prompt: o.prompt})
+	uiErr := ui.Run(ctx, runner, cfg.Endpoints, runner.Events(), ui.Options{Prompt: o.prompt, TTFTFrom: o.ttftFrom})
 	cancel()
 	runErr := <-done
 	for _, err := range []error{uiErr, runErr} {
@@ -223,8 +226,9 @@ func runTUI(ctx context.Context, runner *probe.Runner, cfg *config.Config, o *op
 }
 
 // runHeadless consumes every event into the statistics, then prints the summary.
-func runHeadless(ctx context.Context, runner *probe.Runner, cfg *config.Config, format string, stdout, stderr io.Writer) int {
+func runHeadless(ctx context.Context, runner *probe.Runner, cfg *config.Config, format string, ttftFrom probe.TTFTFrom, stdout, stderr io.Writer) int {
 	agg := stats.New(cfg.Endpoints)
+	agg.SetTTFTFrom(ttftFrom)
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
 	failed := false
