@@ -105,7 +105,7 @@ func apiErrorText(e *openai.APIError) string {
 	}
 	b.WriteString(e.Message)
 	code := ""
-	if e.Code != nil {
+	if e.Code != nil && e.Code != 0 { // go-openai turns "code": null (OpenAI's 5xx) into 0
 		code = fmt.Sprint(e.Code)
 	}
 	switch {
