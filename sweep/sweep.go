@@ -1,0 +1,181 @@
+// Package sweep steps every endpoint's concurrency through a list of levels, one fixed-length
+// step each, and measures every step on its own: aggregate tok/s, per-stream decode tok/s,
+// TTFT and errors against concurrency.
+//
+// A Sweep is the schedule: Run (its own goroutine) waits for the warm-ups, sets the
+// concurrency at each step boundary, and pauses every endpoint after the last step so that
+// the requests in flight finish and report. A Tracker, fed by the one goroutine that reads
+// the Runner's events, slices the finished requests by step and builds the Results.
+//
+// Attribution, the rule every figure follows:
+//   - a request belongs to the step in which it started (its t0), wherever it ends; a step's
+//     results wait until every request started before its end has finished;
+//   - aggregate tok/s of a step is the tokens that arrived during the step's window divided
+//     by its length — DESIGN.md's aggregate tok/s (tokens attributed at arrival) over the
+//     window, whichever step's request carried them;
+//   - requests finished before the first step began (an endpoint whose warm-ups ended before
+//     the others') belong to the first step; warm-ups and interactive requests to none.
+//
+// It imports config, probe and stats; never bubbletea, lipgloss or go-openai.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"tokscope/probe"
+)
+
+// DefaultStepDuration is the length of a step when the plan gives none.
+const DefaultStepDuration = 30 * time.Second
+
+// MaxConcurrency bounds one step: a typo should not open thousands of streams.
+const MaxConcurrency = 1024
+
+// Plan is what a sweep runs: one step per concurrency level, in the order given.
+type Plan struct {
+	Concurrency  []int
+	StepDuration time.Duration
+}
+
+// Validate reports a plan that cannot run.
+func (p Plan) Validate() error {
+	if len(p.Concurrency) == 0 {
+		return errors.New("sweep: no steps")
+	}
+	for _, n := range p.Concurrency {
+		if n < 1 || n > MaxConcurrency {
+			return errors.New("sweep: concurrency must be from 1 to 1024")
+		}
+	}
+	if p.StepDuration <= 0 {
+		return errors.New("sweep: step duration must be positive")
+	}
+	return nil
+}
+
+// Controller is what a sweep drives: the probe.Runner.
+type Controller interface {
+	SetConcurrency(ep, n int)
+	SetPaused(ep int, paused bool)
+}
+
+// Sweep is one sweep's schedule. Run and OnDone may be called from any goroutine; Schedule
+// is safe to call concurrently with them.
+type Sweep struct {
+	plan      Plan
+	endpoints int
+
+	warmMu   sync.Mutex
+	warmLeft int
+	warmed   chan struct{} // closed when every warm-up has finished
+
+	mu     sync.Mutex
+	starts []time.Time // start of each step begun, in order
+	end    time.Time   // end of the last step; zero until then
+}
+
+// New prepares a sweep over endpoints endpoints, each of which runs warmup warm-up requests
+// (probe.Options.Warmup) before the first step can begin.
+func New(plan Plan, endpoints, warmup int) *Sweep {
+	s := &Sweep{plan: plan, endpoints: endpoints, warmed: make(chan struct{})}
+	s.warmLeft = endpoints * max(warmup, 0)
+	if s.warmLeft == 0 {
+		close(s.warmed)
+	}
+	return s
+}
+
+// Plan returns the sweep's plan.
+func (s *Sweep) Plan() Plan { return s.plan }
+
+// OnDone is a probe.Options.OnDone hook: it counts finished warm-ups, so that the first step
+// begins when every endpoint's are over (their connection set-up is then out of the way, and
+// the first step's window is not spent waiting for them).
+func (s *Sweep) OnDone(smp *probe.Sample) {
+	if !smp.Warmup {
+		return
+	}
+	s.warmMu.Lock()
+	defer s.warmMu.Unlock()
+	if s.warmLeft > 0 {
+		s.warmLeft--
+		if s.warmLeft == 0 {
+			close(s.warmed)
+		}
+	}
+}
+
+// Run waits for the warm-ups, then for each step sets every endpoint's concurrency and waits
+// the step's length; after the last step it pauses every endpoint, so that the requests in
+// flight finish and report while no new one starts. It returns ctx's error if ctx ends first,
+// nil once the last step has ended.
+func (s *Sweep) Run(ctx context.Context, ctl Controller) error {
+	select {
+	case <-s.warmed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for _, n := range s.plan.Concurrency {
+		at := s.beginNow()
+		for ep := range s.endpoints {
+			ctl.SetConcurrency(ep, n)
+		}
+		timer.Reset(time.Until(at.Add(s.plan.StepDuration)))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.finishNow()
+	for ep := range s.endpoints {
+		ctl.SetPaused(ep, true)
+	}
+	return nil
+}
+
+// beginNow starts the next step now. The instant is read under the lock, so that a reader of
+// Schedule never sees a request whose t0 is after a boundary the schedule does not hold yet.
+func (s *Sweep) beginNow() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := time.Now()
+	s.starts = append(s.starts, at)
+	return at
+}
+
+func (s *Sweep) finishNow() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.end = time.Now()
+}
+
+// Begin records that the next step began at at, and Finish that the last one ended at at.
+// Run calls neither (it stamps its own instants); they script a sweep for tests and replays.
+func (s *Sweep) Begin(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.starts) < len(s.plan.Concurrency) {
+		s.starts = append(s.starts, at)
+	}
+}
+
+// Finish records the end of the last step (see Begin).
+func (s *Sweep) Finish(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.end = at
+}
+
+// Schedule returns the start of every step begun so far and the end of the last step (zero
+// while it runs).
+func (s *Sweep) Schedule() (starts []time.Time, end time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.starts...), s.end
+}

@@ -1,0 +1,312 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/sim"
+)
+
+var base = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
+
+func at(sec float64) time.Time { return base.Add(time.Duration(sec * float64(time.Second))) }
+
+// okSample started at start: first token after ttft, then tokens one per chunk every gap.
+func okSample(seq uint64, start time.Time, ttft time.Duration, tokens int, gap time.Duration) probe.Sample {
+	s := probe.Sample{
+		Endpoint: "a", Model: "m", Seq: seq, Start: start,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent,
+		Wrote: time.Millisecond, Headers: ttft / 2, FirstEvent: ttft, FirstToken: ttft, FirstAnswer: ttft,
+		Tokens: tokens, Source: probe.SourceUsage, Outcome: probe.OutcomeOK, FinishReason: "stop",
+	}
+	for i := range tokens {
+		s.Chunks = append(s.Chunks, probe.Chunk{At: ttft + time.Duration(i)*gap, Content: 3})
+	}
+	s.LastToken = s.Chunks[len(s.Chunks)-1].At
+	s.End = s.LastToken
+	return s
+}
+
+func errSample(seq uint64, start time.Time) probe.Sample {
+	return probe.Sample{
+		Endpoint: "a", Model: "m", Seq: seq, Start: start,
+		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Wrote: time.Millisecond,
+		Headers: 5 * time.Millisecond, FirstEvent: probe.Absent, FirstToken: probe.Absent,
+		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: 5 * time.Millisecond,
+		Outcome: probe.OutcomeError, ErrorKind: "http_500", HTTPStatus: 500,
+	}
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// A request belongs to the step it started in; its tokens count in the aggregate tok/s of
+// the windows they arrived in; a step's results wait for the requests started before its end.
+func TestStepAttribution(t *testing.T) {
+	eps := []config.Endpoint{{Name: "a", Model: "m"}}
+	sw := New(Plan{Concurrency: []int{1, 2, 4}, StepDuration: 10 * time.Second}, 1, 0)
+	clk := &clock{t: at(0)}
+	tr := sw.Track(eps, clk.now)
+	done := func(s probe.Sample) { tr.Observe(&probe.Done{Endpoint: 0, Sample: s}) }
+
+	// Before the first step: a warm-up (no step) and a counted request (step 1).
+	w := okSample(1, at(-2), 100*time.Millisecond, 10, 10*time.Millisecond)
+	w.Warmup = true
+	done(w)
+	sw.Begin(at(0))
+	done(okSample(2, at(-0.5), 100*time.Millisecond, 10, 100*time.Millisecond)) // tokens at -0.4 … 0.5
+	// Step 1: one request entirely inside, one crossing into step 2 (10 tokens: 5 in each window).
+	done(okSample(3, at(2), 0, 20, 50*time.Millisecond))
+	tr.Observe(&probe.Started{Endpoint: 0, Seq: 4, At: at(9.5)})
+	sw.Begin(at(10))
+	clk.t = at(11)
+	if tr.Refresh(); tr.Progress().Finished != 0 {
+		t.Fatal("step 1 final while a request it started is in flight")
+	}
+	done(okSample(4, at(9.5), 0, 10, 100*time.Millisecond)) // tokens at 9.5 … 10.4
+	if p := tr.Progress(); p.Finished != 1 || p.Step != 1 || p.Concurrency != 2 || p.Left != 9*time.Second {
+		t.Fatalf("progress %+v, want step 1 final, step 2 of c2 running with 9 s left", p)
+	}
+	// Step 2: an error and a request; step 3: one request; then one started after the end.
+	done(errSample(5, at(12)))
+	done(okSample(6, at(13), 0, 30, 100*time.Millisecond))
+	sw.Begin(at(20))
+	done(okSample(7, at(21), 200*time.Millisecond, 40, 100*time.Millisecond))
+	sw.Finish(at(30))
+	done(okSample(8, at(30.1), 0, 50, time.Millisecond)) // in the drain: no step
+	clk.t = at(30.1)
+	if tr.Refresh(); tr.Complete() {
+		t.Fatal("complete before the settle time")
+	}
+	clk.t = at(31)
+	tr.Refresh()
+	if !tr.Complete() {
+		t.Fatalf("not complete: %+v", tr.Progress())
+	}
+
+	rs := tr.Results()
+	if len(rs) != 3 {
+		t.Fatalf("%d results, want 3", len(rs))
+	}
+	want := []struct {
+		requests, ok, errors int
+		conc                 int
+		tokens               float64
+	}{
+		// Step 1: 6 tokens of seq 2 (at 0.0 … 0.5), 20 of seq 3, 5 of seq 4 (9.5 … 9.9).
+		{3, 3, 0, 1, 6 + 20 + 5},
+		// Step 2: 5 tokens of seq 4 (10.0 … 10.4) and 30 of seq 6.
+		{2, 1, 1, 2, 5 + 30},
+		{1, 1, 0, 4, 40},
+	}
+	for i, w := range want {
+		r := rs[i]
+		if r.Step != i+1 || r.Concurrency != w.conc || r.Requests != w.requests || r.OK != w.ok || r.Errors != w.errors {
+			t.Errorf("step %d: %+v, want c%d requests %d ok %d errors %d", i+1, r, w.conc, w.requests, w.ok, w.errors)
+		}
+		if got := r.AggregateTPS * r.Duration.Seconds(); math.Abs(got-w.tokens) > 1e-9 {
+			t.Errorf("step %d: %.3f tokens in the window, want %v", i+1, got, w.tokens)
+		}
+		if r.Duration != 10*time.Second {
+			t.Errorf("step %d: window %v", i+1, r.Duration)
+		}
+	}
+	if pct, ok := rs[1].ErrorPct(); !ok || pct != 50 {
+		t.Errorf("step 2 error %% = %v %v, want 50", pct, ok)
+	}
+	if d := rs[2].TTFT; d.Count != 1 || d.P50 != 200 {
+		t.Errorf("step 3 TTFT %+v, want one request of 200 ms", d)
+	}
+	if d := rs[2].DecodeTPS; d.Count != 1 || math.Abs(d.P50-10) > 0.02 {
+		t.Errorf("step 3 decode %+v, want 10 tok/s", d)
+	}
+}
+
+// Closing the events makes every ended step final (in-flight requests will never report) and
+// leaves a step cut short out.
+func TestCloseInterrupted(t *testing.T) {
+	eps := []config.Endpoint{{Name: "a", Model: "m"}}
+	sw := New(Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, 1, 0)
+	clk := &clock{t: at(0)}
+	tr := sw.Track(eps, clk.now)
+	sw.Begin(at(0))
+	tr.Observe(&probe.Started{Endpoint: 0, Seq: 1, At: at(9)})
+	sw.Begin(at(10))
+	clk.t = at(15)
+	tr.Refresh()
+	if tr.Progress().Finished != 0 {
+		t.Fatal("step 1 final with a request in flight")
+	}
+	tr.Close()
+	p := tr.Progress()
+	if p.Finished != 1 || p.Complete || !p.Interrupted {
+		t.Fatalf("after Close: %+v, want step 1 final, interrupted", p)
+	}
+	if len(tr.Results()) != 1 {
+		t.Fatalf("%d results, want the one step that ended", len(tr.Results()))
+	}
+}
+
+type call struct {
+	what  string
+	ep, n int
+	at    time.Time
+}
+
+type fakeController struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+func (c *fakeController) SetConcurrency(ep, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call{"conc", ep, n, time.Now()})
+}
+
+func (c *fakeController) SetPaused(ep int, p bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call{"pause", ep, 0, time.Now()})
+}
+
+// Run waits for every warm-up, sets the concurrency of every endpoint at each boundary and
+// pauses them all after the last step.
+func TestRunDrivesController(t *testing.T) {
+	const step = 80 * time.Millisecond
+	sw := New(Plan{Concurrency: []int{1, 3, 2}, StepDuration: step}, 2, 1)
+	ctl := &fakeController{}
+	errc := make(chan error, 1)
+	go func() { errc <- sw.Run(context.Background(), ctl) }()
+	time.Sleep(50 * time.Millisecond)
+	sw.OnDone(&probe.Sample{}) // not a warm-up
+	sw.OnDone(&probe.Sample{Warmup: true})
+	time.Sleep(50 * time.Millisecond)
+	if starts, _ := sw.Schedule(); len(starts) != 0 {
+		t.Fatal("first step began before every warm-up finished")
+	}
+	sw.OnDone(&probe.Sample{Warmup: true})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	starts, end := sw.Schedule()
+	if len(starts) != 3 || end.IsZero() {
+		t.Fatalf("schedule %v – %v", starts, end)
+	}
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i].Sub(starts[i-1]); d < step || d > step+50*time.Millisecond {
+			t.Errorf("step %d lasted %v, want %v", i, d, step)
+		}
+	}
+	var got []string
+	for _, c := range ctl.calls {
+		got = append(got, c.what+itoa(c.ep)+"="+itoa(c.n))
+	}
+	want := []string{"conc0=1", "conc1=1", "conc0=3", "conc1=3", "conc0=2", "conc1=2", "pause0=0", "pause1=0"}
+	if len(got) != len(want) {
+		t.Fatalf("calls %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("calls %v, want %v", got, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := New(Plan{Concurrency: []int{1}, StepDuration: time.Hour}, 1, 0).Run(ctx, ctl); err == nil {
+		t.Error("Run with a cancelled context returned nil")
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}
+
+func TestPlanValidate(t *testing.T) {
+	for _, p := range []Plan{
+		{},
+		{Concurrency: []int{1, 0}, StepDuration: time.Second},
+		{Concurrency: []int{MaxConcurrency + 1}, StepDuration: time.Second},
+		{Concurrency: []int{1}},
+	} {
+		if p.Validate() == nil {
+			t.Errorf("%+v validated", p)
+		}
+	}
+	if err := (Plan{Concurrency: []int{1, 2}, StepDuration: time.Second}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// A real Runner against the simulator (whose streams do not slow each other down): the
+// aggregate tok/s of a step grows with its concurrency, per-stream decode does not.
+func TestSweepAgainstSimulator(t *testing.T) {
+	p := sim.Profile{Name: "a", Model: "m", TTFT: 20 * time.Millisecond, TokensPerSecond: 200, MaxTokens: 30}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	eps := []config.Endpoint{{Name: "a", Model: "m", BaseURL: srv.BaseURL("a"), Prompt: "hi", MaxTokens: 30,
+		Concurrency: 1, Timeout: 20 * time.Second, Stall: 10 * time.Second}}
+	sw := New(Plan{Concurrency: []int{1, 2, 4}, StepDuration: time.Second}, len(eps), 1)
+	r := probe.NewRunner(eps, probe.Options{Warmup: 1, OnDone: []func(*probe.Sample){sw.OnDone}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go r.Run(ctx)
+	go sw.Run(ctx, r)
+	tr := sw.Track(eps, nil)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	events := r.Events()
+	for events != nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			tr.Observe(ev)
+		case <-tick.C:
+			tr.Refresh()
+		}
+		if tr.Complete() {
+			cancel()
+		}
+	}
+	tr.Close()
+	if ctx.Err() == context.DeadlineExceeded {
+		t.Fatal("sweep did not complete in 30 s")
+	}
+	rs := tr.Results()
+	if len(rs) != 3 {
+		t.Fatalf("%d results", len(rs))
+	}
+	for i, r := range rs {
+		t.Logf("c%d: %d requests, aggregate %.1f tok/s, decode p50 %.1f, TTFT p50 %.1f ms",
+			r.Concurrency, r.Requests, r.AggregateTPS, r.DecodeTPS.P50, r.TTFT.P50)
+		if r.Errors > 0 || r.Requests == 0 {
+			t.Errorf("step %d: %d requests, %d errors", i+1, r.Requests, r.Errors)
+		}
+		if i > 0 && r.AggregateTPS < 1.4*rs[i-1].AggregateTPS {
+			t.Errorf("aggregate tok/s %.1f at c%d, not above 1.4 × %.1f at c%d", r.AggregateTPS, r.Concurrency,
+				rs[i-1].AggregateTPS, rs[i-1].Concurrency)
+		}
+		if math.Abs(r.DecodeTPS.P50/200-1) > 0.15 {
+			t.Errorf("decode p50 %.1f at c%d, the simulator streams at 200", r.DecodeTPS.P50, r.Concurrency)
+		}
+	}
+}
