@@ -299,6 +299,7 @@ type Aggregator struct {
 	scratch series // reused to merge the recent slots of one metric
 	// ttftFrom is the instant TTFT is measured to (SetTTFTFrom); "" is first-token.
 	ttftFrom probe.TTFTFrom
+	open     openLoop // SetRate, SetArrivals (arrivals.go)
 }
 
 // New returns an Aggregator with one (empty) entry per configured endpoint, in order.
@@ -501,6 +502,7 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 	for i, e := range a.eps {
 		snap.Endpoints[i] = a.endpointStats(e, now)
 	}
+	a.open.fill(&snap)
 	return snap
 }
 

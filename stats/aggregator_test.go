@@ -515,9 +515,14 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	wu.Warmup = true
 	a.Add(wu)
 	a.AddBackoff(0, time.Second)
+	a.SetRate(2)
+	a.SetArrivals(0, 9, 1)
 	snap := a.Snapshot(t0.Add(5 * time.Second))
 	if snap.At.IsZero() {
 		t.Error("Snapshot.At not set")
+	}
+	if snap.Rate != 2 {
+		t.Errorf("Snapshot.Rate = %v, want 2", snap.Rate)
 	}
 	st := snap.Endpoints[0]
 	v := reflect.ValueOf(st)

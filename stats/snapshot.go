@@ -73,6 +73,9 @@ type EndpointStats struct {
 	RecentErrors []ErrorRecord // newest last, bounded
 	History      []Point       // bounded, newest last
 	Queue        Dist          // client queue time, ms (rate mode), every non-warm-up request
+	// Open-loop arrivals so far (rate mode, Aggregator.SetArrivals): generated, and dropped
+	// because the queue was full. Both 0 in the closed loop.
+	Arrivals, DroppedArrivals uint64
 	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
 
 	// The latest rate-limit headers any request of this endpoint carried (warm-ups and
@@ -98,6 +101,9 @@ type Snapshot struct {
 	// TTFTFrom names the instant TTFT figures are measured to: "first-token" (DESIGN.md's
 	// definition), "first-event" or "first-answer" (Aggregator.SetTTFTFrom).
 	TTFTFrom string
+	// Rate is the open-loop arrival rate per endpoint, requests/s (Aggregator.SetRate); 0 in
+	// the closed loop.
+	Rate float64
 }
 
 // Window lengths.

@@ -91,6 +91,15 @@ func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time) *Tracker {
 	return t
 }
 
+// SetTTFTFrom chooses the instant the steps' TTFT figures are measured to (as
+// stats.Aggregator.SetTTFTFrom); call it before the first event.
+func (t *Tracker) SetTTFTFrom(f probe.TTFTFrom) {
+	for _, st := range t.steps {
+		st.agg.SetTTFTFrom(f)
+	}
+	t.version++
+}
+
 // Sweep returns the sweep this Tracker follows.
 func (t *Tracker) Sweep() *Sweep { return t.sw }
 
