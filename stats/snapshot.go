@@ -73,10 +73,11 @@ type EndpointStats struct {
 	RecentErrors []ErrorRecord // newest last, bounded
 	History      []Point       // bounded, newest last
 	Queue        Dist          // client queue time, ms (rate mode), every non-warm-up request
+	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
+
 	// Open-loop arrivals so far (rate mode, Aggregator.SetArrivals): generated, and dropped
 	// because the queue was full. Both 0 in the closed loop.
 	Arrivals, DroppedArrivals uint64
-	BackoffTotal              time.Duration // time spent backing off after 429s (never latency)
 
 	// The latest rate-limit headers any request of this endpoint carried (warm-ups and
 	// interactive requests included: limits belong to the key). RateLimitAt is when the
