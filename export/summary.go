@@ -3,7 +3,7 @@
 // or an aligned table, and the JSON Lines record of every finished request (--record), which
 // can be read back into probe.Samples.
 //
-// It imports probe and stats only; never bubbletea, lipgloss or go-openai. Nothing it writes
+// It imports probe, stats and sweep only; never bubbletea, lipgloss or go-openai. Nothing it writes
 // has a field for an API key or an Authorization header.
 package export
 
@@ -88,6 +88,8 @@ type jsonSummary struct {
 	// Beyond DESIGN.md's contract, added keys only (see headtohead.go).
 	TTFTFrom   string            `json:"ttft_from,omitempty"`
 	HeadToHead *[]jsonHeadToHead `json:"head_to_head,omitempty"`
+	// Open-loop runs only (queue.go).
+	ClientQueue *[]jsonClientQueue `json:"client_queue,omitempty"`
 }
 
 // distColumns are the distributions of the summary, in output order, from the whole run.
@@ -140,6 +142,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 		out.Endpoints = append(out.Endpoints, je)
 	}
 	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
+	out.ClientQueue = clientQueueJSON(&snap)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // URLs keep their & and < > readable
 	return enc.Encode(out)
@@ -173,7 +176,11 @@ func errorKindsText(kinds map[string]int) string {
 // "kind=count" joined by ";".
 func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader()); err != nil {
+	header := csvHeader()
+	if snap.Rate > 0 {
+		header = append(header, queueCSVHeader...)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for i := range snap.Endpoints {
@@ -197,6 +204,9 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 			row = append(row, formatNumber(d.Mean))
 		} else {
 			row = append(row, "")
+		}
+		if snap.Rate > 0 {
+			row = append(row, queueCSV(e)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -233,6 +243,9 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 			fmt.Fprintf(tw, "  error kinds %s\n", strings.ReplaceAll(kinds, "=", ": "))
 		}
 		writeTableRateLimits(tw, e)
+		if snap.Rate > 0 {
+			writeTableArrivals(tw, snap.Rate, e)
+		}
 		estimated := e.TokenSource == "estimate"
 		switch {
 		case e.TokenSource == "":
@@ -252,6 +265,9 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 		}
 		writeTableRow(tw, labelWidth, "max stall ms", e.Whole.MaxStall)
 		writeTableRow(tw, labelWidth, "tokens/chunk", e.Whole.TokensPerChunk)
+		if snap.Rate > 0 {
+			writeTableRow(tw, labelWidth, "client queue ms", e.Queue)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -64,6 +64,7 @@ type Tracker struct {
 	steps    []*stepData
 	final    int // steps whose results are final, a prefix
 	closed   bool
+	ttftFrom probe.TTFTFrom
 	version  uint64
 	results  []Result
 	resVer   uint64
@@ -94,6 +95,7 @@ func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time) *Tracker {
 // SetTTFTFrom chooses the instant the steps' TTFT figures are measured to (as
 // stats.Aggregator.SetTTFTFrom); call it before the first event.
 func (t *Tracker) SetTTFTFrom(f probe.TTFTFrom) {
+	t.ttftFrom = f
 	for _, st := range t.steps {
 		st.agg.SetTTFTFrom(f)
 	}
@@ -282,6 +284,20 @@ func (t *Tracker) Progress() Progress {
 	}
 	p.Interrupted = t.closed && !p.Complete
 	return p
+}
+
+// Report is what a sweep measured, for the exporters.
+type Report struct {
+	Plan     Plan
+	Results  []Result // final steps only, as Results
+	TTFTFrom string   // the instant TTFT figures are measured to, e.g. "first-token"
+	Complete bool     // false when the run stopped before every step was final
+}
+
+// Report returns the results with what the exporters say about them.
+func (t *Tracker) Report() Report {
+	rs := t.Results()
+	return Report{Plan: t.sw.plan, Results: rs, TTFTFrom: t.ttftFrom.Name(), Complete: t.Complete()}
 }
 
 // Results returns one row per endpoint of every final step, step by step, endpoints in

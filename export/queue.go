@@ -1,0 +1,66 @@
+package export
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"tokscope/stats"
+)
+
+// Open-loop runs (--rate): the client queue — the time a request waited for a free worker
+// slot before its t0 — and the arrivals dropped because the queue was full. Shown only when
+// the Snapshot says the run was open-loop (Snapshot.Rate > 0), so that closed-loop output
+// keeps exactly its contract; never folded into any latency.
+
+// jsonClientQueue is one row of the summary's "client_queue" list: the endpoint's arrival
+// rate (requests/s), arrivals generated and dropped, and the client queue distribution over
+// every non-warm-up request (ms; null without requests).
+type jsonClientQueue struct {
+	Endpoint string    `json:"endpoint"`
+	Rate     number    `json:"rate"`
+	Arrivals uint64    `json:"arrivals"`
+	Dropped  uint64    `json:"dropped"`
+	QueueMS  *jsonDist `json:"queue_ms"`
+}
+
+// clientQueueJSON is the "client_queue" list: nil (key omitted) in the closed loop.
+func clientQueueJSON(snap *stats.Snapshot) *[]jsonClientQueue {
+	if snap.Rate <= 0 {
+		return nil
+	}
+	rows := make([]jsonClientQueue, 0, len(snap.Endpoints))
+	for i := range snap.Endpoints {
+		e := &snap.Endpoints[i]
+		rows = append(rows, jsonClientQueue{
+			Endpoint: e.Name, Rate: number(snap.Rate),
+			Arrivals: e.Arrivals, Dropped: e.DroppedArrivals,
+			QueueMS: toJSONDist(e.Queue),
+		})
+	}
+	return &rows
+}
+
+// queueCSVHeader are the columns WriteCSV appends in an open-loop run.
+var queueCSVHeader = []string{
+	"queue_ms_p50", "queue_ms_p90", "queue_ms_p99", "queue_ms_mean", "queue_ms_min", "queue_ms_max",
+	"arrivals", "dropped",
+}
+
+func queueCSV(e *stats.EndpointStats) []string {
+	row := make([]string, 0, len(queueCSVHeader))
+	d := e.Queue
+	for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+		if d.Count == 0 {
+			row = append(row, "")
+		} else {
+			row = append(row, formatNumber(v))
+		}
+	}
+	return append(row, strconv.FormatUint(e.Arrivals, 10), strconv.FormatUint(e.DroppedArrivals, 10))
+}
+
+// writeTableArrivals is the table's arrivals line of one endpoint.
+func writeTableArrivals(w io.Writer, rate float64, e *stats.EndpointStats) {
+	fmt.Fprintf(w, "  arrivals %d at %s/s  dropped %d (queue full)\n", e.Arrivals, formatNumber(rate), e.DroppedArrivals)
+}

@@ -1,0 +1,177 @@
+package export
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"tokscope/sweep"
+)
+
+// A sweep (--sweep) is its own mode with its own document: one row per step and endpoint,
+// steps in the order run, endpoints in configuration order. The summary of the other modes
+// is not written in this mode.
+
+// jsonSweepStep is one row of the "sweep" list. Figures without data are null; aggregate_tps
+// is always a number (tokens that arrived during the step's window, per second: 0 when none
+// did).
+type jsonSweepStep struct {
+	Step         int     `json:"step"`
+	Endpoint     string  `json:"endpoint"`
+	Model        string  `json:"model"`
+	Concurrency  int     `json:"concurrency"`
+	DurationS    number  `json:"duration_s"`
+	Requests     int     `json:"requests"`
+	OK           int     `json:"ok"`
+	Errors       int     `json:"errors"`
+	Truncated    int     `json:"truncated"`
+	ErrorPct     *number `json:"error_pct"`
+	TokenSource  *string `json:"token_source"`
+	AggregateTPS number  `json:"aggregate_tps"`
+	DecodeTPSP50 *number `json:"decode_tps_p50"`
+	TTFTMSP50    *number `json:"ttft_ms_p50"`
+	TTFTMSP99    *number `json:"ttft_ms_p99"`
+}
+
+type jsonSweep struct {
+	Sweep []jsonSweepStep `json:"sweep"`
+	// Only when TTFT is measured to another instant than the first token (--ttft-from).
+	TTFTFrom string `json:"ttft_from,omitempty"`
+	// Only when the run stopped before the sweep completed: the steps listed are the ones
+	// that ended.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// sweepHeader is the CSV header; the JSON keys in the same order.
+var sweepHeader = []string{
+	"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok", "errors", "truncated",
+	"error_pct", "token_source", "aggregate_tps", "decode_tps_p50", "ttft_ms_p50", "ttft_ms_p99",
+}
+
+func optNumber(v float64, ok bool) *number {
+	if !ok {
+		return nil
+	}
+	n := number(v)
+	return &n
+}
+
+func sweepRow(r *sweep.Result) jsonSweepStep {
+	pct, pctOK := r.ErrorPct()
+	row := jsonSweepStep{
+		Step: r.Step, Endpoint: r.Endpoint, Model: r.Model, Concurrency: r.Concurrency,
+		DurationS: number(r.Duration.Seconds()),
+		Requests:  r.Requests, OK: r.OK, Errors: r.Errors, Truncated: r.Truncated,
+		ErrorPct:     optNumber(pct, pctOK),
+		AggregateTPS: number(r.AggregateTPS),
+		DecodeTPSP50: optNumber(r.DecodeTPS.P50, r.DecodeTPS.Count > 0),
+		TTFTMSP50:    optNumber(r.TTFT.P50, r.TTFT.Count > 0),
+		TTFTMSP99:    optNumber(r.TTFT.P99, r.TTFT.Count > 0),
+	}
+	if r.TokenSource != "" {
+		src := r.TokenSource
+		row.TokenSource = &src
+	}
+	return row
+}
+
+// WriteSweepJSON writes the sweep as one JSON document on one line:
+//
+//	{"sweep": [{"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok",
+//	  "errors", "truncated", "error_pct", "token_source", "aggregate_tps", "decode_tps_p50",
+//	  "ttft_ms_p50", "ttft_ms_p99"}, ...]}
+//
+// plus "ttft_from" when TTFT is not measured to the first token and "interrupted": true when
+// the run stopped before the sweep completed.
+func WriteSweepJSON(w io.Writer, rep sweep.Report) error {
+	out := jsonSweep{Sweep: make([]jsonSweepStep, 0, len(rep.Results)), Interrupted: !rep.Complete}
+	for i := range rep.Results {
+		out.Sweep = append(out.Sweep, sweepRow(&rep.Results[i]))
+	}
+	if rep.TTFTFrom != "first-token" {
+		out.TTFTFrom = rep.TTFTFrom
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func numberCell(n *number) string {
+	if n == nil {
+		return ""
+	}
+	return formatNumber(float64(*n))
+}
+
+// WriteSweepCSV writes a header row and one row per step and endpoint with the fields of
+// WriteSweepJSON; a figure without data is an empty cell.
+func WriteSweepCSV(w io.Writer, rep sweep.Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(sweepHeader); err != nil {
+		return err
+	}
+	for i := range rep.Results {
+		r := sweepRow(&rep.Results[i])
+		src := ""
+		if r.TokenSource != nil {
+			src = *r.TokenSource
+		}
+		row := []string{
+			strconv.Itoa(r.Step), r.Endpoint, r.Model, strconv.Itoa(r.Concurrency),
+			formatNumber(float64(r.DurationS)),
+			strconv.Itoa(r.Requests), strconv.Itoa(r.OK), strconv.Itoa(r.Errors), strconv.Itoa(r.Truncated),
+			numberCell(r.ErrorPct), src, formatNumber(float64(r.AggregateTPS)),
+			numberCell(r.DecodeTPSP50), numberCell(r.TTFTMSP50), numberCell(r.TTFTMSP99),
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteSweepTable writes the steps as an aligned table, one row per step and endpoint; ≈
+// marks figures from estimated token counts, — a figure without data.
+func WriteSweepTable(w io.Writer, rep sweep.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	ttft := "ttft"
+	if rep.TTFTFrom != "first-token" {
+		ttft = "ttft(" + rep.TTFTFrom + ")"
+	}
+	fmt.Fprintf(tw, "step\tendpoint\tconc\trequests\terr %%\tagg tok/s\tdecode p50\t%s p50 ms\t%s p99 ms\ttokens\t\n", ttft, ttft)
+	cell := func(n *number, mark string) string {
+		if n == nil {
+			return noData
+		}
+		return mark + tableNumber(float64(*n))
+	}
+	for i := range rep.Results {
+		r := sweepRow(&rep.Results[i])
+		mark, src := "", noData
+		if r.TokenSource != nil {
+			src = *r.TokenSource
+			if src == "estimate" {
+				mark = "≈"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Step, r.Endpoint, r.Concurrency, r.Requests, cell(r.ErrorPct, ""),
+			mark+tableNumber(float64(r.AggregateTPS)), cell(r.DecodeTPSP50, mark),
+			cell(r.TTFTMSP50, ""), cell(r.TTFTMSP99, ""), src)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Results) > 0 {
+		fmt.Fprintf(w, "\nsteps of %s; a request counts in the step it started in; agg tok/s = tokens that arrived during the step / its length\n",
+			rep.Plan.StepDuration)
+	}
+	if !rep.Complete {
+		fmt.Fprintln(w, "interrupted: only the steps that ended are shown")
+	}
+	return nil
+}
