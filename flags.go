@@ -92,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			fmt.Fprintf(stderr, "Usage: tokscope [flags]\n\n%s", fs.FlagUsages())
 			return nil, err
 		}
-		return nil, &usageError{msg: err.Error()}
+		return nil, flagParseError(err)
 	}
 	o.set = fs.Changed
 	if fs.NArg() > 0 {

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+)
+
+// wholeNumbers says what each integer flag accepts, in the words check() uses for values
+// that parse but are out of range; an integer flag not listed accepts "a whole number".
+var wholeNumbers = map[string]string{
+	"max-tokens":  "a whole number ≥ 1",
+	"concurrency": "a whole number ≥ 1",
+	"requests":    "a whole number ≥ 0 (0 = no limit)",
+	"warmup":      "a whole number ≥ 0",
+}
+
+// flagParseError rewrites pflag's own parse errors ("invalid argument "abc" for "-n,
+// --concurrency" flag: strconv.ParseInt: parsing "abc": invalid syntax") as one line that
+// names the flag and what it accepts, like check() does for values that parse.
+func flagParseError(err error) error {
+	var invalid *pflag.InvalidValueError
+	var required *pflag.ValueRequiredError
+	var unknown *pflag.NotExistError
+	switch {
+	case errors.As(err, &invalid):
+		f := invalid.GetFlag()
+		return usagef("invalid value %q for --%s: must be %s", invalid.GetValue(), f.Name, accepts(f))
+	case errors.As(err, &required):
+		f := required.GetFlag()
+		return usagef("--%s needs a value: %s", f.Name, accepts(f))
+	case errors.As(err, &unknown):
+		return usagef("%v (see --help for the flags)", err)
+	}
+	return &usageError{msg: err.Error()}
+}
+
+// accepts is what a flag's value must look like, from its type.
+func accepts(f *pflag.Flag) string {
+	switch f.Value.Type() {
+	case "int", "int64", "uint":
+		if s, ok := wholeNumbers[f.Name]; ok {
+			return s
+		}
+		return "a whole number"
+	case "float64":
+		return "a number, e.g. 2 or 0.5"
+	case "duration":
+		return "a duration with a unit, like 500ms, 2s, 1m"
+	case "bool":
+		return fmt.Sprintf("true or false (--%s alone means true)", f.Name)
+	}
+	if f.Usage != "" {
+		return f.Usage
+	}
+	return "a value"
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// runFlags runs the command in-process with args (usage errors return before anything
+// starts) and returns its exit code and stderr.
+func runFlags(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, errOut.String()
+}
+
+// oneLineNaming checks a usage error: exit 2, exactly one line on stderr, naming the flag and
+// saying what it accepts (one of the given phrases).
+func oneLineNaming(t *testing.T, args []string, flag string, accepts ...string) {
+	t.Helper()
+	code, stderr := runFlags(t, args...)
+	if code != exitUsage {
+		t.Errorf("%q: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+		return
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || !strings.HasPrefix(stderr, "tokscope: ") {
+		t.Errorf("%q: stderr is not one line: %q", args, stderr)
+	}
+	if !strings.Contains(stderr, flag) {
+		t.Errorf("%q: %q does not name %s", args, stderr, flag)
+	}
+	for _, a := range accepts {
+		if strings.Contains(stderr, a) {
+			return
+		}
+	}
+	t.Errorf("%q: %q does not say what %s accepts (any of %q)", args, stderr, flag, accepts)
+}
+
+// Values that parse but are out of range (check()) and values pflag cannot parse at all.
+func TestInvalidFlagValues(t *testing.T) {
+	cases := []struct {
+		args    []string
+		flag    string
+		accepts []string
+	}{
+		{[]string{"-n", "0"}, "--concurrency", []string{"whole number ≥ 1"}},
+		{[]string{"-n", "abc"}, "--concurrency", []string{"whole number ≥ 1"}},
+		{[]string{"--concurrency", "99999999999999999999"}, "--concurrency", []string{"whole number ≥ 1"}},
+		{[]string{"--concurrency=1.5"}, "--concurrency", []string{"whole number ≥ 1"}},
+		{[]string{"--max-tokens", "0"}, "--max-tokens", []string{"whole number ≥ 1"}},
+		{[]string{"--max-tokens", "x"}, "--max-tokens", []string{"whole number ≥ 1"}},
+		{[]string{"--requests", "-1"}, "--requests", []string{"≥ 0"}},
+		{[]string{"--requests", "many"}, "--requests", []string{"≥ 0"}},
+		{[]string{"--warmup", "-1"}, "--warmup", []string{"≥ 0"}},
+		{[]string{"--warmup", "one"}, "--warmup", []string{"≥ 0"}},
+		{[]string{"--timeout", "0s"}, "--timeout", []string{"500ms, 2s, 1m"}},
+		{[]string{"--timeout", "5"}, "--timeout", []string{"500ms, 2s, 1m"}},
+		{[]string{"--timeout", "-1s"}, "--timeout", []string{"500ms, 2s, 1m"}},
+		{[]string{"-i", "-1s"}, "--interval", []string{"500ms, 2s, 1m"}},
+		{[]string{"-i", "soon"}, "--interval", []string{"500ms, 2s, 1m"}},
+		{[]string{"--duration", "-1s"}, "--duration", []string{"500ms, 2s, 1m"}},
+		{[]string{"--duration", "xyz"}, "--duration", []string{"500ms, 2s, 1m"}},
+		{[]string{"-o", "xml"}, "--output", []string{"table, json, csv"}},
+		{[]string{"--no-tui=maybe"}, "--no-tui", []string{"true or false"}},
+		{[]string{"--demo=2"}, "--demo", []string{"true or false"}},
+		{[]string{"--ttft-from", "bad"}, "--ttft-from", []string{"first-token, first-event, first-answer"}},
+		{[]string{"--frobnicate"}, "--frobnicate", []string{"--help"}},
+		{[]string{"-x"}, "-x", []string{"--help"}},
+		{[]string{"--demo", "extra"}, `"extra"`, []string{"flags only"}},
+		{[]string{"-u", "http://127.0.0.1:1/v1"}, "--model", []string{"one --model per --url"}},
+		{[]string{"-u", "http://127.0.0.1:1/v1", "-m", "a", "-m", "b"}, "--model", []string{"pairs with the --url"}},
+		{[]string{"--demo", "-u", "http://127.0.0.1:1/v1", "-m", "a"}, "--demo", []string{"exclude each other"}},
+		{[]string{"--demo", "--no-tui"}, "--no-tui", []string{"--requests N or --duration D"}},
+	}
+	for _, c := range cases {
+		args := c.args
+		if !slices.Contains(args, "--demo") && !slices.Contains(args, "-u") {
+			args = append([]string{"--demo"}, args...) // a valid command line but for the flag under test
+		}
+		oneLineNaming(t, args, c.flag, c.accepts...)
+	}
+}
+
+// Every flag, from --help: an unparsable value for its type and a missing value each give one
+// line naming the flag and what it accepts, for flags added later too.
+func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
+	_, help := runFlags(t, "--help")
+	line := regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9-]+)(?: (\w+))?\s`)
+	seen := 0
+	for _, l := range strings.Split(help, "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		seen++
+		name, typ := m[1], m[2]
+		var bad string
+		switch typ {
+		case "int":
+			bad = "abc"
+		case "float", "float64":
+			bad = "fast"
+		case "duration":
+			bad = "5"
+		case "":
+			bad = "maybe" // a bool: --flag=maybe
+		}
+		if bad != "" {
+			oneLineNaming(t, []string{"--" + name + "=" + bad}, "--"+name, "must be", "accepted", "needs", "e.g.")
+		}
+		if typ != "" {
+			oneLineNaming(t, []string{"--" + name}, "--"+name, "needs a value")
+		}
+	}
+	if seen < 15 {
+		t.Fatalf("only %d flags found in --help:\n%s", seen, help)
+	}
+}
