@@ -1,12 +1,17 @@
-// Package e2e holds tokscope's end-to-end tests and nothing else: there is no non-test code.
+// Package e2e holds tokscope's end-to-end tests and nothing else (there is no non-test
+// code). Each builds the real binary and runs it against a real outside program, which the
+// test requires: a missing one fails the test with the command that installs it (.ci/run
+// installs both).
 //
-// TestTUIInTmux builds the real binary, runs `tokscope --demo` in a detached session of a
-// private tmux server (its own socket in a temporary directory, so a user's tmux is never
-// touched), drives it with keys through `tmux send-keys` and asserts what the terminal shows
-// through `tmux capture-pane`: every view at 100×30 and 80×24, a streamed prompt, a race,
-// the help screen, and a clean exit that restores the terminal.
+//   - TestTUIInTmux runs `tokscope --demo` in a detached session of a private tmux server
+//     (its own socket in a temporary directory, so a user's tmux is never touched), drives it
+//     with keys through `tmux send-keys` and asserts what the terminal shows through
+//     `tmux capture-pane`: every view at 100×30 and 80×24, a streamed prompt, a race, the
+//     help screen, and a clean exit that restores the terminal. Set TOKSCOPE_SCREENS=dir to
+//     keep every asserted screen as a text file in dir, for reviewers; `go test -short`
+//     skips it.
+//   - TestPrometheusScrapesTokscope has a real Prometheus scrape a headless run and compares
+//     its view with tokscope's own summary.
 //
-// tmux is required: without it the test fails (install it with `apt-get install -y tmux`).
-// `go test -short` skips it. Set TOKSCOPE_SCREENS=dir to keep every asserted screen as a
-// text file in dir, for reviewers.
+// Under -race the binary is built race-enabled too.
 package e2e
