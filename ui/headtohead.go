@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -15,7 +16,9 @@ import (
 // against the best, with a bootstrap CI). Bootstrapping costs up to ~20 ms per comparison,
 // so it runs in a Cmd, never in Update or View, and only when the compared values changed;
 // one computation is in flight at a time, and a change meanwhile starts the next one when
-// it returns.
+// it returns. A slow computation (many endpoints, 1000 values each: a few hundred ms) is
+// followed by a pause of four times its length, so that it takes at most a fifth of a core
+// however fast requests finish; the 1 Hz clock asks again.
 type headToHead struct {
 	gen      uint64 // bumped by reset: results computed before it are dropped
 	asked    uint64 // fingerprint of the values last sent for computation; 0 none
@@ -23,30 +26,44 @@ type headToHead struct {
 	computed bool // rows hold a result (possibly with no rows: no data yet)
 	rows     []stats.HeadToHead
 	version  uint64 // bumped whenever rows change; part of the compare view's cache key
+	lastDone time.Time
+	pause    time.Duration // before the next computation
 }
+
+// h2hSlow is the computation time above which the next one waits (see headToHead).
+const h2hSlow = 50 * time.Millisecond
 
 // headToHeadMsg carries a finished computation.
 type headToHeadMsg struct {
 	gen  uint64
 	rows []stats.HeadToHead
+	took time.Duration
 }
 
 // want returns the Cmd that computes the rows of snap, or nil when they are computed
 // already, or being computed (done then asks again).
 func (h *headToHead) want(snap *stats.Snapshot) tea.Cmd {
 	fp := h2hFingerprint(snap)
-	if fp == h.asked || h.inFlight {
+	if fp == h.asked || h.inFlight || time.Since(h.lastDone) < h.pause {
 		return nil
 	}
 	h.asked, h.inFlight = fp, true
 	// The Snapshot's slices are fresh copies that nothing writes: sharing them is safe.
 	s, gen := *snap, h.gen
-	return func() tea.Msg { return headToHeadMsg{gen: gen, rows: stats.HeadToHeads(&s)} }
+	return func() tea.Msg {
+		start := time.Now() // the real clock: this is CPU time, not the UI's (pinnable) clock
+		rows := stats.HeadToHeads(&s)
+		return headToHeadMsg{gen: gen, rows: rows, took: time.Since(start)}
+	}
 }
 
 // done takes a result; it reports whether the rows changed.
 func (h *headToHead) done(msg headToHeadMsg) bool {
 	h.inFlight = false
+	h.lastDone, h.pause = time.Now(), 0
+	if msg.took > h2hSlow {
+		h.pause = 4 * msg.took
+	}
 	if msg.gen != h.gen {
 		return false
 	}

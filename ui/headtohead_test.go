@@ -160,3 +160,20 @@ func TestDetailShowsRateLimits(t *testing.T) {
 		t.Errorf("rate-limit line without data:\n%s", m.View())
 	}
 }
+
+// A slow computation is followed by a pause of four times its length before the next one.
+func TestHeadToHeadPausesAfterSlowComputation(t *testing.T) {
+	m, _ := newTestModel(t, 2, 120, 40, 5)
+	m, cmd := updateCmd(t, m, keyMsg("2"))
+	msg := h2hResult(t, cmd)
+	msg.took = time.Second // as if it had taken a second
+	m = update(t, m, msg)
+	m = update(t, m, eventsMsg{events: history(m.eps, 6)[10:]})
+	if m, cmd = updateCmd(t, m, redrawMsg{}); cmd != nil {
+		t.Error("recomputed right after a slow computation")
+	}
+	m.h2h.lastDone = time.Now().Add(-5 * time.Second) // the pause is over
+	if m = update(t, m, clockMsg{}); !m.h2h.inFlight {
+		t.Error("the clock did not restart the computation after the pause")
+	}
+}
