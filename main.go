@@ -38,7 +38,7 @@ const (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runGuarded(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -88,6 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tokscope: --record: %v\n", err)
 			return exitUsage
 		}
+		defer recorder.Close() // on a panic too; closing twice is a no-op
 		runOpts.OnDone = append(runOpts.OnDone, func(s *probe.Sample) {
 			if err := recorder.Write(s); err != nil {
 				log.Printf("record: %v", err)

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"tokscope/export"
+	"tokscope/sim"
+)
+
+// How tokscope ends when it is told to: the record file is whole after SIGKILL, SIGINT and
+// SIGTERM stop a headless run with its summary, and the TUI restores the terminal on every
+// way out (tmux).
+
+// busySim is a fast endpoint, so that records pile up quickly.
+func busySim(t *testing.T) string {
+	t.Helper()
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
+		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv.BaseURL("busy")
+}
+
+// started is a tokscope process running in the background.
+type started struct {
+	cmd         *exec.Cmd
+	stdout      bytes.Buffer
+	stderr      bytes.Buffer
+	done        chan struct{}
+}
+
+func startBinary(t *testing.T, args ...string) *started {
+	t.Helper()
+	p := &started{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill() // only the process this test started
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait returns the exit code, failing the test if the process is still running after d.
+func (p *started) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		t.Fatalf("tokscope still running %v after it was told to stop; stderr: %s", d, p.stderr.String())
+		return -1
+	}
+}
+
+// waitForLines waits until the file holds at least n newline-terminated lines.
+func waitForLines(t *testing.T, path string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte("\n")) >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: fewer than %d lines after 60 s", path, n)
+}
+
+// wholeRecords reads a record file and fails unless every line is a complete record.
+func wholeRecords(t *testing.T, path string) []export.Record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("%s does not end with a newline: a torn last line", path)
+	}
+	recs, err := export.ReadRecords(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(recs) != bytes.Count(b, []byte("\n")) {
+		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
+	}
+	return recs
+}
+
+// SIGKILL cannot be caught: what makes the record safe is one write(2) per whole line on an
+// O_APPEND file. Killed at several moments, the file never holds a partial line.
+func TestRecordSurvivesSIGKILL(t *testing.T) {
+	url := busySim(t)
+	dir := t.TempDir()
+	for i, after := range []int{1, 7, 40, 90, 150} {
+		path := filepath.Join(dir, fmt.Sprintf("kill%d.jsonl", i))
+		p := startBinary(t, "--no-tui", "--duration", "0", "-i", "0s", "-n", "8", "--record", path, "-u", url, "-m", "m")
+		waitForLines(t, path, after)
+		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t, 10*time.Second)
+		recs := wholeRecords(t, path)
+		if len(recs) < after {
+			t.Errorf("kill %d: %d records, saw ≥ %d before the kill", i, len(recs), after)
+		}
+	}
+}
+
+// SIGINT (Ctrl-C in a shell) and SIGTERM (kill, systemd, docker stop) end a headless run the
+// way --duration does: requests in flight are dropped, the summary of what finished is
+// printed, every recorded line is whole, and the exit status says whether requests failed
+// (0 here), not that a signal arrived: interrupting is how a --duration 0 run is meant to end.
+func TestHeadlessSignals(t *testing.T) {
+	url := busySim(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rec.jsonl")
+			p := startBinary(t, "--no-tui", "-o", "json", "--duration", "0", "-i", "0s", "-n", "4", "--record", path, "-u", url, "-m", "m")
+			waitForLines(t, path, 20)
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			code := p.wait(t, 20*time.Second)
+			if code != exitOK {
+				t.Errorf("exit %d after %v, want 0; stderr %s", code, sig, p.stderr.String())
+			}
+			var doc struct {
+				Endpoints []struct {
+					Requests int `json:"requests"`
+					OK       int `json:"ok"`
+					Errors   int `json:"errors"`
+				} `json:"endpoints"`
+			}
+			if err := json.Unmarshal(p.stdout.Bytes(), &doc); err != nil || len(doc.Endpoints) != 1 {
+				t.Fatalf("no JSON summary after %v (%v):\n%s\nstderr: %s", sig, err, p.stdout.String(), p.stderr.String())
+			}
+			got := doc.Endpoints[0]
+			recs := wholeRecords(t, path)
+			counted := 0
+			for _, r := range recs {
+				if !r.Warmup {
+					counted++
+				}
+			}
+			// A request that finished as the signal arrived may be recorded yet miss the
+			// summary (its Done event is dropped with the stop); never the other way round.
+			if got.Requests < 20-4 || got.Errors != 0 || counted < got.Requests || counted > got.Requests+4 {
+				t.Errorf("summary %+v, %d counted records", got, counted)
+			}
+			if p.stderr.Len() != 0 {
+				t.Errorf("stderr after %v: %s", sig, p.stderr.String())
+			}
+		})
+	}
+}
+
+// A panic in the headless path (here: the summary's writer) is reported as one line on
+// stderr with exit status 1, after the record file was closed, instead of a crash whose
+// status (2) reads as a usage error.
+func TestHeadlessPanicReported(t *testing.T) {
+	url := busySim(t)
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	var stderr bytes.Buffer
+	code := runGuarded([]string{"--no-tui", "-o", "json", "--requests", "5", "-i", "0s", "--record", path, "-u", url, "-m", "m"},
+		panicWriter{}, &stderr)
+	if code != exitFailed {
+		t.Errorf("exit %d, want %d", code, exitFailed)
+	}
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	if !strings.HasPrefix(first, "tokscope: internal error: ") || !strings.Contains(first, "summary writer exploded") {
+		t.Errorf("first stderr line %q", first)
+	}
+	if recs := wholeRecords(t, path); len(recs) < 5 {
+		t.Errorf("%d records", len(recs))
+	}
+	if fdOpen(t, path) {
+		t.Error("the record file is still open after the panic")
+	}
+}
+
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic(errors.New("summary writer exploded")) }
+
+// fdOpen reports whether this process holds a descriptor on path.
+func fdOpen(t *testing.T, path string) bool {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
+}
