@@ -30,9 +30,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.renderAll()
 		return nil
 	case key.Matches(msg, k.NextView):
-		return m.setView((m.view + 1) % nViews)
+		return m.setView(m.cycleView(1))
 	case key.Matches(msg, k.PrevView):
-		return m.setView((m.view + nViews - 1) % nViews)
+		return m.setView(m.cycleView(-1))
 	case key.Matches(msg, k.Dashboard):
 		return m.setView(viewDashboard)
 	case key.Matches(msg, k.Compare):
@@ -41,11 +41,13 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.setView(viewDetail)
 	case key.Matches(msg, k.Stream):
 		return m.setView(viewStream)
+	case key.Matches(msg, k.Sweep):
+		return m.setView(viewSweep)
 	case key.Matches(msg, k.Back):
 		switch m.view {
 		case viewDetail:
 			return m.setView(m.back)
-		case viewCompare, viewStream:
+		case viewCompare, viewStream, viewSweep:
 			return m.setView(viewDashboard)
 		}
 		return nil

@@ -6,7 +6,7 @@ import "github.com/charmbracelet/bubbles/key"
 type KeyMap struct {
 	Help, Quit                                        key.Binding
 	NextView, PrevView                                key.Binding
-	Dashboard, Compare, Detail, Stream                key.Binding
+	Dashboard, Compare, Detail, Stream, Sweep         key.Binding
 	Up, Down, Left, Right                             key.Binding
 	Enter, Back                                       key.Binding
 	Pause, PauseAll, Reset, MoreStreams, FewerStreams key.Binding
@@ -31,6 +31,7 @@ func DefaultKeyMap() KeyMap {
 		Compare:      b("2", "compare", "2"),
 		Detail:       b("3", "detail", "3"),
 		Stream:       b("4", "stream", "4"),
+		Sweep:        b("5", "sweep", "5"),
 		Up:           b("↑/k", "up", "up", "k"),
 		Down:         b("↓/j", "down", "down", "j"),
 		Left:         b("←/h", "left", "left", "h"),
@@ -61,7 +62,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp is the `?` screen (help.KeyMap), one column per concern.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NextView, k.PrevView, k.Dashboard, k.Compare, k.Detail, k.Stream, k.Enter, k.Back},
+		{k.NextView, k.PrevView, k.Dashboard, k.Compare, k.Detail, k.Stream, k.Sweep, k.Enter, k.Back},
 		{k.Up, k.Down, k.Left, k.Right, k.Sort, k.SortReverse},
 		{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Reset},
 		{k.Prompt, k.Submit, k.Race, k.Blur, k.Help, k.Quit},
@@ -77,6 +78,8 @@ func (k KeyMap) shortHelp(v view, typing bool) []key.Binding {
 		return []key.Binding{k.Help, k.Sort, k.SortReverse, k.Left, k.Enter, k.Quit}
 	case v == viewDetail:
 		return []key.Binding{k.Help, k.Back, k.Left, k.Right, k.Pause, k.Reset, k.Quit}
+	case v == viewSweep:
+		return []key.Binding{k.Help, k.NextView, k.Left, k.Right, k.Back, k.Quit}
 	case v == viewStream:
 		return []key.Binding{k.Help, k.Prompt, k.Submit, k.Race, k.Back, k.Quit}
 	}

@@ -13,6 +13,7 @@ import (
 	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/stats"
+	"tokscope/sweep"
 )
 
 // view is one of the four screens.
@@ -23,10 +24,11 @@ const (
 	viewCompare
 	viewDetail
 	viewStream
+	viewSweep // only in the header and the Tab cycle while a sweep runs (load.go)
 	nViews
 )
 
-var viewNames = [nViews]string{"Dashboard", "Compare", "Detail", "Stream"}
+var viewNames = [nViews]string{"Dashboard", "Compare", "Detail", "Stream", "Sweep"}
 
 // Options tune the UI; the zero value is fine.
 type Options struct {
@@ -38,6 +40,11 @@ type Options struct {
 	TTFTFrom probe.TTFTFrom
 	// Replay names the record file being replayed: the header says so instead of "stopped".
 	Replay string
+	// Rate is the open-loop arrival rate per endpoint (--rate); the cards then show the
+	// client queue and dropped arrivals. 0 in the closed loop.
+	Rate float64
+	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
+	Sweep *sweep.Sweep
 }
 
 // frame is what a view draws from.
@@ -87,6 +94,10 @@ type Model struct {
 	cmp  *compareView
 	det  *detailView
 	str  *streamView
+	swv  *sweepView
+
+	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
+	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
 
 	header, body, footer string
 }
@@ -133,6 +144,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	m.cmp.h2h = m.h2h
 	m.det = newDetailView(m.styles)
 	m.str = newStreamView(m.styles, prompt)
+	m.initLoad(opts)
 	m.takeSnapshot()
 	return m
 }
@@ -192,6 +204,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 // stream view), states to the cards. Drawing waits for the throttled redraw tick.
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for _, ev := range msg.events {
+		m.observeLoad(ev)
 		switch ev := ev.(type) {
 		case *probe.Started:
 			if ev.Stream != 0 {
@@ -253,6 +266,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			st.version++
 		}
 		m.str.Stop()
+		m.closeLoad()
 		m.renderHeader()
 	} else {
 		cmds = append(cmds, waitForEvent(m.events, m.done))
@@ -287,6 +301,7 @@ func (m *Model) flush() {
 // handleClock runs once a second: the header clock, back-off countdowns, the stream
 // elapsed time, and the aggregate tok/s window draining after traffic stops.
 func (m *Model) handleClock() {
+	m.refreshSweep()
 	now := m.now()
 	busy := now.Sub(m.lastData) < stats.AggregateWindow+clockEvery
 	for _, st := range m.states {
@@ -304,6 +319,7 @@ func (m *Model) handleClock() {
 }
 
 func (m *Model) takeSnapshot() {
+	m.pollArrivals()
 	m.snap = m.agg.Snapshot(m.now())
 	// The views index Endpoints by endpoint number: make sure there is one per endpoint.
 	if len(m.snap.Endpoints) != len(m.eps) {
@@ -335,6 +351,7 @@ func (m *Model) relayout() {
 	m.cmp.SetSize(w, h)
 	m.det.SetSize(w, h)
 	m.str.SetSize(w, h)
+	m.swv.SetSize(w, h)
 	m.help.Width = w
 	m.renderAll()
 }
@@ -370,6 +387,8 @@ func (m *Model) renderBody() {
 			m.body = m.det.Render(f)
 		case viewStream:
 			m.body = m.str.Render(f)
+		case viewSweep:
+			m.body = m.swv.Render(f, m.swp, m.endpointNames())
 		}
 	}
 	m.renderFooter()
@@ -405,6 +424,9 @@ func (m *Model) renderHeader() {
 	s := m.styles
 	var tabs []string
 	for v := view(0); v < nViews; v++ {
+		if !m.viewShown(v) {
+			continue
+		}
 		t := itoa(int(v)+1) + " " + viewNames[v]
 		if v == m.view && !m.showHelp {
 			tabs = append(tabs, s.TabActive.Render(t))

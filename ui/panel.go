@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ type panel struct {
 	w, h   int // outer size, border included
 
 	decode, ttft *spark
+	open         bool   // open-loop run: show the client queue line (load.go)
 	content      string // inner content, exactly (w-4)×(h-2)
 	key          panelKey
 	framed       [2][2]string // bordered content by [selected][inError]
@@ -87,6 +89,7 @@ const (
 	lineTTFT
 	lineTTFTSpark
 	lineTotals
+	lineQueue // open-loop runs only
 	lineErrors
 	lineLastError
 	nLines
@@ -105,6 +108,9 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	priority := []int{lineTotals, lineErrors, lineModel, lineLastError}
 	if es.Errors > 0 {
 		priority = []int{lineErrors, lineTotals, lineLastError, lineModel}
+	}
+	if p.open {
+		priority = slices.Insert(priority, slices.Index(priority, lineTotals)+1, lineQueue)
 	}
 	for _, l := range priority {
 		if room == 0 {
@@ -162,6 +168,8 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 			lines = append(lines, p.ttft.View())
 		case lineTotals:
 			lines = append(lines, totalsLine(s, es, w))
+		case lineQueue:
+			lines = append(lines, queueLine(s, es, w))
 		case lineErrors:
 			lines = append(lines, errorsLine(s, es, w))
 		case lineLastError:

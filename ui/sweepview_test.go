@@ -1,0 +1,204 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/sweep"
+)
+
+// sweepPlan is the test sweep: c 1, 2, 4, 8, 16 × 30 s.
+var sweepPlan = sweep.Plan{Concurrency: []int{1, 2, 4, 8, 16}, StepDuration: 30 * time.Second}
+
+// sweepEvents scripts a sweep over eps whose steps began at t0−100 s, −70 s, −40 s and −10 s:
+// three steps are over (and final at t0), the fourth runs with 20 s left. Each endpoint runs
+// the step's concurrency of back-to-back streams that slow down as it grows.
+func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
+	var evs []probe.Event
+	seq := 0
+	for k := range 4 {
+		start := t0.Add(time.Duration(-100+30*k) * time.Second)
+		sw.Begin(start)
+		if k == 3 {
+			break // running: nothing finished yet
+		}
+		conc := sweepPlan.Concurrency[k]
+		for i, ep := range eps {
+			p := profiles[i%len(profiles)]
+			ttft := p.ttft * (1 + 0.3*float64(k))
+			decode := p.decode / (1 + 0.12*float64(k)*float64(i+1))
+			dur := time.Duration((ttft + float64(p.tokens)*1000/decode) * float64(time.Millisecond))
+			for stream := range conc {
+				at := start.Add(time.Duration(stream) * 37 * time.Millisecond)
+				for at.Add(dur).Before(start.Add(sweepPlan.StepDuration)) {
+					seq++
+					var s probe.Sample
+					if i == 3 && seq%4 == 0 {
+						s = errSample(ep, seq, at, "http_429", "rate limited", 429)
+					} else {
+						s = okSample(ep, seq, at, ttft*(1+0.1*jitter(i, seq)), decode, p.tokens, 0)
+					}
+					evs = append(evs, &probe.Done{Endpoint: i, Sample: s})
+					at = at.Add(dur + 50*time.Millisecond)
+				}
+			}
+		}
+	}
+	return evs
+}
+
+// newSweepModel is a model over n endpoints running sweepPlan, three steps done.
+func newSweepModel(t testing.TB, n, w, h int) Model {
+	t.Helper()
+	eps := testEndpoints(n)
+	sw := sweep.New(sweepPlan, n, 0)
+	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, Sweep: sw})
+	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	m = update(t, m, eventsMsg{events: sweepEvents(sw, eps)})
+	m = update(t, m, redrawMsg{})
+	return m
+}
+
+// fakeArrivals is a fake engine of an open-loop run.
+type fakeArrivals struct {
+	*fakeEngine
+}
+
+func (fakeArrivals) Arrivals(ep int) (uint64, uint64) { return uint64(100 + 10*ep), uint64(ep * ep) }
+
+// newRateModel is the dashboard of an open-loop run at 2/s, with client queue times.
+func newRateModel(t testing.TB, n, w, h int) Model {
+	t.Helper()
+	eps := testEndpoints(n)
+	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan probe.Event), Options{Now: pinned, Rate: 2})
+	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	evs := history(eps, 30)
+	for i, ev := range evs {
+		if d, ok := ev.(*probe.Done); ok {
+			d.Sample.Queue = time.Duration(float64(i%9)*float64(d.Endpoint+1)*37) * time.Millisecond
+		}
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	m = update(t, m, redrawMsg{})
+	return m
+}
+
+// TestGoldenSweep: the sweep view with three steps done and the fourth running, and the
+// dashboard of an open-loop run (queue line on every card).
+func TestGoldenSweep(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("sweep_%dx%d", size[0], size[1]), func(t *testing.T) {
+			m := newSweepModel(t, 4, size[0], size[1])
+			golden.RequireEqual(t, []byte(m.View()))
+		})
+		t.Run(fmt.Sprintf("rate_dashboard_%dx%d", size[0], size[1]), func(t *testing.T) {
+			m := newRateModel(t, 4, size[0], size[1])
+			golden.RequireEqual(t, []byte(m.View()))
+		})
+	}
+	t.Run("no_sweep_80x24", func(t *testing.T) {
+		m, _ := newTestModel(t, 4, 80, 24, 3)
+		m = press(t, m, "5")
+		golden.RequireEqual(t, []byte(m.View()))
+	})
+}
+
+// TestLayoutPropertySweep renders the sweep view (and the open-loop dashboard) at every size
+// of the layout property test: no line wider than the terminal, no more lines than its height.
+func TestLayoutPropertySweep(t *testing.T) {
+	wStep, hStep := 5, 4
+	if testing.Short() || raceBuild {
+		wStep, hStep = 13, 9
+	}
+	for _, n := range []int{0, 1, 4, 8} {
+		for _, v := range []struct {
+			name string
+			m    func() Model
+		}{
+			{"no sweep", func() Model { m, _ := newTestModel(t, n, 80, 24, 3); return press(t, m, "5") }},
+			{"sweep", func() Model { return newSweepModel(t, n, 80, 24) }},
+			{"sweep-right", func() Model { return press(t, newSweepModel(t, n, 80, 24), "right", "right") }},
+			{"rate", func() Model { return newRateModel(t, n, 80, 24) }},
+		} {
+			m := v.m()
+			for w := 20; w <= 250; w += wStep {
+				for h := 5; h <= 80; h += hStep {
+					m = update(t, m, resize(w, h))
+					checkFits(t, m.View(), w, h, v.name, n)
+				}
+			}
+		}
+	}
+}
+
+// The sweep view is in the header and the Tab cycle only while a sweep runs; a sweep opens on
+// it; 5 always shows it.
+func TestSweepViewSwitching(t *testing.T) {
+	m := newSweepModel(t, 2, 120, 30)
+	if m.view != viewSweep || !strings.Contains(m.header, "5 Sweep") {
+		t.Fatalf("a sweep opens on view %s; header %q", viewNames[m.view], m.header)
+	}
+	for i, want := range []view{viewDashboard, viewCompare, viewDetail, viewStream, viewSweep} {
+		if m = press(t, m, "tab"); m.view != want {
+			t.Fatalf("tab %d: %s, want %s", i+1, viewNames[m.view], viewNames[want])
+		}
+	}
+	if m = press(t, m, "esc"); m.view != viewDashboard {
+		t.Fatalf("esc from the sweep view: %s", viewNames[m.view])
+	}
+
+	plain, _ := newTestModel(t, 2, 120, 30, 2)
+	if strings.Contains(plain.header, "Sweep") {
+		t.Fatalf("header of a run without a sweep: %q", plain.header)
+	}
+	if plain = press(t, plain, "shift+tab"); plain.view != viewStream {
+		t.Fatalf("shift+tab from the dashboard without a sweep: %s", viewNames[plain.view])
+	}
+	if plain = press(t, plain, "5"); plain.view != viewSweep || !strings.Contains(plain.View(), "--sweep 1,2,4,8,16") {
+		t.Fatalf("5 without a sweep:\n%s", plain.View())
+	}
+}
+
+// Steps fill in live: a step's row and chart points appear once it is final, and the clock
+// alone finalizes a step that ended without any event.
+func TestSweepFillsInLive(t *testing.T) {
+	now := t0
+	clock := func() time.Time { return now }
+	eps := testEndpoints(1)
+	sw := sweep.New(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, 1, 0)
+	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: clock, Sweep: sw})
+	m = update(t, m, resize(120, 40))
+	if !strings.Contains(m.View(), "waiting for the warm-ups") || !strings.Contains(m.View(), "no step finished yet") {
+		t.Fatalf("before the first step:\n%s", m.View())
+	}
+	sw.Begin(t0)
+	s := okSample(eps[0], 1, t0.Add(time.Second), 100, 50, 20, 0)
+	m = update(t, m, eventsMsg{events: []probe.Event{&probe.Done{Endpoint: 0, Sample: s}}})
+	now = t0.Add(3 * time.Second)
+	m = update(t, m, redrawMsg{})
+	if !strings.Contains(m.View(), "step 1/2") || !strings.Contains(m.View(), "running") {
+		t.Fatalf("during step 1:\n%s", m.View())
+	}
+	sw.Begin(t0.Add(10 * time.Second))
+	now = t0.Add(11 * time.Second)
+	m = update(t, m, clockMsg{})
+	if got := m.swp.Results(); len(got) != 1 || got[0].Requests != 1 {
+		t.Fatalf("after step 1 ended: %+v", got)
+	}
+	if !strings.Contains(m.View(), "step 2/2") || strings.Contains(m.View(), "no step finished yet") {
+		t.Fatalf("step 1 is not drawn:\n%s", m.View())
+	}
+	sw.Finish(t0.Add(20 * time.Second))
+	now = t0.Add(21 * time.Second)
+	m = update(t, m, clockMsg{})
+	if !strings.Contains(m.View(), "complete: 2 steps") {
+		t.Fatalf("after the sweep:\n%s", m.View())
+	}
+}
