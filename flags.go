@@ -43,6 +43,8 @@ type options struct {
 	ttftFromName string         // --ttft-from as given
 	ttftFrom     probe.TTFTFrom // parsed by check
 
+	loadOptions // --rate, --sweep, --step-duration (main_load.go)
+
 	set func(name string) bool // whether a flag was given on the command line
 }
 
@@ -86,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
 	fs.StringVar(&o.replay, "replay", "", "show a --record FILE again (TUI, or the summary with --no-tui) instead of measuring")
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
+	addLoadFlags(fs, o)
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -153,7 +156,10 @@ func (o *options) check() error {
 	if err := o.checkReplay(); err != nil {
 		return err
 	}
-	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" {
+	if err := o.checkLoad(); err != nil {
+		return err
+	}
+	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil

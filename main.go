@@ -82,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var recorder *export.Recorder
 	runOpts := probe.Options{Warmup: opts.warmup, Requests: opts.requests, Duration: opts.duration}
+	opts.applyLoad(cfg, &runOpts)
 	if opts.record != "" {
 		recorder, err = export.NewRecorder(opts.record)
 		if err != nil {
@@ -104,7 +105,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	runner := probe.NewRunner(cfg.Endpoints, runOpts)
 
 	var code int
-	if opts.noTUI {
+	if opts.noTUI && opts.sweep != nil {
+		code = runSweepHeadless(ctx, runner, cfg, opts, stdout, stderr)
+	} else if opts.noTUI {
 		code = runHeadless(ctx, runner, cfg, opts.output, opts.ttftFrom, stdout, stderr)
 	} else {
 		code = runTUI(ctx, runner, cfg, opts, stderr)
@@ -214,7 +217,10 @@ func runTUI(ctx context.Context, runner *probe.Runner, cfg *config.Config, o *op
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
-	uiErr := ui.Run(ctx, runner, cfg.Endpoints, runner.Events(), ui.Options{Prompt: o.prompt, TTFTFrom: o.ttftFrom})
+	o.startSweep(ctx, runner)
+	uiOpts := ui.Options{Prompt: o.prompt, TTFTFrom: o.ttftFrom}
+	o.loadUIOptions(&uiOpts)
+	uiErr := ui.Run(ctx, runner, cfg.Endpoints, runner.Events(), uiOpts)
 	cancel()
 	runErr := <-done
 	for _, err := range []error{uiErr, runErr} {
@@ -253,6 +259,7 @@ func runHeadless(ctx context.Context, runner *probe.Runner, cfg *config.Config, 
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
 	}
+	recordArrivals(agg, runner)
 	snap := agg.Snapshot(time.Now())
 	var err error
 	switch format {

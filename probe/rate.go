@@ -187,5 +187,5 @@ func (r *Runner) Arrivals(ep int) (offered, dropped uint64) {
 	return 0, 0
 }
 
-// OpenLoop reports whether the Runner schedules arrivals at Options.Rate.
-func (r *Runner) OpenLoop() bool { return r.opts.Rate > 0 }
+// Rate is the open-loop arrival rate per endpoint (Options.Rate); 0 in the closed loop.
+func (r *Runner) Rate() float64 { return max(r.opts.Rate, 0) }
