@@ -298,6 +298,11 @@ func (c *sweepChart) draw() string {
 		linechart.WithYLabelFormatter(yLabel),
 	)
 	lc.DrawXYAxisAndLabel()
+	// Braille dots land on cell floor(y·(4gh−1)/4top), markers on round(v·(gh−1)/top): lines
+	// are drawn at the y that puts each point's dots in its marker's cell.
+	brailleY := func(v float64) float64 {
+		return (v*float64(gh-1)/top + 0.5) * 4 * top / float64(4*gh-1)
+	}
 	for _, s := range c.series {
 		prev := -1
 		for i, v := range s {
@@ -305,7 +310,7 @@ func (c *sweepChart) draw() string {
 				continue
 			}
 			if prev >= 0 {
-				lc.DrawBrailleLine(canvas.Float64Point{X: float64(prev), Y: s[prev]}, canvas.Float64Point{X: float64(i), Y: v})
+				lc.DrawBrailleLine(canvas.Float64Point{X: float64(prev), Y: brailleY(s[prev])}, canvas.Float64Point{X: float64(i), Y: brailleY(v)})
 			}
 			prev = i
 		}
