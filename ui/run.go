@@ -28,7 +28,23 @@ func Run(ctx context.Context, eng Engine, eps []config.Endpoint, events <-chan p
 
 	m := New(eng, eps, events, opts)
 	m.done = ctx.Done()
-	_, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
+	// No bubbletea signal handler: the caller's ctx carries SIGINT and SIGTERM (main's
+	// signal.NotifyContext). Both seeing one signal hung the exit: bubbletea's handler blocks
+	// forever sending to an event loop that ctx had already ended.
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler())
+	// The end of ctx is a quit, not tea.WithContext's kill: a kill closes the terminal
+	// reader without waiting for its goroutine (a data race in cancelreader) and skips the
+	// final render.
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Quit() // returns once Run is over, if the loop is gone
+		case <-finished:
+		}
+	}()
+	_, err := p.Run()
 	if err != nil && ctx.Err() != nil && !errors.Is(err, tea.ErrProgramPanic) {
 		return nil
 	}
