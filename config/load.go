@@ -200,7 +200,7 @@ func lineSecrets(lines []string) []secretSpan {
 			case name == "api_key":
 				secret = rest != "" && !envRefRE.MatchString(unquoted) && !envRefRE.MatchString(inFlow)
 			case name == "base_url":
-				secret = strings.Contains(rest, "@")
+				secret = strings.ContainsAny(rest, "@?#")
 			case name != "api_key_env" && sensitiveHeader(name):
 				refs, _ := envRefs(unquoted)
 				secret = rest != "" && len(refs) == 0
@@ -225,7 +225,7 @@ func isSecret(key string, value []*token.Token) bool {
 	case "api_key":
 		return !envRefRE.MatchString(text)
 	case "base_url":
-		return strings.Contains(text, "@")
+		return strings.ContainsAny(text, "@?#") // user info, a query string (keys), a fragment
 	}
 	refs, _ := envRefs(text)
 	return len(refs) == 0

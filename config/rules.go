@@ -38,6 +38,11 @@ func checkBaseURL(s string) string {
 	if u.User != nil {
 		return "base_url must not hold credentials (user:password@); tokscope reads keys only from the environment (api_key_env)"
 	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		// Keys travel in query strings (?api_key=, ?key=) and the value would be shown in
+		// summaries and errors; nor can it work: /chat/completions is appended to base_url.
+		return "base_url must not have a query string or fragment (?…, #…); tokscope reads keys only from the environment (api_key_env)"
+	}
 	if u.Hostname() == "" {
 		return "base_url has no host, e.g. http://127.0.0.1:8080/v1"
 	}
