@@ -122,14 +122,16 @@ func (t *Tracker) Observe(ev probe.Event) bool {
 		}
 		delete(t.inflight[ev.Endpoint], ev.Sample.Seq)
 		if t.add(ev.Endpoint, &ev.Sample) {
-			t.version++
+			t.version++ // a late request of a final step: the results change
 			changed = true
 		}
 	}
 	return t.Refresh() || changed
 }
 
-// add attributes one finished request; false when it belongs to no step.
+// add attributes one finished request. It reports whether a final step changed: the running
+// step's figures are not shown until it is final, so they need no redraw (and Results, which
+// snapshots every final step's Aggregator, is not recomputed at every sample).
 func (t *Tracker) add(ep int, s *probe.Sample) bool {
 	if s.Warmup || s.Stream != 0 {
 		return false
@@ -139,16 +141,17 @@ func (t *Tracker) add(ep int, s *probe.Sample) bool {
 		return false // started after the last step, in the drain
 	}
 	i := stepAt(starts, s.Start)
-	st := t.steps[i]
-	st.agg.AddAt(ep, s)
+	t.steps[i].agg.AddAt(ep, s)
+	touched := i < t.final
 	if s.Counted() {
 		tokenArrivals(s, func(at time.Time, tokens float64) {
 			if k, ok := windowAt(starts, end, at); ok {
 				t.steps[k].tokens[ep] += tokens
+				touched = touched || k < t.final
 			}
 		})
 	}
-	return true
+	return touched
 }
 
 // stepAt is the step in which a request that started at t belongs: the last one begun at or
