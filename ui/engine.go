@@ -45,6 +45,9 @@ type endpointState struct {
 	paused      bool
 	inflight    int
 	failing     bool // the latest finished request was an error
+	// tlsUnverified: the endpoint's certificate is not verified (insecure_skip_verify); its
+	// card says so, always.
+	tlsUnverified bool
 
 	samples []*probe.Sample // counted, newest last, at most keepSamples
 	gaps    []float64       // ms, newest last, at most keepGaps

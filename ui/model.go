@@ -130,7 +130,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	}
 	m.help.Styles = st.Help
 	for i, ep := range eps {
-		s := &endpointState{concurrency: max(ep.Concurrency, 1)}
+		s := &endpointState{concurrency: max(ep.Concurrency, 1), tlsUnverified: ep.InsecureSkipVerify}
 		if eng != nil {
 			s.paused = eng.Paused(i)
 			if c := eng.Concurrency(i); c > 0 {

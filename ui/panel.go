@@ -83,6 +83,7 @@ func b2i(b bool) int {
 // card line identifiers, in display order.
 const (
 	lineTitle = iota
+	lineTLS   // "⚠ TLS unverified": shown whenever the card has a spare row
 	lineModel
 	lineDecode
 	lineDecodeSpark
@@ -105,6 +106,15 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	// Which lines fit: the five essentials, then by priority.
 	show := [nLines]bool{lineTitle: true, lineDecode: true, lineDecodeSpark: true, lineTTFT: true, lineTTFTSpark: true}
 	room := h - 5
+	tlsInTitle := false // no spare row: the marker joins the status on the title line
+	if st.tlsUnverified {
+		if room > 0 {
+			show[lineTLS] = true
+			room--
+		} else {
+			tlsInTitle = true
+		}
+	}
 	priority := []int{lineTotals, lineErrors, lineModel, lineLastError}
 	if es.Errors > 0 {
 		priority = []int{lineErrors, lineTotals, lineLastError, lineModel}
@@ -149,7 +159,13 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 		switch l {
 		case lineTitle:
 			status, kind := st.status(now)
-			lines = append(lines, spread(s.Title.Render(es.Name), statusStyle(s, kind).Render(status), w))
+			right := statusStyle(s, kind).Render(status)
+			if tlsInTitle {
+				right = s.Warn.Render("⚠ TLS") + " " + right
+			}
+			lines = append(lines, spread(s.Title.Render(es.Name), right, w))
+		case lineTLS:
+			lines = append(lines, truncate(s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), w))
 		case lineModel:
 			right := "c" + itoa(st.concurrency)
 			if st.inflight > 0 {
