@@ -35,10 +35,10 @@ func busySim(t *testing.T) string {
 
 // started is a tokscope process running in the background.
 type started struct {
-	cmd         *exec.Cmd
-	stdout      bytes.Buffer
-	stderr      bytes.Buffer
-	done        chan struct{}
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	done   chan struct{}
 }
 
 func startBinary(t *testing.T, args ...string) *started {
