@@ -65,7 +65,7 @@ func runLevel(ctx context.Context, srv *sim.Server, lv Level) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return compare(srv, lv.Concurrency, samples)
+	return Compare(srv, lv.Concurrency, samples)
 }
 
 // measure runs one level and returns its counted samples.
@@ -87,8 +87,8 @@ func measure(ctx context.Context, srv *sim.Server, lv Level) ([]probe.Sample, er
 	return samples, ctx.Err()
 }
 
-// compare matches each sample's chunks, in order, to the simulator's flushed frames.
-func compare(srv *sim.Server, concurrency int, samples []probe.Sample) (Result, error) {
+// Compare matches each sample's chunks, in order, to the simulator's flushed frames.
+func Compare(srv *sim.Server, concurrency int, samples []probe.Sample) (Result, error) {
 	var ttft, chunk []time.Duration
 	var decodeErr []float64
 	for i := range samples {

@@ -44,7 +44,7 @@ func TestRunMeasuresSmallError(t *testing.T) {
 	}
 }
 
-// compare must see lateness: shift every measured instant by 7 ms and the error follows.
+// Compare must see lateness: shift every measured instant by 7 ms and the error follows.
 func TestCompareSeesShift(t *testing.T) {
 	srv, err := sim.Start(sim.Options{TrackSends: true}, Profile)
 	if err != nil {
@@ -60,7 +60,7 @@ func TestCompareSeesShift(t *testing.T) {
 	for i := range samples {
 		samples[i].Start = samples[i].Start.Add(7 * time.Millisecond)
 	}
-	shifted, err := compare(srv, 1, samples)
+	shifted, err := Compare(srv, 1, samples)
 	if err != nil {
 		t.Fatal(err)
 	}
