@@ -26,6 +26,7 @@ const (
 	ErrStall       = "stall"
 	ErrStreamError = "stream_error"
 	ErrCanceled    = "canceled"
+	ErrInternal    = "internal" // a bug in tokscope itself, recovered; details in the --log file
 )
 
 // TokenSource says where an output-token count came from, best first.
