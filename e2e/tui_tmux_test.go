@@ -33,8 +33,8 @@ var (
 	reCardTTFT   = regexp.MustCompile(`ttft \d+(\.\d+)? ms`)
 	// A compare row: the name, then three columns of figures or "—" (no data yet); and one
 	// with figures.
-	reCompareRow  = regexp.MustCompile(`(?m)^[▶ ] (fast-gpu|slow-cpu|reasoner|flaky-cloud) +(\d+(\.\d+)?|—) +(\d+(\.\d+)?|—) +(\d+(\.\d+)?|—)`)
-	reCompareData = regexp.MustCompile(`(?m)^[▶ ] (fast-gpu|slow-cpu|reasoner|flaky-cloud) +\d+(\.\d+)? +\d+(\.\d+)? +\d+(\.\d+)?`)
+	reCompareRow  = regexp.MustCompile(`(?m)^[▶ ] (fast-gpu|slow-cpu|reasoner|flaky-cloud) +(\d+(\.\d+)?\*?|—) +(\d+(\.\d+)?\*?|—) +(\d+(\.\d+)?\*?|—)`)
+	reCompareData = regexp.MustCompile(`(?m)^[▶ ] (fast-gpu|slow-cpu|reasoner|flaky-cloud) +\d+(\.\d+)?\*? +\d+(\.\d+)?\*? +\d+(\.\d+)?\*?`)
 	// The live line under a stream pane while tokens arrive.
 	reLiveFigures = regexp.MustCompile(`ttft \d+(\.\d+)?ms · ≈?\d+(\.\d+)? tok/s · ≈?\d+ tok so far`)
 	// A pane's figures, in any of its widths: "ttft 746ms · 39.9 tok/s", "100ms 121t/s".
@@ -220,7 +220,9 @@ func startTmux(t *testing.T, tmuxPath, bin string, w, h int) *tmuxTerm {
 		settling: true,
 	}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_PANE=") {
+		// CI makes termenv assume no terminal (Ascii profile): the pane is a real terminal, so
+		// tokscope runs as it would in a user's.
+		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_PANE=") && !strings.HasPrefix(kv, "CI=") {
 			tm.env = append(tm.env, kv)
 		}
 	}
