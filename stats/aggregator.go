@@ -413,14 +413,25 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 }
 
 // addTokens attributes a counted sample's N tokens to the aggregate buckets at chunk arrival
-// time: by the chunks' own Tokens when the server reported them (scaled so that they sum to
-// N), else N spread evenly over the token-bearing chunks.
+// time (see TokenArrivals).
 func (a *Aggregator) addTokens(e *endpoint, s *probe.Sample) {
 	if s.Tokens <= 0 {
 		return
 	}
 	if e.firstStart.IsZero() || s.Start.Before(e.firstStart) {
 		e.firstStart = s.Start
+	}
+	TokenArrivals(s, e.addAt)
+}
+
+// TokenArrivals calls f with a sample's N tokens at the instants they arrived, the rule every
+// "tokens received per second" figure uses (aggregate tok/s here, per-step throughput in
+// sweeps): by the chunks' own counts when the server reported them (scaled so that they sum to
+// N), else N spread evenly over the token-bearing chunks, else all at the last instant known
+// (e.g. a non-streaming reply).
+func TokenArrivals(s *probe.Sample, f func(at time.Time, tokens float64)) {
+	if s.Tokens <= 0 {
+		return
 	}
 	var chunkToks, bearing int
 	for _, c := range s.Chunks {
@@ -435,18 +446,18 @@ func (a *Aggregator) addTokens(e *endpoint, s *probe.Sample) {
 		scale := n / float64(chunkToks)
 		for _, c := range s.Chunks {
 			if c.Tokens > 0 {
-				e.addAt(s.Start.Add(c.At), float64(c.Tokens)*scale)
+				f(s.Start.Add(c.At), float64(c.Tokens)*scale)
 			}
 		}
 	case bearing > 0:
 		per := n / float64(bearing)
 		for _, c := range s.Chunks {
 			if c.TokenBearing() {
-				e.addAt(s.Start.Add(c.At), per)
+				f(s.Start.Add(c.At), per)
 			}
 		}
-	default: // tokens without any chunk (e.g. a non-streaming reply): at the last instant known
-		e.addAt(doneAt(s), n)
+	default:
+		f(doneAt(s), n)
 	}
 }
 

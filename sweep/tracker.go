@@ -144,7 +144,7 @@ func (t *Tracker) add(ep int, s *probe.Sample) bool {
 	t.steps[i].agg.AddAt(ep, s)
 	touched := i < t.final
 	if s.Counted() {
-		tokenArrivals(s, func(at time.Time, tokens float64) {
+		stats.TokenArrivals(s, func(at time.Time, tokens float64) {
 			if k, ok := windowAt(starts, end, at); ok {
 				t.steps[k].tokens[ep] += tokens
 				touched = touched || k < t.final
@@ -172,43 +172,6 @@ func windowAt(starts []time.Time, end, t time.Time) (int, bool) {
 		return 0, false
 	}
 	return stepAt(starts, t), true
-}
-
-// tokenArrivals calls f with the tokens of a counted sample at the instants they arrived, as
-// stats attributes aggregate tok/s: by the chunks' own counts when the server reported them
-// (scaled to N), else N spread evenly over the token-bearing chunks, else all at the end.
-func tokenArrivals(s *probe.Sample, f func(at time.Time, tokens float64)) {
-	if s.Tokens <= 0 {
-		return
-	}
-	var chunkToks, bearing int
-	for _, c := range s.Chunks {
-		chunkToks += max(c.Tokens, 0)
-		if c.TokenBearing() {
-			bearing++
-		}
-	}
-	n := float64(s.Tokens)
-	switch {
-	case chunkToks > 0:
-		scale := n / float64(chunkToks)
-		for _, c := range s.Chunks {
-			if c.Tokens > 0 {
-				f(s.Start.Add(c.At), float64(c.Tokens)*scale)
-			}
-		}
-	case bearing > 0:
-		per := n / float64(bearing)
-		for _, c := range s.Chunks {
-			if c.TokenBearing() {
-				f(s.Start.Add(c.At), per)
-			}
-		}
-	case s.End >= 0:
-		f(s.Start.Add(s.End), n)
-	default:
-		f(s.Start, n)
-	}
 }
 
 // stepEnd is the end of step i's window, if it has ended.
