@@ -153,29 +153,12 @@ func runSweepHeadless(ctx context.Context, runner *probe.Runner, cfg *config.Con
 	go func() { done <- runner.Run(ctx) }()
 	go o.sweep.Run(ctx, runner)
 
-	tick := time.NewTicker(100 * time.Millisecond) // a step may end without any event
-	defer tick.Stop()
 	failed := false
-	events := runner.Events()
-	for events != nil {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			tr.Observe(ev)
-			if d, isDone := ev.(*probe.Done); isDone && d.Stream == 0 && !d.Sample.Warmup && d.Sample.Outcome != probe.OutcomeOK {
-				failed = true
-			}
-		case <-tick.C:
-			tr.Refresh()
+	tr.Consume(runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
+		if d, isDone := ev.(*probe.Done); isDone && d.Stream == 0 && !d.Sample.Warmup && d.Sample.Outcome != probe.OutcomeOK {
+			failed = true
 		}
-		if tr.Complete() {
-			cancel() // every request of the last step has reported
-		}
-	}
-	tr.Close()
+	}, cancel) // cancel once every request of the last step has reported
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true

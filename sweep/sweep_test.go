@@ -269,25 +269,7 @@ func TestSweepAgainstSimulator(t *testing.T) {
 	go r.Run(ctx)
 	go sw.Run(ctx, r)
 	tr := sw.Track(eps, nil)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	events := r.Events()
-	for events != nil {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			tr.Observe(ev)
-		case <-tick.C:
-			tr.Refresh()
-		}
-		if tr.Complete() {
-			cancel()
-		}
-	}
-	tr.Close()
+	tr.Consume(r.Events(), 50*time.Millisecond, nil, cancel)
 	if ctx.Err() == context.DeadlineExceeded {
 		t.Fatal("sweep did not complete in 30 s")
 	}

@@ -297,3 +297,30 @@ func (t *Tracker) Results() []Result {
 	t.results, t.resVer = out, t.version
 	return out
 }
+
+// Consume feeds events into the tracker until the channel closes, refreshing every `every`
+// (a step may end without any event) and calling stop once every request of the last step
+// has reported. onEvent, if not nil, sees each event after the tracker. It closes the tracker.
+func (t *Tracker) Consume(events <-chan probe.Event, every time.Duration, onEvent func(probe.Event), stop func()) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for events != nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			t.Observe(ev)
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		case <-tick.C:
+			t.Refresh()
+		}
+		if t.Complete() {
+			stop()
+		}
+	}
+	t.Close()
+}
