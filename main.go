@@ -240,19 +240,9 @@ func runHeadless(ctx context.Context, runner *probe.Runner, cfg *config.Config, 
 	go func() { done <- runner.Run(ctx) }()
 	failed := false
 	for ev := range runner.Events() {
-		switch ev := ev.(type) {
-		case *probe.Done:
-			if ev.Stream != 0 {
-				continue
-			}
-			agg.Add(&ev.Sample)
-			if !ev.Sample.Warmup && ev.Sample.Outcome != probe.OutcomeOK {
-				failed = true
-			}
-		case *probe.Status:
-			if ev.State == probe.StateBackoff {
-				agg.AddBackoff(ev.Endpoint, ev.Backoff)
-			}
+		agg.Observe(ev)
+		if d, ok := ev.(*probe.Done); ok && d.Stream == 0 && !d.Sample.Warmup && d.Sample.Outcome != probe.OutcomeOK {
+			failed = true
 		}
 	}
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {

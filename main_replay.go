@@ -110,8 +110,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		agg := stats.New(run.endpoints)
 		agg.SetTTFTFrom(o.ttftFrom)
 		for _, ev := range run.events {
-			d := ev.(*probe.Done)
-			agg.AddAt(d.Endpoint, &d.Sample)
+			agg.Observe(ev)
 		}
 		if err := writeSummary(stdout, agg.Snapshot(run.end), o.output); err != nil {
 			fmt.Fprintf(stderr, "tokscope: writing the summary: %v\n", err)

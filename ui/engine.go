@@ -24,8 +24,7 @@ type Engine interface {
 
 // statistics is the part of stats.Aggregator the UI uses; Update is its only writer.
 type statistics interface {
-	AddAt(ep int, s *probe.Sample)
-	AddBackoff(ep int, d time.Duration)
+	Observe(ev probe.Event) bool
 	Reset()
 	Snapshot(now time.Time) stats.Snapshot
 }

@@ -231,8 +231,8 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				continue
 			}
 			st.inflight = max(0, st.inflight-1)
+			m.agg.Observe(ev)
 			s := ev.Sample
-			m.agg.AddAt(ev.Endpoint, &s)
 			st.addSample(&s)
 			m.statsDirty = true
 			m.lastData = m.now()
@@ -250,9 +250,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			if ev.Concurrency > 0 {
 				st.concurrency = ev.Concurrency
 			}
-			if ev.State == probe.StateBackoff && ev.Backoff > 0 {
-				m.agg.AddBackoff(ev.Endpoint, ev.Backoff)
-			}
+			m.agg.Observe(ev)
 			st.version++
 			m.statsDirty = true
 		}
