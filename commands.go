@@ -14,14 +14,14 @@ import (
 	"tokscope/calibrate"
 	"tokscope/config"
 	"tokscope/discover"
-	"tokscope/metrics"
+	"tokscope/promexport"
 	"tokscope/probe"
 )
 
 // serveMetrics starts the Prometheus exporter and hooks it into the runner's options.
 func serveMetrics(ctx context.Context, addr string, cfg *config.Config, runOpts *probe.Options, stderr io.Writer) error {
-	exp := metrics.New(cfg.Endpoints)
-	bound, err := metrics.Listen(ctx, addr, exp.Handler())
+	exp := promexport.New(cfg.Endpoints)
+	bound, err := promexport.Listen(ctx, addr, exp.Handler())
 	if err != nil {
 		return fmt.Errorf("--metrics-listen %s: %w", addr, err)
 	}

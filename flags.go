@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tokscope/metrics"
+	"tokscope/promexport"
 	"tokscope/probe"
 )
 
@@ -144,7 +144,7 @@ func (o *options) check() error {
 		return usagef("--demo and --url exclude each other: --demo monitors built-in simulated endpoints")
 	}
 	if o.metricsListen != "" {
-		if _, err := metrics.ListenAddr(o.metricsListen); err != nil {
+		if _, err := promexport.ListenAddr(o.metricsListen); err != nil {
 			return usagef("invalid value %q for --metrics-listen: %v (e.g. 9464, :9464, 127.0.0.1:9464)", o.metricsListen, err)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package metrics owns tokscope's Prometheus exporter, for users who outgrow one machine: the
+// Package promexport owns tokscope's Prometheus exporter, for users who outgrow one machine: the
 // same per-request measurements the terminal shows, as histograms and counters a Prometheus
 // server can scrape from many tokscope instances and a Grafana dashboard can chart
 // (grafana/tokscope-dashboard.json).
@@ -9,7 +9,7 @@
 // an exposition.
 //
 // It reads config and probe and must not import stats, export, ui, bubbletea or lipgloss.
-package metrics
+package promexport
 
 import (
 	"net/http"
