@@ -14,8 +14,8 @@ import (
 	"tokscope/calibrate"
 	"tokscope/config"
 	"tokscope/discover"
-	"tokscope/promexport"
 	"tokscope/probe"
+	"tokscope/promexport"
 )
 
 // serveMetrics starts the Prometheus exporter and hooks it into the runner's options.

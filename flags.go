@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"tokscope/promexport"
 	"tokscope/probe"
+	"tokscope/promexport"
 )
 
 // options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and --log).
