@@ -167,25 +167,49 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	if s.FirstEvent < 0 {
 		s.FirstEvent = at
 	}
+	if !d.decodeChunk(raw) {
+		s.Chunks = append(s.Chunks, Chunk{At: at})
+		return false
+	}
+	if s.ResponseID == "" {
+		s.ResponseID = d.w.ID.v
+	}
+	c := d.measure(at)
+	d.countUsage(&c)
+	s.Chunks = append(s.Chunks, c)
+	if c.TokenBearing() {
+		d.emitText(at)
+	}
+	if c.Content > 0 {
+		d.answerChunks++
+	}
+	return d.mustStop()
+}
+
+// decodeChunk decodes raw into d.w, resetting what the previous chunk left there. It is false
+// when the chunk is not JSON at all (the first such chunk is kept for the error message); a
+// field of the wrong type still yields the rest of the chunk.
+func (d *decoder) decodeChunk(raw []byte) bool {
 	clear(d.w.Choices)
 	d.w.Choices = d.w.Choices[:0]
 	d.usage = wireUsage{CompletionTokens: -1} // stays -1 when the chunk has no usage
 	d.w.Usage = &d.usage
 	d.w.Error = nil
-	if err := d.decode(raw); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			if d.badChunk == "" {
-				d.badChunk = clip(string(raw), tailKeep) // readable() shortens it after redact
-			}
-			s.Chunks = append(s.Chunks, Chunk{At: at})
-			return false
+	err := d.decode(raw)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) {
+		if d.badChunk == "" {
+			d.badChunk = clip(string(raw), tailKeep) // readable() shortens it after redact
 		}
+		return false
 	}
-	if s.ResponseID == "" {
-		s.ResponseID = d.w.ID.v
-	}
+	return true
+}
 
+// measure sizes the decoded chunk's text and updates the instants it marks (first token,
+// last token, first answer) and the finish reason.
+func (d *decoder) measure(at time.Duration) Chunk {
+	s := d.s
 	c := Chunk{At: at}
 	for i := range d.w.Choices {
 		ch := &d.w.Choices[i]
@@ -208,44 +232,53 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	if c.Content > 0 && s.FirstAnswer < 0 {
 		s.FirstAnswer = at
 	}
-	if d.w.Usage != nil && d.usage.CompletionTokens >= 0 {
-		d.usageSeen = true
-		d.last = d.usage
-		if c.TokenBearing() {
-			d.usageOnTokenChunks++
-		}
-		if d.usageOnTokenChunks > 0 {
-			c.Tokens = max(0, d.usage.CompletionTokens-d.cumulative)
-		}
-		d.cumulative = d.usage.CompletionTokens
-	}
-	s.Chunks = append(s.Chunks, c)
+	return c
+}
 
+// countUsage takes the chunk's usage, if any: the latest totals, and the chunk's own token
+// count when the server reports cumulative usage on token-bearing chunks.
+func (d *decoder) countUsage(c *Chunk) {
+	if d.w.Usage == nil || d.usage.CompletionTokens < 0 {
+		return
+	}
+	d.usageSeen = true
+	d.last = d.usage
 	if c.TokenBearing() {
-		tokens := 0
-		if d.usageOnTokenChunks > 1 {
-			tokens = c.Tokens
+		d.usageOnTokenChunks++
+	}
+	if d.usageOnTokenChunks > 0 {
+		c.Tokens = max(0, d.usage.CompletionTokens-d.cumulative)
+	}
+	d.cumulative = d.usage.CompletionTokens
+}
+
+// emitText keeps the chunk's text (for the estimate) and sends it as Delta events; the
+// chunk's token count goes with its first piece once per-chunk usage is established.
+func (d *decoder) emitText(at time.Duration) {
+	tokens := 0
+	if d.usageOnTokenChunks > 1 {
+		tokens = d.s.Chunks[len(d.s.Chunks)-1].Tokens
+	}
+	for i := range d.w.Choices {
+		dl := &d.w.Choices[i].Delta
+		if r := reasoningText(dl); r != "" {
+			d.reasoning.WriteString(r)
+			d.emit(at, r, true, tokens)
+			tokens = 0
 		}
-		for i := range d.w.Choices {
-			dl := &d.w.Choices[i].Delta
-			if r := reasoningText(dl); r != "" {
-				d.reasoning.WriteString(r)
-				d.emit(at, r, true, tokens)
+		for _, t := range [2]string{dl.Content, dl.Refusal} {
+			if t != "" {
+				d.content.WriteString(t)
+				d.emit(at, t, false, tokens)
 				tokens = 0
 			}
-			for _, t := range [2]string{dl.Content, dl.Refusal} {
-				if t != "" {
-					d.content.WriteString(t)
-					d.emit(at, t, false, tokens)
-					tokens = 0
-				}
-			}
 		}
 	}
+}
 
-	if c.Content > 0 {
-		d.answerChunks++
-	}
+// mustStop says whether reading must end after this chunk: an error inside the stream, or a
+// server that ignores max_tokens (then streamErr says why).
+func (d *decoder) mustStop() bool {
 	switch {
 	case d.w.Error != nil:
 		d.streamErr = "error inside the stream: " + d.w.Error.text()
