@@ -3,10 +3,7 @@ package export
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"text/tabwriter"
-	"time"
 
 	"tokscope/stats"
 )
@@ -94,27 +91,4 @@ func signed(v float64) string {
 		return "+" + s
 	}
 	return s
-}
-
-// writeTableRateLimits is an endpoint's rate-limit line, when a response carried rate-limit
-// headers or the endpoint backed off: the latest remaining requests/tokens and the total
-// time spent backing off after 429s (never part of any latency).
-func writeTableRateLimits(w io.Writer, e *stats.EndpointStats) {
-	var parts []string
-	if !e.RateLimitAt.IsZero() {
-		count := func(n int) string {
-			if n < 0 {
-				return noData
-			}
-			return strconv.Itoa(n)
-		}
-		parts = append(parts, "rate limit remaining "+count(e.RateLimitRemainingRequests)+" requests, "+
-			count(e.RateLimitRemainingTokens)+" tokens")
-	}
-	if e.BackoffTotal > 0 {
-		parts = append(parts, "backed off "+e.BackoffTotal.Round(time.Millisecond).String()+" (not latency)")
-	}
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "  %s\n", strings.Join(parts, "  "))
-	}
 }

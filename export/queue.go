@@ -1,8 +1,6 @@
 package export
 
 import (
-	"fmt"
-	"io"
 	"strconv"
 
 	"tokscope/stats"
@@ -58,9 +56,4 @@ func queueCSV(e *stats.EndpointStats) []string {
 		}
 	}
 	return append(row, strconv.FormatUint(e.Arrivals, 10), strconv.FormatUint(e.DroppedArrivals, 10))
-}
-
-// writeTableArrivals is the table's arrivals line of one endpoint.
-func writeTableArrivals(w io.Writer, rate float64, e *stats.EndpointStats) {
-	fmt.Fprintf(w, "  arrivals %d at %s/s  dropped %d (queue full)\n", e.Arrivals, formatNumber(rate), e.DroppedArrivals)
 }

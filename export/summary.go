@@ -220,12 +220,12 @@ const noData = "—"
 
 // WriteTable writes an aligned, human-readable summary: per endpoint its counts, error kinds,
 // output tokens with their source (≈ marks estimated counts and the rates derived from them)
-// and one row per whole-run distribution; — marks a figure without data.
+// and one row per whole-run distribution; — marks a figure without data. The cells are
+// TableEndpoints'.
 func WriteTable(w io.Writer, snap stats.Snapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	const labelWidth = 15
-	for i := range snap.Endpoints {
-		e := &snap.Endpoints[i]
+	for i, e := range TableEndpoints(&snap) {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
@@ -237,54 +237,18 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 			title += "  " + e.BaseURL
 		}
 		fmt.Fprintln(tw, title)
-		fmt.Fprintf(tw, "  requests %d  ok %d  errors %d  truncated %d\n", e.Requests, e.OK, e.Errors, e.Truncated)
-		if len(e.ErrorKinds) > 0 {
-			kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
-			fmt.Fprintf(tw, "  error kinds %s\n", strings.ReplaceAll(kinds, "=", ": "))
+		for _, l := range e.Lines {
+			fmt.Fprintf(tw, "  %s\n", l)
 		}
-		writeTableRateLimits(tw, e)
-		if snap.Rate > 0 {
-			writeTableArrivals(tw, snap.Rate, e)
-		}
-		estimated := e.TokenSource == "estimate"
-		switch {
-		case e.TokenSource == "":
-			fmt.Fprintf(tw, "  output tokens %s\n", noData)
-		case estimated:
-			fmt.Fprintf(tw, "  output tokens ≈%d (estimate)\n", e.OutputTokens)
-		default:
-			fmt.Fprintf(tw, "  output tokens %d (%s)\n", e.OutputTokens, e.TokenSource)
-		}
-		fmt.Fprintf(tw, "  %-*s\tp50\tp90\tp99\tmean\tmin\tmax\t\n", labelWidth, "")
-		for _, c := range distColumns {
-			label := c.label
-			if c.fromN && estimated {
-				label += " ≈"
-			}
-			writeTableRow(tw, labelWidth, label, c.get(&e.Whole))
-		}
-		writeTableRow(tw, labelWidth, "max stall ms", e.Whole.MaxStall)
-		writeTableRow(tw, labelWidth, "tokens/chunk", e.Whole.TokensPerChunk)
-		if snap.Rate > 0 {
-			writeTableRow(tw, labelWidth, "client queue ms", e.Queue)
+		fmt.Fprintf(tw, "  %-*s\t%s\t\n", labelWidth, "", strings.Join(TableColumns, "\t"))
+		for _, r := range e.Rows {
+			fmt.Fprintf(tw, "  %-*s\t%s\t\n", labelWidth, r.Label, strings.Join(r.Cells, "\t"))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return writeTableHeadToHead(w, &snap)
-}
-
-func writeTableRow(tw io.Writer, labelWidth int, label string, d stats.Dist) {
-	fmt.Fprintf(tw, "  %-*s\t", labelWidth, label)
-	for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-		if d.Count == 0 {
-			fmt.Fprint(tw, noData+"\t")
-		} else {
-			fmt.Fprint(tw, tableNumber(v)+"\t")
-		}
-	}
-	fmt.Fprintln(tw)
 }
 
 // tableNumber shows about four significant digits: 1234.5, 41.23, 0.125.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"tokscope/sweep"
@@ -134,15 +135,24 @@ func WriteSweepCSV(w io.Writer, rep sweep.Report) error {
 	return cw.Error()
 }
 
-// WriteSweepTable writes the steps as an aligned table, one row per step and endpoint; ≈
-// marks figures from estimated token counts, — a figure without data.
-func WriteSweepTable(w io.Writer, rep sweep.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// SweepTable is the sweep as -o table shows it, in cells: a header, one row per step and
+// endpoint, and the notes under the table. WriteSweepTable lays it out as text; the HTML
+// report draws the same cells.
+type SweepTable struct {
+	Header []string
+	Rows   [][]string
+	Notes  []string
+}
+
+// SweepTableOf returns rep's table; ≈ marks figures from estimated token counts, — a figure
+// without data.
+func SweepTableOf(rep *sweep.Report) SweepTable {
 	ttft := "ttft"
 	if rep.TTFTFrom != "first-token" {
 		ttft = "ttft(" + rep.TTFTFrom + ")"
 	}
-	fmt.Fprintf(tw, "step\tendpoint\tconc\trequests\terr %%\tagg tok/s\tdecode p50\t%s p50 ms\t%s p99 ms\ttokens\t\n", ttft, ttft)
+	t := SweepTable{Header: []string{"step", "endpoint", "conc", "requests", "err %", "agg tok/s", "decode p50",
+		ttft + " p50 ms", ttft + " p99 ms", "tokens"}}
 	cell := func(n *number, mark string) string {
 		if n == nil {
 			return noData
@@ -158,20 +168,38 @@ func WriteSweepTable(w io.Writer, rep sweep.Report) error {
 				mark = "≈"
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Step, r.Endpoint, r.Concurrency, r.Requests, cell(r.ErrorPct, ""),
-			mark+tableNumber(float64(r.AggregateTPS)), cell(r.DecodeTPSP50, mark),
-			cell(r.TTFTMSP50, ""), cell(r.TTFTMSP99, ""), src)
+		t.Rows = append(t.Rows, []string{
+			strconv.Itoa(r.Step), r.Endpoint, strconv.Itoa(r.Concurrency), strconv.Itoa(r.Requests), cell(r.ErrorPct, ""),
+			mark + tableNumber(float64(r.AggregateTPS)), cell(r.DecodeTPSP50, mark),
+			cell(r.TTFTMSP50, ""), cell(r.TTFTMSP99, ""), src,
+		})
+	}
+	if len(rep.Results) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("steps of %s; a request counts in the step it started in; agg tok/s = tokens that arrived during the step / its length",
+			rep.Plan.StepDuration))
+	}
+	if !rep.Complete {
+		t.Notes = append(t.Notes, "interrupted: only the steps that ended are shown")
+	}
+	return t
+}
+
+// WriteSweepTable writes the steps as an aligned table, one row per step and endpoint (the
+// cells of SweepTableOf).
+func WriteSweepTable(w io.Writer, rep sweep.Report) error {
+	t := SweepTableOf(&rep)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(rep.Results) > 0 {
-		fmt.Fprintf(w, "\nsteps of %s; a request counts in the step it started in; agg tok/s = tokens that arrived during the step / its length\n",
-			rep.Plan.StepDuration)
-	}
-	if !rep.Complete {
-		fmt.Fprintln(w, "interrupted: only the steps that ended are shown")
+	for i, n := range t.Notes {
+		if i == 0 && len(rep.Results) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, n)
 	}
 	return nil
 }

@@ -1,0 +1,116 @@
+package export
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"tokscope/stats"
+)
+
+// The table summary (-o table) as cells: WriteTable lays them out as aligned text, and the
+// HTML report (package report) draws the same cells, so that both show the same figures with
+// the same rounding from one piece of formatting code.
+
+// TableColumns are the statistics of every TableRow, in order.
+var TableColumns = []string{"p50", "p90", "p99", "mean", "min", "max"}
+
+// TableRow is one distribution of the table: its label ("TTFT ms", "decode tok/s ≈") and one
+// cell per TableColumns, "—" when there is no data.
+type TableRow struct {
+	Label string
+	Cells []string
+}
+
+// TableEndpoint is one endpoint of the table summary.
+type TableEndpoint struct {
+	Name, Model, BaseURL string
+	// Lines are the lines above the distributions, in order: counts, error kinds, rate
+	// limits, open-loop arrivals, output tokens.
+	Lines []string
+	Rows  []TableRow
+}
+
+// TableEndpoints returns every endpoint of snap as WriteTable shows it.
+func TableEndpoints(snap *stats.Snapshot) []TableEndpoint {
+	out := make([]TableEndpoint, 0, len(snap.Endpoints))
+	for i := range snap.Endpoints {
+		out = append(out, tableEndpoint(snap, &snap.Endpoints[i]))
+	}
+	return out
+}
+
+func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
+	te := TableEndpoint{Name: e.Name, Model: e.Model, BaseURL: e.BaseURL}
+	te.Lines = append(te.Lines, fmt.Sprintf("requests %d  ok %d  errors %d  truncated %d", e.Requests, e.OK, e.Errors, e.Truncated))
+	if len(e.ErrorKinds) > 0 {
+		kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
+		te.Lines = append(te.Lines, "error kinds "+strings.ReplaceAll(kinds, "=", ": "))
+	}
+	if l := rateLimitLine(e); l != "" {
+		te.Lines = append(te.Lines, l)
+	}
+	if snap.Rate > 0 {
+		te.Lines = append(te.Lines, arrivalsLine(snap.Rate, e))
+	}
+	estimated := e.TokenSource == "estimate"
+	switch {
+	case e.TokenSource == "":
+		te.Lines = append(te.Lines, "output tokens "+noData)
+	case estimated:
+		te.Lines = append(te.Lines, fmt.Sprintf("output tokens ≈%d (estimate)", e.OutputTokens))
+	default:
+		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
+	}
+	for _, c := range distColumns {
+		label := c.label
+		if c.fromN && estimated {
+			label += " ≈"
+		}
+		te.Rows = append(te.Rows, tableRow(label, c.get(&e.Whole)))
+	}
+	te.Rows = append(te.Rows, tableRow("max stall ms", e.Whole.MaxStall), tableRow("tokens/chunk", e.Whole.TokensPerChunk))
+	if snap.Rate > 0 {
+		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
+	}
+	return te
+}
+
+func tableRow(label string, d stats.Dist) TableRow {
+	r := TableRow{Label: label, Cells: make([]string, 0, len(TableColumns))}
+	for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+		if d.Count == 0 {
+			r.Cells = append(r.Cells, noData)
+		} else {
+			r.Cells = append(r.Cells, tableNumber(v))
+		}
+	}
+	return r
+}
+
+// rateLimitLine is an endpoint's rate-limit line, when a response carried rate-limit headers
+// or the endpoint backed off: the latest remaining requests/tokens and the total time spent
+// backing off after 429s (never part of any latency); "" otherwise.
+func rateLimitLine(e *stats.EndpointStats) string {
+	var parts []string
+	if !e.RateLimitAt.IsZero() {
+		count := func(n int) string {
+			if n < 0 {
+				return noData
+			}
+			return strconv.Itoa(n)
+		}
+		parts = append(parts, "rate limit remaining "+count(e.RateLimitRemainingRequests)+" requests, "+
+			count(e.RateLimitRemainingTokens)+" tokens")
+	}
+	if e.BackoffTotal > 0 {
+		parts = append(parts, "backed off "+e.BackoffTotal.Round(time.Millisecond).String()+" (not latency)")
+	}
+	return strings.Join(parts, "  ")
+}
+
+// arrivalsLine is the table's arrivals line of one endpoint (open-loop runs).
+func arrivalsLine(rate float64, e *stats.EndpointStats) string {
+	return fmt.Sprintf("arrivals %d at %s/s  dropped %d (queue full)", e.Arrivals, formatNumber(rate), e.DroppedArrivals)
+}
