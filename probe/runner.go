@@ -611,6 +611,7 @@ func (l *lane) hooks(fs []func(string, uint64), seq uint64) {
 }
 
 func (l *lane) report(s *Sample, stream uint64) {
+	s.KeepMicroseconds() // what the record keeps: a replay then aggregates the same values
 	for _, f := range l.r.opts.OnDone {
 		f(s)
 	}

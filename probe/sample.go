@@ -105,3 +105,23 @@ type Sample struct {
 	RateLimitRemainingRequests int
 	RateLimitRemainingTokens   int
 }
+
+// KeepMicroseconds rounds every instant of s to the microsecond, what a --record line keeps
+// (an instant that did not happen stays Absent). The Runner reports every Sample so rounded,
+// so that a replay of the record aggregates exactly the values the live run did; a
+// microsecond is far below the timing error of anything measured here. It writes s.Chunks
+// in place: clone them first if the Sample is shared.
+func (s *Sample) KeepMicroseconds() {
+	for _, d := range []*time.Duration{&s.DNS, &s.Connect, &s.TLS, &s.Wrote, &s.Headers, &s.FirstEvent,
+		&s.FirstToken, &s.FirstAnswer, &s.LastToken, &s.End} {
+		if *d < 0 {
+			*d = Absent
+		} else {
+			*d = d.Round(time.Microsecond)
+		}
+	}
+	s.Queue, s.RetryAfter = s.Queue.Round(time.Microsecond), s.RetryAfter.Round(time.Microsecond)
+	for i := range s.Chunks {
+		s.Chunks[i].At = s.Chunks[i].At.Round(time.Microsecond)
+	}
+}
