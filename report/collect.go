@@ -1,0 +1,245 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/stats"
+)
+
+// Collector keeps what the report draws from the finished requests of a run: one compact row
+// per request (t0, end, TTFT, decode tok/s, prompt tokens, outcome), the output tokens that
+// arrived in each second, and a histogram of every inter-token gap. It is fed the same Done
+// events (Observe) or Samples (AddAt) as the stats.Aggregator of the summary: live from the
+// Runner, or from a --record file in a replay.
+//
+// Every Sample is first reduced to what its --record line keeps (instants to the
+// microsecond, probe.Sample.KeepMicroseconds), and everything kept is either a value per
+// request, sorted before drawing, or an integer sum. So the report of a replay is the report
+// of the live run, whatever order the requests arrive in.
+//
+// It is NOT safe for concurrent use: the goroutine that reads the events calls every method.
+type Collector struct {
+	ttftFrom probe.TTFTFrom
+	eps      []*endpointSeries
+	byName   map[string]int
+	// first and last are the earliest t0 and the latest end of any background request,
+	// warm-ups included, in Unix nanoseconds (wall clock); first == 0 before any.
+	first, last int64
+}
+
+// endpointSeries is one endpoint's share of a Collector.
+type endpointSeries struct {
+	name, model string
+	requests    []request
+	// tokens holds the output tokens of counted requests by the Unix second they arrived
+	// in, in millionths of a token: integer sums do not depend on the order of addition.
+	tokens map[int64]int64
+	itl    logHistogram // every gap between token-bearing chunks of counted requests, ms
+}
+
+// request is one finished, non-warm-up background request.
+type request struct {
+	start, end int64 // Unix ns of t0 and of the end of the request
+	ttft       float64
+	decode     float64
+	prompt     int
+	outcome    probe.Outcome
+	counted    bool // ok: in the latency and speed figures, as in stats
+	ttftOK     bool
+	decodeOK   bool
+}
+
+// NewCollector returns a Collector with one (empty) series per endpoint, in the order of the
+// Runner's events.
+func NewCollector(eps []config.Endpoint) *Collector {
+	c := &Collector{byName: map[string]int{}}
+	for _, ep := range eps {
+		c.addEndpoint(ep.Name, ep.Model)
+	}
+	return c
+}
+
+func (c *Collector) addEndpoint(name, model string) int {
+	i := len(c.eps)
+	c.eps = append(c.eps, &endpointSeries{name: name, model: model, tokens: map[int64]int64{}, itl: newLogHistogram()})
+	if _, dup := c.byName[name]; !dup {
+		c.byName[name] = i
+	}
+	return i
+}
+
+// SetTTFTFrom chooses the instant TTFT is measured to, as stats.Aggregator.SetTTFTFrom; call
+// it before the first request.
+func (c *Collector) SetTTFTFrom(f probe.TTFTFrom) { c.ttftFrom = f }
+
+// Observe takes the Sample of a finished background request (a *probe.Done of the Runner
+// whose Stream is 0) and reports whether it was taken; other events are ignored.
+func (c *Collector) Observe(ev probe.Event) bool {
+	d, ok := ev.(*probe.Done)
+	if !ok || d.Stream != 0 || d.Endpoint < 0 || d.Endpoint >= len(c.eps) {
+		return false
+	}
+	c.AddAt(d.Endpoint, &d.Sample)
+	return true
+}
+
+// Add takes a finished request of the endpoint named s.Endpoint, adding that endpoint when
+// it is not known yet.
+func (c *Collector) Add(s *probe.Sample) {
+	i, ok := c.byName[s.Endpoint]
+	if !ok {
+		i = c.addEndpoint(s.Endpoint, s.Model)
+	}
+	c.AddAt(i, s)
+}
+
+// AddAt takes a finished request of endpoint index ep. Interactive (stream/race) requests
+// are left out; warm-ups only widen the run's span.
+func (c *Collector) AddAt(ep int, s *probe.Sample) {
+	if s.Stream != 0 {
+		return
+	}
+	kept := *s // what the record keeps (the Runner's Samples are so already), so that a replay agrees
+	kept.Chunks = slices.Clone(s.Chunks)
+	kept.KeepMicroseconds()
+	s = &kept
+	start, end := s.Start.UnixNano(), finishedAt(s)
+	if c.first == 0 || start < c.first {
+		c.first = start
+	}
+	c.last = max(c.last, end)
+	if s.Warmup {
+		return
+	}
+	e := c.eps[ep]
+	r := request{start: start, end: end, prompt: s.PromptTokens, outcome: s.Outcome, counted: s.Counted()}
+	if r.counted {
+		if d, ok := c.ttftFrom.TTFT(s); ok {
+			r.ttft, r.ttftOK = ms(d), true
+		}
+		r.decode, r.decodeOK = s.DecodeRate()
+		stats.TokenArrivals(s, func(at time.Time, tokens float64) {
+			e.tokens[at.Unix()] += int64(math.Round(tokens * 1e6))
+		})
+		prev := probe.Absent
+		for _, ch := range s.Chunks {
+			if !ch.TokenBearing() {
+				continue
+			}
+			if prev >= 0 {
+				e.itl.add(ms(ch.At - prev))
+			}
+			prev = ch.At
+		}
+	}
+	e.requests = append(e.requests, r)
+}
+
+// Reset forgets every request, keeping the endpoints (the UI's statistics reset).
+func (c *Collector) Reset() {
+	for _, e := range c.eps {
+		e.requests = nil
+		clear(e.tokens)
+		e.itl = newLogHistogram()
+	}
+	c.first, c.last = 0, 0
+}
+
+// Span is when the run began (the first request's t0, warm-ups included) and how long it
+// lasted (to the end of the last request); zero before any request finished.
+func (c *Collector) Span() (start time.Time, d time.Duration) {
+	if c.first == 0 {
+		return time.Time{}, 0
+	}
+	return time.Unix(0, c.first), time.Duration(c.last - c.first)
+}
+
+// sortedRequests is e's requests in a canonical order (t0, then the other fields), so that
+// what is drawn does not depend on the order the requests finished in.
+func (e *endpointSeries) sortedRequests() []request {
+	rs := slices.Clone(e.requests)
+	slices.SortFunc(rs, func(a, b request) int {
+		switch {
+		case a.start != b.start:
+			return cmpInt(a.start, b.start)
+		case a.end != b.end:
+			return cmpInt(a.end, b.end)
+		case a.ttft != b.ttft:
+			return cmpFloat(a.ttft, b.ttft)
+		}
+		return cmpFloat(a.decode, b.decode)
+	})
+	return rs
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// finishedAt is when a request ended on the wall clock, in Unix ns: t0 + End, else its last
+// instant known.
+func finishedAt(s *probe.Sample) int64 {
+	for _, d := range []time.Duration{s.End, s.LastToken, s.FirstEvent, s.Headers} {
+		if d >= 0 {
+			return s.Start.UnixNano() + int64(d)
+		}
+	}
+	return s.Start.UnixNano()
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// logHistogram counts values (ms) in logarithmic bins, bounded memory however many gaps a
+// run has: binsPerDecade bins from 1 µs up, the first bin holding everything below.
+type logHistogram struct{ counts []int64 }
+
+const (
+	histLowMS         = 0.001 // 1 µs
+	histBinsPerDecade = 40
+	histDecades       = 9 // 1 µs … 1000 s
+)
+
+func newLogHistogram() logHistogram {
+	return logHistogram{counts: make([]int64, histBinsPerDecade*histDecades+1)}
+}
+
+func (h *logHistogram) add(v float64) {
+	i := 0
+	if v > histLowMS {
+		i = int(math.Ceil(math.Log10(v/histLowMS)*histBinsPerDecade - 1e-9))
+	}
+	h.counts[min(max(i, 0), len(h.counts)-1)]++
+}
+
+// upper is the upper edge of bin i, ms.
+func (h *logHistogram) upper(i int) float64 {
+	return histLowMS * math.Pow(10, float64(i)/histBinsPerDecade)
+}
+
+func (h *logHistogram) total() int64 {
+	var n int64
+	for _, c := range h.counts {
+		n += c
+	}
+	return n
+}

@@ -1,0 +1,188 @@
+package report
+
+import (
+	"html/template"
+	"time"
+
+	"tokscope/export"
+)
+
+// page is what the template draws.
+type page struct {
+	Start, Duration, Version string
+	Endpoints                []pageEndpoint
+	Summary                  []summaryCard
+	Columns                  []string
+	TTFTFrom                 string // --ttft-from when not the default
+	Sections                 []pageSection
+	Settings                 []Setting
+}
+
+type pageEndpoint struct {
+	Name, Model string
+	Color       template.CSS
+}
+
+type summaryCard struct {
+	pageEndpoint
+	Lines []string
+	Rows  []export.TableRow
+}
+
+type pageSection struct {
+	ID, Title, Intro string
+	Figures          []figure
+	Table            *SectionTable
+}
+
+// figure is one chart on the page, or its "no data" stand-in.
+type figure struct {
+	ID, Title, Note, Empty string
+	SVG                    template.HTML
+}
+
+func figureOf(c *chart) (figure, error) {
+	f := figure{ID: c.id, Title: c.title, Note: c.note, Empty: c.empty}
+	if f.Empty == "" {
+		f.Empty = "no data"
+	}
+	svg, err := c.svg()
+	f.SVG = svg
+	return f, err
+}
+
+func sectionOf(id, title, intro string, charts []*chart) (pageSection, error) {
+	s := pageSection{ID: id, Title: title, Intro: intro}
+	for _, c := range charts {
+		f, err := figureOf(c)
+		if err != nil {
+			return s, err
+		}
+		s.Figures = append(s.Figures, f)
+	}
+	return s, nil
+}
+
+// buildPage lays the report out: the built-in sections in order, then the extension
+// sections that have data, then the settings.
+func buildPage(in *Input) (*page, error) {
+	eps := endpointsOf(in)
+	p := &page{Version: in.Version, Settings: in.Settings, Columns: export.TableColumns}
+	if p.Version == "" {
+		p.Version = "(devel)"
+	}
+	if in.Requests != nil {
+		if start, d := in.Requests.Span(); !start.IsZero() {
+			p.Start = start.Format("2006-01-02 15:04:05 MST")
+			p.Duration = d.Round(100 * time.Millisecond).String()
+		}
+	}
+	for i := range eps {
+		p.Endpoints = append(p.Endpoints, pageEndpoint{Name: eps[i].name, Model: eps[i].model, Color: endpointCSS(eps[i].idx)})
+	}
+
+	// The summary, in the report's endpoint order; no base URL, which a record does not keep
+	// (the settings show it).
+	cells := map[string]export.TableEndpoint{}
+	for _, te := range export.TableEndpoints(&in.Summary) {
+		cells[te.Name] = te
+	}
+	for i := range eps {
+		te, ok := cells[eps[i].name]
+		if !ok {
+			continue
+		}
+		p.Summary = append(p.Summary, summaryCard{pageEndpoint: p.Endpoints[i], Lines: te.Lines, Rows: te.Rows})
+	}
+	if from := in.Summary.TTFTFrom; from != "" && from != "first-token" {
+		p.TTFTFrom = from
+	}
+
+	add := func(id, title, intro string, charts []*chart) error {
+		s, err := sectionOf(id, title, intro, charts)
+		if err == nil {
+			p.Sections = append(p.Sections, s)
+		}
+		return err
+	}
+	if err := add("timeseries", "Over time", "How the run went, second by second.", timeSeriesCharts(in, eps)); err != nil {
+		return nil, err
+	}
+	if err := add("distributions", "Distributions", "Whole-run distributions of the ok requests.", distributionCharts(in, eps)); err != nil {
+		return nil, err
+	}
+	if promptsVary(eps) {
+		if err := add("prompt", "Prompt size", "How TTFT grows with the prompt: prefill time, queueing and network.", []*chart{promptChart(eps)}); err != nil {
+			return nil, err
+		}
+	}
+	if in.Sweep != nil {
+		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency; a request counts in the step it started in.", sweepCharts(in.Sweep, eps)); err != nil {
+			return nil, err
+		}
+		t := export.SweepTableOf(in.Sweep)
+		last := &p.Sections[len(p.Sections)-1]
+		last.Table = &SectionTable{Header: t.Header, Rows: t.Rows}
+		for _, n := range t.Notes {
+			last.Intro += " " + n + "."
+		}
+	}
+	for i := range in.Sections {
+		s, ok, err := extensionSection(in, eps, &in.Sections[i])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			p.Sections = append(p.Sections, s)
+		}
+	}
+	return p, nil
+}
+
+// extensionSection draws a Section handed in, when it has data.
+func extensionSection(in *Input, eps []endpointRef, sec *Section) (pageSection, bool, error) {
+	var ax timeAxis
+	first, last := int64(0), int64(0)
+	if in.Requests != nil {
+		first, last = in.Requests.first, in.Requests.last
+	}
+	var charts []*chart
+	for _, ts := range sec.Series {
+		for _, pts := range ts.Points {
+			for _, pt := range pts {
+				t := pt.At.UnixNano()
+				if first == 0 || t < first {
+					first = t
+				}
+				last = max(last, t)
+			}
+		}
+	}
+	if first != 0 {
+		ax = newTimeAxis(first, last)
+	}
+	has := sec.Table != nil && len(sec.Table.Rows) > 0
+	for _, ts := range sec.Series {
+		c := &chart{id: ts.ID, title: ts.Title, xLabel: ax.label(), yLabel: ts.YLabel, note: ts.Note, xFromZero: true}
+		for i := range eps {
+			pts := ts.Points[eps[i].name]
+			if len(pts) == 0 {
+				continue
+			}
+			l := layer{ep: eps[i].idx, kind: drawLine}
+			for _, pt := range pts {
+				l.xs, l.ys = append(l.xs, ax.x(pt.At.UnixNano())), append(l.ys, pt.Value)
+			}
+			c.layers = append(c.layers, l)
+			c.legend = append(c.legend, legendItem{text: eps[i].name, ep: eps[i].idx})
+		}
+		has = has || c.hasData()
+		charts = append(charts, c)
+	}
+	if !has {
+		return pageSection{}, false, nil
+	}
+	s, err := sectionOf(sec.ID, sec.Title, sec.Intro, charts)
+	s.Table = sec.Table
+	return s, true, err
+}
