@@ -116,6 +116,7 @@ type chart struct {
 	logX       bool
 	yFromZero  bool
 	yInteger   bool // the Y values are counts
+	headroom   bool // the points carry labels: leave room above and right
 	xFromZero  bool
 	xTicks     []float64 // when set, the only ticks of the X axis (e.g. the concurrency levels)
 	layers     []layer
@@ -169,6 +170,10 @@ func (c *chart) svg() (template.HTML, error) {
 	}
 	if c.yMax != nil {
 		p.Y.Max = *c.yMax
+	}
+	if c.headroom { // room for the points' labels
+		p.Y.Max += 0.08 * (p.Y.Max - p.Y.Min)
+		p.X.Max += 0.08 * (p.X.Max - p.X.Min)
 	}
 	if p.Y.Max <= p.Y.Min { // a flat series: give it room
 		p.Y.Max = p.Y.Min + math.Max(1, math.Abs(p.Y.Min))

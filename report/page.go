@@ -2,6 +2,7 @@ package report
 
 import (
 	"html/template"
+	"strings"
 	"time"
 
 	"tokscope/export"
@@ -117,14 +118,14 @@ func buildPage(in *Input) (*page, error) {
 		}
 	}
 	if in.Sweep != nil {
-		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency; a request counts in the step it started in.", sweepCharts(in.Sweep, eps)); err != nil {
+		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency.", sweepCharts(in.Sweep, eps)); err != nil {
 			return nil, err
 		}
 		t := export.SweepTableOf(in.Sweep)
 		last := &p.Sections[len(p.Sections)-1]
 		last.Table = &SectionTable{Header: t.Header, Rows: t.Rows}
 		for _, n := range t.Notes {
-			last.Intro += " " + n + "."
+			last.Intro += " " + strings.ToUpper(n[:1]) + n[1:] + "."
 		}
 	}
 	for i := range in.Sections {

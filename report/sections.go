@@ -325,7 +325,7 @@ func promptChart(eps []endpointRef) *chart {
 func sweepCharts(rep *sweep.Report, eps []endpointRef) []*chart {
 	trade := &chart{id: "sweep-tradeoff", title: "Throughput against per-stream speed", xLabel: "per-stream decode tok/s (p50)",
 		yLabel: "aggregate output tok/s", note: "One point per step, labelled with its concurrency: up and to the right is better; the curve bends where adding streams slows each one.",
-		yFromZero: true, xFromZero: true}
+		yFromZero: true, xFromZero: true, headroom: true}
 	agg := &chart{id: "sweep-throughput", title: "Aggregate throughput by concurrency", xLabel: "concurrency (streams per endpoint)",
 		yLabel: "aggregate output tok/s", note: "Tokens that arrived during each step, over every stream, per second of the step.", yFromZero: true, logX: true}
 	ttft := &chart{id: "sweep-ttft", title: "TTFT p50 by concurrency", xLabel: "concurrency (streams per endpoint)", yLabel: "TTFT p50 (ms)",
