@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -242,4 +243,15 @@ func (h *logHistogram) total() int64 {
 		n += c
 	}
 	return n
+}
+
+// Clone returns a copy that shares nothing with c, so that a report can be written on
+// another goroutine while c goes on taking requests (the TUI's report key).
+func (c *Collector) Clone() *Collector {
+	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last}
+	for _, e := range c.eps {
+		out.eps = append(out.eps, &endpointSeries{name: e.name, model: e.model, requests: slices.Clone(e.requests),
+			tokens: maps.Clone(e.tokens), itl: logHistogram{counts: slices.Clone(e.itl.counts)}})
+	}
+	return out
 }

@@ -430,3 +430,24 @@ func TestWriteFileIsWholeOrNothing(t *testing.T) {
 		t.Error("writing into a missing directory did not fail")
 	}
 }
+
+// A clone is the same report and does not change when the original takes more requests.
+func TestCloneIsIndependent(t *testing.T) {
+	cfg, samples := synthRun(synthEndpoints, 20, 2, false)
+	in := synthInput(t, cfg, samples[:30])
+	before := render(t, in)
+	clone := in
+	clone.Requests = in.Requests.Clone()
+	if render(t, clone) != before {
+		t.Fatal("the clone draws another report")
+	}
+	for i := 30; i < len(samples); i++ {
+		in.Requests.Add(&samples[i])
+	}
+	if render(t, clone) != before {
+		t.Error("the clone changed with the original")
+	}
+	if render(t, in) == before {
+		t.Error("the original did not change: this test shows nothing")
+	}
+}
