@@ -48,6 +48,9 @@ type Endpoint struct {
 	Stall       time.Duration // no chunk for this long ends the request as a "stall" error
 
 	InsecureSkipVerify bool // opt-in per endpoint; shown in its card
+
+	SLO   SLO    // per-request objectives (zero: none)
+	Price *Price // nil: no price, no cost figures
 }
 
 // APIKey reads the endpoint's key from the environment at the moment it is needed, so that

@@ -33,7 +33,7 @@ const (
 )
 
 var (
-	settingKeys  = []string{"prompt", "max_tokens", "interval", "timeout", "stall", "concurrency", "headers", "extra_body"}
+	settingKeys  = []string{"prompt", "max_tokens", "interval", "timeout", "stall", "concurrency", "headers", "extra_body", "slo", "price"}
 	endpointKeys = append([]string{"name", "base_url", "model", "api_key_env", "api_key", "insecure_skip_verify"}, settingKeys...)
 	topKeys      = []string{"defaults", "endpoints"}
 )
@@ -267,6 +267,8 @@ type settings struct {
 	interval, timeout, stall *time.Duration
 	headers                  map[string]string
 	extraBody                map[string]any
+	slo                      *SLO   // merged key by key over defaults:
+	price                    *Price // replaces defaults: whole
 }
 
 func (l *loader) errAt(line, col int, format string, args ...any) *Error {
@@ -894,6 +896,18 @@ func (l *loader) setting(s *settings, e entry) (known bool, err *Error) {
 			return true, err
 		}
 		s.headers = h
+	case "slo":
+		v, err := l.slo(e)
+		if err != nil {
+			return true, err
+		}
+		s.slo = v
+	case "price":
+		v, err := l.price(e)
+		if err != nil {
+			return true, err
+		}
+		s.price = v
 	case "extra_body":
 		es, err := l.entries(e.value, "extra_body", 0)
 		if err != nil {
@@ -1040,6 +1054,11 @@ func (e *Endpoint) merge(defaults, own *settings) {
 		}
 		if s.stall != nil {
 			e.Stall = *s.stall
+		}
+		e.SLO = mergeSLO(e.SLO, s.slo)
+		if s.price != nil {
+			p := *s.price
+			e.Price = &p
 		}
 		for k, v := range s.headers {
 			if e.Headers == nil {

@@ -231,6 +231,7 @@ type Overrides struct {
 	Concurrency *int
 	Interval    *time.Duration
 	Timeout     *time.Duration
+	SLO         *SLO // --slo replaces every endpoint's objectives
 }
 
 // Apply sets every given override on every endpoint. It does not check the values: call
@@ -252,6 +253,9 @@ func (c *Config) Apply(o Overrides) {
 		}
 		if o.Timeout != nil {
 			e.Timeout = *o.Timeout
+		}
+		if o.SLO != nil {
+			e.SLO = *o.SLO
 		}
 	}
 }
@@ -305,6 +309,10 @@ func checkEndpoint(e Endpoint) string {
 		withFlag(checkDuration("interval", e.Interval, true), "--interval"),
 		withFlag(checkDuration("timeout", e.Timeout, false), "--timeout"),
 		checkDuration("stall", e.Stall, false),
+		checkSLO(e.SLO),
+	}
+	if e.Price != nil {
+		checks = append(checks, checkPrice(*e.Price))
 	}
 	if e.APIKeyEnv != "" {
 		checks = append(checks, withFlag(checkEnvName("api_key_env", e.APIKeyEnv), "--api-key-env"))
