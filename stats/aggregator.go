@@ -238,6 +238,13 @@ type endpoint struct {
 	backoff time.Duration
 	rl      rateLimits
 
+	// Run-level figures (slo.go, cost.go, server.go).
+	runStart               time.Time // earliest t0 of a finished non-warm-up request
+	billPrompt, billOutput int64
+	price                  *config.Price
+	slo                    sloState
+	server                 serverState
+
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
 	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
 	// the costliest part of a Snapshot. version counts changes to the distributions from 1;
@@ -260,6 +267,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 		ttftVals:   newRing[float64](reservoirLen),
 		decodeVal:  newRing[float64](reservoirLen),
 		rl:         noRateLimits(),
+		server:     newServerState(),
 	}
 	for i := range e.slots {
 		e.slots[i].m = newMetricSet()
@@ -285,6 +293,9 @@ func (e *endpoint) reset() {
 	e.decodeVal.reset()
 	e.backoff = 0
 	e.rl = noRateLimits()
+	e.runStart, e.billPrompt, e.billOutput = time.Time{}, 0, 0
+	e.slo.reset()
+	e.server.reset()
 	e.version++
 }
 
@@ -300,13 +311,21 @@ type Aggregator struct {
 	// ttftFrom is the instant TTFT is measured to (SetTTFTFrom); "" is first-token.
 	ttftFrom probe.TTFTFrom
 	open     openLoop // SetRate, SetArrivals (arrivals.go)
+	// defaultSLO applies to endpoints added after SetSLO (replay); sloTarget is --slo-target.
+	defaultSLO *config.SLO
+	sloTarget  float64
 }
 
 // New returns an Aggregator with one (empty) entry per configured endpoint, in order.
 func New(eps []config.Endpoint) *Aggregator {
 	a := &Aggregator{byName: make(map[string]int, len(eps)), scratch: newSeries()}
 	for _, ep := range eps {
-		a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)
+		e := a.eps[a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)]
+		e.slo.slo = ep.SLO
+		if ep.Price != nil {
+			p := *ep.Price
+			e.price = &p
+		}
 	}
 	return a
 }
@@ -314,6 +333,9 @@ func New(eps []config.Endpoint) *Aggregator {
 func (a *Aggregator) addEndpoint(name, model, baseURL string) int {
 	i := len(a.eps)
 	a.eps = append(a.eps, newEndpoint(name, model, baseURL))
+	if a.defaultSLO != nil {
+		a.eps[i].slo.slo = *a.defaultSLO
+	}
 	if _, dup := a.byName[name]; !dup {
 		a.byName[name] = i
 	}
@@ -351,6 +373,8 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	}
 	e.requests++
 	e.queue.recordDur(s.Queue)
+	e.addRun(s)
+	a.addSLO(e, s)
 	switch s.Outcome {
 	case probe.OutcomeOK:
 		e.ok++
@@ -518,6 +542,7 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 }
 
 func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
+	wall := e.wallTime(now)
 	st := EndpointStats{
 		Name: e.name, Model: e.model, BaseURL: e.baseURL,
 		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups,
@@ -532,6 +557,10 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 		BackoffTotal:  e.backoff,
 		LastTTFT:      e.ttftVals.slice(),
 		LastDecodeTPS: e.decodeVal.slice(),
+		WallTime:      wall,
+		SLO:           a.sloStats(e, now, wall),
+		Cost:          e.costStats(wall),
+		Server:        e.server.stats(),
 	}
 	for k, v := range e.errorKinds {
 		st.ErrorKinds[k] = v

@@ -10,6 +10,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/servermetrics"
 )
 
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
@@ -517,6 +518,9 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	a.AddBackoff(0, time.Second)
 	a.SetRate(2)
 	a.SetArrivals(0, 9, 1)
+	a.SetSLO(config.SLO{TTFT: time.Second})
+	a.eps[0].price = &config.Price{Output: 1}
+	a.ObserveServer(servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{Kind: servermetrics.KindVLLM}})
 	snap := a.Snapshot(t0.Add(5 * time.Second))
 	if snap.At.IsZero() {
 		t.Error("Snapshot.At not set")

@@ -2,7 +2,7 @@
 // HdrHistograms, aggregate tok/s, error counts. One Aggregator is written by a single
 // goroutine (HdrHistogram is not goroutine-safe); readers get immutable Snapshots.
 //
-// It imports probe and config only; never bubbletea, lipgloss or go-openai.
+// It imports probe, servermetrics and config only; never bubbletea, lipgloss or go-openai.
 package stats
 
 import "time"
@@ -93,6 +93,13 @@ type EndpointStats struct {
 	// head-to-head comparisons (BootstrapMedianDiff). Fresh copies: callers may sort them.
 	LastTTFT      []float64 // ms
 	LastDecodeTPS []float64 // tokens/s, only requests where decode tok/s is defined
+
+	// WallTime is the run's wall time for this endpoint: from the first finished non-warm-up
+	// request's t0 to the snapshot. Goodput and gpu_hour costs are per this time.
+	WallTime time.Duration
+	SLO      *SLOStats    // nil without objectives (slo.go)
+	Cost     *CostStats   // nil without a price (cost.go)
+	Server   *ServerStats // nil until the server-metrics scraper reported (server.go)
 }
 
 // Snapshot is an immutable view of every endpoint's statistics at At.
