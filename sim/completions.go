@@ -8,17 +8,18 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
 // chatRequest is the part of an OpenAI chat request the simulator reads. Unknown fields
-// (ignore_eos, temperature, ...) are accepted and ignored.
+// (temperature, ...) are accepted and ignored; so is ignore_eos, as the simulator never stops
+// before a requested limit anyway.
 type chatRequest struct {
 	Model               string        `json:"model"`
 	Messages            []chatMessage `json:"messages"`
 	MaxTokens           *int          `json:"max_tokens"`
 	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+	MinTokens           *int          `json:"min_tokens"` // vLLM's: a floor under the output length
 	Stream              bool          `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
@@ -27,6 +28,7 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
+	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"` // a string, or an array of {"type":"text","text":...} parts
 }
 
@@ -35,7 +37,7 @@ const maxBodyBytes = 8 << 20
 
 // output is what one request will produce.
 type output struct {
-	promptTokens    int
+	prompt          prompt
 	reasoningTokens int
 	answerTokens    int
 	perChunk        int
@@ -44,10 +46,11 @@ type output struct {
 
 // shape decides the output of req on ep: the request's limit (max_completion_tokens, else
 // max_tokens) is always reached, with finish_reason "length"; without a limit the answer is
-// the profile's MaxTokens long and ends with "stop". Reasoning tokens count in the output.
+// the profile's MaxTokens long, or min_tokens if longer, and ends with "stop". Reasoning
+// tokens count in the output.
 func (ep *endpoint) shape(req *chatRequest) (output, error) {
 	p := ep.profile
-	out := output{promptTokens: promptTokens(req.Messages), perChunk: p.TokensPerChunk, finish: "stop"}
+	out := output{perChunk: p.TokensPerChunk, finish: "stop"}
 	total := p.MaxTokens
 	limit := req.MaxCompletionTokens
 	if limit == nil {
@@ -59,6 +62,21 @@ func (ep *endpoint) shape(req *chatRequest) (output, error) {
 		}
 		total, out.finish = min(*limit, maxOutputTokens), "length"
 	}
+	if m := req.MinTokens; m != nil {
+		switch {
+		case *m < 0:
+			return out, errors.New("min_tokens must be at least 0")
+		case limit != nil && *m > *limit:
+			return out, fmt.Errorf("min_tokens must be less than or equal to max_tokens=%d, got %d", *limit, *m)
+		case limit == nil:
+			total = max(total, min(*m, maxOutputTokens))
+		}
+	}
+	blockTokens := 0
+	if p.PrefixCache {
+		blockTokens = p.PrefixBlockTokens
+	}
+	out.prompt = readPrompt(req.Messages, blockTokens)
 	out.reasoningTokens = min(p.ReasoningTokens, total)
 	out.answerTokens = total - out.reasoningTokens
 	return out, nil
@@ -84,27 +102,6 @@ func (o output) chunk(i int) (kind FrameKind, first, n int) {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// promptTokens is a deterministic stand-in for a tokenizer: one token per word plus four per
-// message for the chat template.
-func promptTokens(messages []chatMessage) int {
-	n := 0
-	for _, m := range messages {
-		n += 4
-		var text string
-		var parts []struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(m.Content, &text) == nil {
-			n += len(strings.Fields(text))
-		} else if json.Unmarshal(m.Content, &parts) == nil {
-			for _, part := range parts {
-				n += len(strings.Fields(part.Text))
-			}
-		}
-	}
-	return max(n, 1)
-}
 
 type fault int
 
@@ -154,30 +151,81 @@ func (d draw) faultChunk(chunks int) int {
 	return 1 + min(int(d.faultFrac*float64(chunks-1)), chunks-2)
 }
 
-// schedule yields the target send time of each token chunk: the first at arrival+TTFT, each
-// next one its token count / TokensPerSecond later, ± Jitter. Targets are absolute, so time
-// lost sleeping or writing is caught up rather than accumulated.
+// schedule yields the target send time of each token chunk: the first at first, each next
+// one its token count / the decode speed later, ± Jitter. The speed is TokensPerSecond slowed
+// by the requests running in the engine at the moment the gap is computed, which is when the
+// previous chunk has been sent. Targets are absolute, so time lost sleeping or writing is
+// caught up rather than accumulated.
 type schedule struct {
-	out    output
-	tps    float64
-	jitter float64
-	rng    *rand.Rand
-	next   time.Time
-	i      int
+	out      output
+	tps      float64
+	slowdown float64
+	jitter   float64
+	rng      *rand.Rand
+	eng      *engine // nil: no contention
+	next     time.Time
+	i        int
 }
 
-func newSchedule(p Profile, out output, d draw, arrival time.Time) *schedule {
-	return &schedule{out: out, tps: p.TokensPerSecond, jitter: p.Jitter, rng: d.rng, next: arrival.Add(d.ttft)}
+func newSchedule(p Profile, out output, d draw, first time.Time, eng *engine) *schedule {
+	return &schedule{out: out, tps: p.TokensPerSecond, slowdown: p.BatchSlowdown, jitter: p.Jitter,
+		rng: d.rng, eng: eng, next: first}
 }
 
 // target returns chunk i's send time; call it for i = 0, 1, 2, ... in order.
 func (sc *schedule) target(i int) time.Time {
 	for ; sc.i < i; sc.i++ {
 		_, _, n := sc.out.chunk(sc.i + 1)
-		gap := float64(n) / sc.tps * (1 + sc.jitter*(2*sc.rng.Float64()-1))
+		gap := float64(n) / sc.speed() * (1 + sc.jitter*(2*sc.rng.Float64()-1))
 		sc.next = sc.next.Add(time.Duration(gap * float64(time.Second)))
 	}
 	return sc.next
+}
+
+// speed is one stream's decode rate now: TokensPerSecond / (1 + BatchSlowdown·(running−1)).
+func (sc *schedule) speed() float64 {
+	if sc.slowdown == 0 || sc.eng == nil {
+		return sc.tps
+	}
+	return sc.tps / (1 + sc.slowdown*float64(max(sc.eng.running.Load()-1, 0)))
+}
+
+// job is an admitted request's life in its engine.
+type job struct {
+	eng       *engine
+	t         *ticket
+	prompt    prompt
+	cached    int // prompt tokens served by the prefix cache
+	sched     *schedule
+	prefilled bool
+}
+
+// begin starts the job of a request admitted at t.at: the prefix cache is asked, the prompt
+// takes its room in the KV cache, and the first token is due after the jittered TTFT plus the
+// prefill of the uncached prompt tokens.
+func (c *call) begin() *job {
+	p, eng := c.ep.profile, c.ep.engine
+	j := &job{eng: eng, t: c.ticket, prompt: c.out.prompt}
+	j.cached = eng.lookup(j.prompt)
+	eng.hold(c.ticket, j.prompt.tokens)
+	first := c.ticket.at.Add(c.draw.ttft)
+	if p.PrefillTokensPerSecond > 0 {
+		first = first.Add(time.Duration(float64(j.prompt.tokens-j.cached) / p.PrefillTokensPerSecond * float64(time.Second)))
+	}
+	j.sched = newSchedule(p, c.out, c.draw, first, eng)
+	return j
+}
+
+// due is called when a chunk's send time has come, with the tokens it carries (0 for the
+// chunk a fault replaces): the first one ends the prefill.
+func (j *job) due(tokens int) {
+	if !j.prefilled {
+		j.prefilled = true
+		j.eng.prefilled(j.prompt)
+	}
+	if tokens > 0 {
+		j.eng.generated(j.t, tokens)
+	}
 }
 
 var (
@@ -199,38 +247,54 @@ func newWaiter(r *http.Request, done <-chan struct{}) *waiter {
 }
 
 func (wt *waiter) until(t time.Time) error {
+	_, err := wt.untilOr(t, nil)
+	return err
+}
+
+// untilOr waits until t or until ready is closed (a nil ready never is), reporting which.
+func (wt *waiter) untilOr(t time.Time, ready <-chan struct{}) (bool, error) {
 	if d := time.Until(t); d > 0 {
 		wt.timer.Reset(d)
 		select {
 		case <-wt.timer.C:
-			return nil
+			return false, nil
+		case <-ready:
+			wt.timer.Stop()
+			return true, nil
 		case <-wt.gone:
 			wt.timer.Stop()
-			return errClientGone
+			return false, errClientGone
 		case <-wt.done:
 			wt.timer.Stop()
-			return errShutdown
+			return false, errShutdown
 		}
 	}
 	select {
 	case <-wt.gone:
-		return errClientGone
+		return false, errClientGone
 	case <-wt.done:
-		return errShutdown
+		return false, errShutdown
+	case <-ready:
+		return true, nil
 	default:
-		return nil
+		return false, nil
 	}
 }
 
-// forever blocks until the client goes away or the server closes.
-func (wt *waiter) forever() error {
+// on blocks until ready is closed (nil: forever), the client goes away or the server closes.
+func (wt *waiter) on(ready <-chan struct{}) error {
 	select {
+	case <-ready:
+		return nil
 	case <-wt.gone:
 		return errClientGone
 	case <-wt.done:
 		return errShutdown
 	}
 }
+
+// forever blocks until the client goes away or the server closes.
+func (wt *waiter) forever() error { return wt.on(nil) }
 
 // abort ends the response by dropping the connection: the client sees no [DONE] and no clean
 // end of body. net/http recovers this panic without logging it.
@@ -244,37 +308,49 @@ func stopped(err error) {
 	}
 }
 
+// call is one chat-completion request being served.
+type call struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	req     chatRequest
+	ep      *endpoint
+	out     output
+	draw    draw
+	id      string
+	arrival time.Time
+	wt      *waiter
+	ticket  *ticket // its place in the engine; nil for a 429 or 500 answer
+}
+
 // chatCompletions serves POST /<profile>/v1/chat/completions.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, ep *endpoint) {
-	arrival := time.Now()
+	c := &call{w: w, r: r, ep: ep, arrival: time.Now()}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error(), "invalid_request_error", nil)
 		return
 	}
-	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := json.Unmarshal(body, &c.req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error(), "invalid_request_error", nil)
 		return
 	}
-	out, err := ep.shape(&req)
-	if err != nil {
+	if c.out, err = ep.shape(&c.req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", nil)
 		return
 	}
-	d := ep.draw()
-	id := "chatcmpl-sim-" + strconv.FormatUint(s.nextID.Add(1), 10)
-	w.Header().Set("X-Request-Id", id)
-	wt := newWaiter(r, s.done)
+	c.draw = ep.draw()
+	c.id = "chatcmpl-sim-" + strconv.FormatUint(s.nextID.Add(1), 10)
+	w.Header().Set("X-Request-Id", c.id)
+	c.wt = newWaiter(r, s.done)
 	p := ep.profile
 
-	switch d.fault {
+	switch c.draw.fault {
 	case fault429, fault500:
-		if err := wt.until(arrival.Add(p.HeadersDelay)); err != nil {
+		if err := c.wt.until(c.arrival.Add(p.HeadersDelay)); err != nil {
 			stopped(err)
 			return
 		}
-		if d.fault == fault429 {
+		if c.draw.fault == fault429 {
 			if p.RetryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(p.RetryAfter)))
 			}
@@ -285,25 +361,42 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, ep *end
 		return
 	}
 
-	if req.Stream {
-		s.stream(w, &req, ep, out, d, id, arrival, wt)
+	c.ticket = ep.engine.enqueue(c.arrival)
+	defer ep.engine.leave(c.ticket)
+	if c.req.Stream {
+		s.stream(c)
 	} else {
-		s.complete(w, ep, out, d, id, arrival, wt)
+		s.complete(c)
 	}
 }
 
 // complete answers a non-streaming request once the whole simulated generation has elapsed.
-func (s *Server) complete(w http.ResponseWriter, ep *endpoint, out output, d draw, id string, arrival time.Time, wt *waiter) {
+// It walks the schedule chunk by chunk all the same, so that the engine's counters and the
+// contention it causes are those of a stream.
+func (s *Server) complete(c *call) {
+	if err := c.wt.on(c.ticket.ready); err != nil {
+		stopped(err)
+		return
+	}
+	j := c.begin()
+	out, d := c.out, c.draw
 	chunks := out.chunks()
-	sched := newSchedule(ep.profile, out, d, arrival)
 	end := chunks - 1
 	if d.fault != noFault {
 		end = d.faultChunk(chunks)
 	}
-	if err := wt.until(sched.target(end)); err != nil {
-		stopped(err)
-		return
+	for i := 0; i <= end; i++ {
+		if err := c.wt.until(j.sched.target(i)); err != nil {
+			stopped(err)
+			return
+		}
+		_, _, n := out.chunk(i)
+		if i == end && d.fault != noFault {
+			n = 0 // the fault strikes instead
+		}
+		j.due(n)
 	}
+	w := c.w
 	switch d.fault {
 	case faultMidStream:
 		writeError(w, http.StatusInternalServerError, midStreamMessage, "server_error", 500)
@@ -311,7 +404,7 @@ func (s *Server) complete(w http.ResponseWriter, ep *endpoint, out output, d dra
 	case faultCut:
 		abort()
 	case faultStall:
-		stopped(wt.forever())
+		stopped(c.wt.forever())
 		return
 	}
 
@@ -333,13 +426,13 @@ func (s *Server) complete(w http.ResponseWriter, ep *endpoint, out output, d dra
 		Choices []choice        `json:"choices"`
 		Usage   json.RawMessage `json:"usage"`
 	}{
-		ID: id, Object: "chat.completion", Created: arrival.Unix(), Model: ep.profile.Model,
+		ID: c.id, Object: "chat.completion", Created: c.arrival.Unix(), Model: c.ep.profile.Model,
 		Choices: []choice{{Message: message{
 			Role:             "assistant",
 			Content:          string(appendWords(nil, out.reasoningTokens, out.answerTokens)),
 			ReasoningContent: string(appendWords(nil, 0, out.reasoningTokens)),
 		}, FinishReason: out.finish}},
-		Usage: appendUsage(nil, out.promptTokens, out.completionTokens(), out.reasoningTokens),
+		Usage: appendUsage(nil, c.usage(j.cached, out.completionTokens(), out.reasoningTokens)),
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {
@@ -350,13 +443,21 @@ func (s *Server) complete(w http.ResponseWriter, ep *endpoint, out output, d dra
 	_, _ = w.Write(append(body, '\n'))
 }
 
+// usage is the request's usage so far; cached_tokens is reported when the profile has a
+// prefix cache.
+func (c *call) usage(cached, completion, reasoning int) usage {
+	return usage{prompt: c.out.prompt.tokens, cached: cached, details: c.ep.profile.PrefixCache,
+		completion: completion, reasoning: reasoning}
+}
+
 const midStreamMessage = "simulated upstream failure"
 
 // stream answers a streaming request: headers after HeadersDelay, the optional role chunk, the
-// token chunks on schedule, then finish, usage and [DONE] — or a fault.
-func (s *Server) stream(w http.ResponseWriter, req *chatRequest, ep *endpoint, out output, d draw, id string, arrival time.Time, wt *waiter) {
-	p := ep.profile
-	if err := wt.until(arrival.Add(p.HeadersDelay)); err != nil {
+// wait for a slot, the token chunks on schedule, then finish, usage and [DONE] — or a fault.
+func (s *Server) stream(c *call) {
+	p, out, d := c.ep.profile, c.out, c.draw
+	wt, w := c.wt, c.w
+	if err := wt.until(c.arrival.Add(p.HeadersDelay)); err != nil {
 		stopped(err)
 		return
 	}
@@ -364,16 +465,20 @@ func (s *Server) stream(w http.ResponseWriter, req *chatRequest, ep *endpoint, o
 	sw := &streamWriter{
 		w:          w,
 		rc:         http.NewResponseController(w),
-		head:       fmt.Appendf(nil, `data: {"id":%q,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":`, id, arrival.Unix(), ep.modelJSON),
-		prompt:     out.promptTokens,
-		continuous: req.StreamOptions != nil && req.StreamOptions.ContinuousUsageStats,
+		head:       fmt.Appendf(nil, `data: {"id":%q,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":`, c.id, c.arrival.Unix(), c.ep.modelJSON),
+		usage:      c.usage(0, 0, 0),
+		continuous: c.req.StreamOptions != nil && c.req.StreamOptions.ContinuousUsageStats,
 	}
 	if s.sends != nil {
-		sw.record = s.sends.start(id, chunks+4)
+		sw.record = s.sends.start(c.id, chunks+4)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	if p.CloseAfterStream {
+		h.Set("Keep-Alive", "timeout=5, max=100")
+		s.closeWhenIdle(c.r)
+	}
 	w.WriteHeader(http.StatusOK)
 	if err := sw.rc.Flush(); err != nil {
 		return
@@ -385,7 +490,12 @@ func (s *Server) stream(w http.ResponseWriter, req *chatRequest, ep *endpoint, o
 			return
 		}
 	}
-	sched := newSchedule(p, out, d, arrival)
+	if err := ka.waitFor(wt, sw, c.ticket.ready); err != nil {
+		stopped(err)
+		return
+	}
+	j := c.begin()
+	sw.usage.cached = j.cached
 	faultAt := -1
 	if d.fault != noFault {
 		faultAt = d.faultChunk(chunks)
@@ -394,11 +504,12 @@ func (s *Server) stream(w http.ResponseWriter, req *chatRequest, ep *endpoint, o
 		if i == faultAt {
 			break
 		}
-		if err := ka.waitUntil(wt, sw, sched.target(i)); err != nil {
+		if err := ka.waitUntil(wt, sw, j.sched.target(i)); err != nil {
 			stopped(err)
 			return
 		}
 		kind, first, n := out.chunk(i)
+		j.due(n)
 		if sw.tokens(kind, first, n) != nil {
 			return
 		}
@@ -407,17 +518,19 @@ func (s *Server) stream(w http.ResponseWriter, req *chatRequest, ep *endpoint, o
 	switch d.fault {
 	case faultMidStream:
 		// Real upstreams fail after the usual gap, not instantly.
-		if err := ka.waitUntil(wt, sw, sched.target(faultAt)); err != nil {
+		if err := ka.waitUntil(wt, sw, j.sched.target(faultAt)); err != nil {
 			stopped(err)
 			return
 		}
+		j.due(0)
 		_ = sw.fail()
 		return
 	case faultCut:
-		if err := ka.waitUntil(wt, sw, sched.target(faultAt)); err != nil {
+		if err := ka.waitUntil(wt, sw, j.sched.target(faultAt)); err != nil {
 			stopped(err)
 			return
 		}
+		j.due(0)
 		abort()
 	case faultStall:
 		stopped(ka.waitForever(wt, sw))
@@ -427,8 +540,8 @@ func (s *Server) stream(w http.ResponseWriter, req *chatRequest, ep *endpoint, o
 	if sw.finish(out.finish) != nil {
 		return
 	}
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		if sw.usage() != nil {
+	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
+		if sw.sendUsage() != nil {
 			return
 		}
 	}
@@ -450,19 +563,31 @@ func (ka *keepAlive) waitUntil(wt *waiter, sw *streamWriter, target time.Time) e
 	return wt.until(target)
 }
 
-func (ka *keepAlive) waitForever(wt *waiter, sw *streamWriter) error {
+func (ka *keepAlive) waitForever(wt *waiter, sw *streamWriter) error { return ka.waitFor(wt, sw, nil) }
+
+// waitFor waits until ready is closed (nil: forever).
+func (ka *keepAlive) waitFor(wt *waiter, sw *streamWriter, ready <-chan struct{}) error {
 	for ka.period > 0 {
-		if err := ka.tick(wt, sw); err != nil {
+		ok, err := wt.untilOr(ka.next, ready)
+		if ok || err != nil {
+			return err
+		}
+		if err := ka.beat(sw); err != nil {
 			return err
 		}
 	}
-	return wt.forever()
+	return wt.on(ready)
 }
 
 func (ka *keepAlive) tick(wt *waiter, sw *streamWriter) error {
 	if err := wt.until(ka.next); err != nil {
 		return err
 	}
+	return ka.beat(sw)
+}
+
+// beat sends the keep-alive that is due now and sets the next one.
+func (ka *keepAlive) beat(sw *streamWriter) error {
 	if err := sw.comment(); err != nil {
 		return errClientGone
 	}

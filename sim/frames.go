@@ -33,16 +33,27 @@ func appendWords(b []byte, first, n int) []byte {
 	return b
 }
 
-// appendUsage appends an OpenAI usage object.
-func appendUsage(b []byte, prompt, completion, reasoning int) []byte {
+// usage is an OpenAI usage object's figures.
+type usage struct {
+	prompt, cached, completion, reasoning int
+	details                               bool // write prompt_tokens_details.cached_tokens
+}
+
+// appendUsage appends u as an OpenAI usage object.
+func appendUsage(b []byte, u usage) []byte {
 	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = strconv.AppendInt(b, int64(u.prompt), 10)
 	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(completion), 10)
+	b = strconv.AppendInt(b, int64(u.completion), 10)
 	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt+completion), 10)
+	b = strconv.AppendInt(b, int64(u.prompt+u.completion), 10)
+	if u.details {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.cached), 10)
+		b = append(b, '}')
+	}
 	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-	b = strconv.AppendInt(b, int64(reasoning), 10)
+	b = strconv.AppendInt(b, int64(u.reasoning), 10)
 	return append(b, `}}`...)
 }
 
@@ -55,8 +66,8 @@ type streamWriter struct {
 	buf    []byte
 	record *sendRecord // nil unless Options.TrackSends
 
-	prompt, completion, reasoning int
-	continuous                    bool // every chunk carries the cumulative usage
+	usage      usage // cumulative
+	continuous bool  // every chunk carries the cumulative usage
 }
 
 func (sw *streamWriter) role() error {
@@ -65,10 +76,10 @@ func (sw *streamWriter) role() error {
 }
 
 func (sw *streamWriter) tokens(kind FrameKind, first, n int) error {
-	sw.completion += n
+	sw.usage.completion += n
 	field := `"content":"`
 	if kind == FrameReasoning {
-		sw.reasoning += n
+		sw.usage.reasoning += n
 		field = `"reasoning_content":"`
 	}
 	b := append(sw.chunkStart(), field...)
@@ -81,10 +92,10 @@ func (sw *streamWriter) finish(reason string) error {
 	return sw.send(sw.chunkEnd(sw.chunkStart(), reason), FrameFinish, 0)
 }
 
-func (sw *streamWriter) usage() error {
+func (sw *streamWriter) sendUsage() error {
 	b := append(sw.buf[:0], sw.head...)
 	b = append(b, `[],"usage":`...)
-	b = appendUsage(b, sw.prompt, sw.completion, sw.reasoning)
+	b = appendUsage(b, sw.usage)
 	return sw.send(append(b, "}\n\n"...), FrameUsage, 0)
 }
 
@@ -114,7 +125,7 @@ func (sw *streamWriter) chunkEnd(b []byte, finish string) []byte {
 	b = append(b, "}]"...)
 	if sw.continuous {
 		b = append(b, `,"usage":`...)
-		b = appendUsage(b, sw.prompt, sw.completion, sw.reasoning)
+		b = appendUsage(b, sw.usage)
 	}
 	return append(b, "}\n\n"...)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -34,42 +35,100 @@ type Profile struct {
 	Rate429, Rate500, RateMidStreamError, RateCut, RateStall float64
 	RetryAfter                                               time.Duration // Retry-After on 429, whole seconds rounded up; 0 omits the header
 	Seed                                                     int64         // for reproducible fault/jitter draws; 0 = time-based
+
+	// Contention: the profile's requests share one batch, as on a continuous-batching server.
+	// A request is "running" from its admission until its response ends (its TTFT included).
+	//
+	// BatchSlowdown is the cost of each further running request: every gap between two chunks
+	// of a stream is its tokens / (TokensPerSecond / (1 + BatchSlowdown·(running−1))), with
+	// running counted when the earlier chunk is sent. It is a step-time model: one decode step
+	// takes (1 + BatchSlowdown·(n−1))/TokensPerSecond with n requests in the batch, so
+	// aggregate tok/s n·TokensPerSecond/(1 + BatchSlowdown·(n−1)) grows sub-linearly towards
+	// TokensPerSecond/BatchSlowdown. 0 = no contention (every stream decodes at TokensPerSecond).
+	BatchSlowdown float64
+	// MaxRunning caps the requests running at once (vLLM max_num_seqs, llama.cpp slots). Further
+	// requests wait first in, first out; their headers still come after HeadersDelay, and their
+	// TTFT starts at admission, so the client's TTFT includes the wait. 0 = unlimited.
+	MaxRunning int
+
+	// PrefillTokensPerSecond adds the prompt's uncached tokens / PrefillTokensPerSecond to the
+	// TTFT (after the jittered TTFT, which stays the fixed overhead). 0 = prefill costs nothing.
+	PrefillTokensPerSecond float64
+	// PrefixCache caches prompt prefixes in blocks of PrefixBlockTokens tokens, like vLLM's
+	// automatic prefix caching: a block matches only behind an identical prefix, whole blocks
+	// only, and never the prompt's last token. Usage then reports
+	// prompt_tokens_details.cached_tokens. The cache holds KVCacheTokens/PrefixBlockTokens
+	// blocks, least recently used out first; a prompt's blocks enter it when its first token
+	// is due (prefill done).
+	PrefixCache       bool
+	PrefixBlockTokens int // 0 means 16
+	// KVCacheTokens is the KV-cache capacity: vllm:kv_cache_usage_perc is the running requests'
+	// prompt + generated tokens over it (at most 1), and it bounds the prefix cache. 0 means 65536.
+	KVCacheTokens int
+
+	// NoMetrics leaves the profile out of /metrics, as a hosted API exposes none.
+	NoMetrics bool
+	// CloseAfterStream answers streams with "Keep-Alive: timeout=5, max=100" yet closes the
+	// connection right after each streamed response, as llama.cpp's llama-server does: a client
+	// that reuses the connection at once finds it dead.
+	CloseAfterStream bool
 }
 
-// DefaultMaxTokens is the output length of a profile whose MaxTokens is 0.
-const DefaultMaxTokens = 256
+// Defaults of the profile fields whose zero value means "the default".
+const (
+	DefaultMaxTokens         = 256   // output length without a limit in the request
+	DefaultPrefixBlockTokens = 16    // vLLM's block size
+	DefaultKVCacheTokens     = 65536 // KV-cache capacity
+)
 
 // maxOutputTokens bounds what one request may ask for, so a typo cannot pin a handler for hours.
 const maxOutputTokens = 1 << 20
 
-// DemoProfiles returns the endpoints of `tokscope --demo`: four visibly different servers whose
-// default 256-token answer ends within about seven seconds. Their seeds are 0, so every demo run
-// differs.
+// DemoProfiles returns the endpoints of `tokscope --demo`: four visibly different servers.
+// Each answers its own MaxTokens in 1.1–1.4 s at concurrency 1 (so a card has figures
+// within 3 s even after a warm-up request and a 1 s interval), when the demo sends each
+// profile's MaxTokens as the endpoint's max_tokens. They model contention (a batch, slots),
+// prefill and a prefix cache; all but flaky-cloud, a hosted API, appear in /metrics. Their
+// seeds are 0, so every demo run differs.
 func DemoProfiles() []Profile {
 	return []Profile{
 		{
+			// vLLM on a GPU: a wide batch, fast prefill, a KV cache that fills visibly from
+			// about 16 streams (or fewer with long prompts).
 			Name: "fast-gpu", Model: "llama-3.1-8b-instruct",
-			TTFT: 80 * time.Millisecond, TTFTJitter: 20 * time.Millisecond, HeadersDelay: 10 * time.Millisecond,
-			TokensPerSecond: 120, Jitter: 0.15, TokensPerChunk: 1, RoleChunk: true,
+			TTFT: 60 * time.Millisecond, TTFTJitter: 15 * time.Millisecond, HeadersDelay: 10 * time.Millisecond,
+			TokensPerSecond: 140, Jitter: 0.15, TokensPerChunk: 1, RoleChunk: true, MaxTokens: 160,
+			BatchSlowdown: 0.07, MaxRunning: 64,
+			PrefillTokensPerSecond: 8000, PrefixCache: true, KVCacheTokens: 8192,
 		},
 		{
-			// 12 tok/s would be a truer CPU, but a 256-token answer would then take 21 s.
+			// llama.cpp on a CPU with two slots: a batch barely helps, a third request waits,
+			// and prefill is slow enough that a cached prefix shows in the TTFT. 12 tok/s would
+			// be a truer CPU, but then an answer would take seconds.
 			Name: "slow-cpu", Model: "qwen2.5-7b-instruct-q4_k_m",
-			TTFT: 600 * time.Millisecond, TTFTJitter: 150 * time.Millisecond, HeadersDelay: 20 * time.Millisecond,
-			TokensPerSecond: 40, Jitter: 0.25, TokensPerChunk: 1,
+			TTFT: 200 * time.Millisecond, TTFTJitter: 60 * time.Millisecond, HeadersDelay: 20 * time.Millisecond,
+			TokensPerSecond: 30, Jitter: 0.25, TokensPerChunk: 1, MaxTokens: 28,
+			BatchSlowdown: 0.5, MaxRunning: 2,
+			PrefillTokensPerSecond: 150, PrefixCache: true, KVCacheTokens: 4096,
 		},
 		{
 			Name: "reasoner", Model: "deepseek-r1-distill-qwen-14b",
-			TTFT: 250 * time.Millisecond, TTFTJitter: 50 * time.Millisecond, HeadersDelay: 15 * time.Millisecond,
-			TokensPerSecond: 45, Jitter: 0.1, TokensPerChunk: 1, ReasoningTokens: 96, RoleChunk: true,
+			TTFT: 150 * time.Millisecond, TTFTJitter: 40 * time.Millisecond, HeadersDelay: 15 * time.Millisecond,
+			TokensPerSecond: 70, Jitter: 0.1, TokensPerChunk: 1, ReasoningTokens: 40, RoleChunk: true, MaxTokens: 80,
+			BatchSlowdown: 0.12, MaxRunning: 16,
+			PrefillTokensPerSecond: 3000, PrefixCache: true, KVCacheTokens: 8192,
 		},
 		{
+			// A hosted API: barely slowed by load, prompt caching in 128-token steps, no
+			// /metrics, and faults.
 			Name: "flaky-cloud", Model: "gpt-4o-mini",
-			TTFT: 350 * time.Millisecond, TTFTJitter: 150 * time.Millisecond, HeadersDelay: 120 * time.Millisecond,
-			TokensPerSecond: 60, Jitter: 0.35, TokensPerChunk: 3, RoleChunk: true,
+			TTFT: 250 * time.Millisecond, TTFTJitter: 100 * time.Millisecond, HeadersDelay: 120 * time.Millisecond,
+			TokensPerSecond: 90, Jitter: 0.35, TokensPerChunk: 3, RoleChunk: true, MaxTokens: 90,
 			KeepAlive: 250 * time.Millisecond,
 			Rate429:   0.08, RetryAfter: time.Second,
 			Rate500: 0.03, RateMidStreamError: 0.03, RateCut: 0.02, RateStall: 0.01,
+			BatchSlowdown: 0.02, PrefillTokensPerSecond: 5000, PrefixCache: true, PrefixBlockTokens: 128,
+			NoMetrics: true,
 		},
 	}
 }
@@ -81,14 +140,21 @@ func (p Profile) normalized() (Profile, error) {
 		return p, errors.New("empty profile name")
 	case strings.ContainsAny(p.Name, "/?#% "):
 		return p, fmt.Errorf("profile %q: name must be one URL path segment", p.Name)
+	case p.Name == "metrics":
+		return p, errors.New(`profile "metrics": the name is the server's /metrics`)
 	case !(p.TokensPerSecond > 0):
 		return p, fmt.Errorf("profile %q: TokensPerSecond must be > 0", p.Name)
 	case p.Jitter < 0 || p.Jitter > 1:
 		return p, fmt.Errorf("profile %q: Jitter must be in 0..1", p.Name)
 	case p.TTFT < 0 || p.TTFTJitter < 0 || p.HeadersDelay < 0 || p.KeepAlive < 0 || p.RetryAfter < 0:
 		return p, fmt.Errorf("profile %q: negative duration", p.Name)
-	case p.TokensPerChunk < 0 || p.ReasoningTokens < 0 || p.MaxTokens < 0:
-		return p, fmt.Errorf("profile %q: negative token count", p.Name)
+	case p.TokensPerChunk < 0 || p.ReasoningTokens < 0 || p.MaxTokens < 0 || p.MaxRunning < 0 ||
+		p.PrefixBlockTokens < 0 || p.KVCacheTokens < 0:
+		return p, fmt.Errorf("profile %q: negative count", p.Name)
+	case !(p.BatchSlowdown >= 0 && p.BatchSlowdown <= 1e6):
+		return p, fmt.Errorf("profile %q: BatchSlowdown must be ≥ 0", p.Name)
+	case !(p.PrefillTokensPerSecond >= 0 && p.PrefillTokensPerSecond <= math.MaxFloat64):
+		return p, fmt.Errorf("profile %q: PrefillTokensPerSecond must be ≥ 0", p.Name)
 	}
 	for _, r := range []float64{p.Rate429, p.Rate500, p.RateMidStreamError, p.RateCut, p.RateStall} {
 		if !(r >= 0 && r <= 1) {
@@ -103,6 +169,12 @@ func (p Profile) normalized() (Profile, error) {
 	}
 	if p.MaxTokens == 0 {
 		p.MaxTokens = DefaultMaxTokens
+	}
+	if p.PrefixBlockTokens == 0 {
+		p.PrefixBlockTokens = DefaultPrefixBlockTokens
+	}
+	if p.KVCacheTokens == 0 {
+		p.KVCacheTokens = DefaultKVCacheTokens
 	}
 	return p, nil
 }

@@ -3,14 +3,15 @@
 // known chunking and injected faults. It serves `tokscope --demo`, the tests of other packages
 // (ground truth for every metric) and the benchmarks.
 //
-// It imports only the standard library: never another tokscope package, the charm libraries or
-// go-openai.
+// Besides the standard library it imports only the Prometheus client libraries, to serve a
+// vLLM-style /metrics: never another tokscope package, the charm libraries or go-openai.
 //
 // Each Server owns its goroutines: net/http's, one per connection, and nothing else. Close ends
 // every in-flight stream and returns once all of them are gone.
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,8 +54,10 @@ type Server struct {
 	closeOnce sync.Once
 
 	connsMu sync.Mutex
-	conns   map[net.Conn]struct{}
-	connsWG sync.WaitGroup // one per open connection; Close waits for it
+	conns   map[net.Conn]bool // open connections; true: close it once its response is done
+	connsWG sync.WaitGroup    // one per open connection; Close waits for it
+
+	metrics *metricsHandler // /metrics: every profile but those with NoMetrics
 }
 
 // endpoint is one profile being served.
@@ -61,6 +65,11 @@ type endpoint struct {
 	profile   Profile
 	modelJSON string // the model id as a JSON string literal, quotes included
 	requests  atomic.Int64
+	engine    *engine
+	metrics   *metricsHandler // /<profile>/metrics; nil with NoMetrics
+	// engineLabel is the engine label of its series: "0", or "1", "2", ... for the further
+	// exposed profiles with the same Model.
+	engineLabel string
 
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
@@ -75,8 +84,9 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		endpoints: make(map[string]*endpoint, len(profiles)),
 		done:      make(chan struct{}),
 		serveDone: make(chan struct{}),
-		conns:     make(map[net.Conn]struct{}),
+		conns:     make(map[net.Conn]bool),
 	}
+	var exposed []*endpoint
 	for _, p := range profiles {
 		p, err := p.normalized()
 		if err != nil {
@@ -85,7 +95,25 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		if _, dup := s.endpoints[p.Name]; dup {
 			return nil, fmt.Errorf("sim: duplicate profile %q", p.Name)
 		}
-		s.endpoints[p.Name] = &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed)}
+		ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), engine: newEngine(p)}
+		s.endpoints[p.Name] = ep
+		if !p.NoMetrics {
+			engines := 0
+			for _, other := range exposed {
+				if other.profile.Model == p.Model {
+					engines++
+				}
+			}
+			ep.engineLabel = strconv.Itoa(engines)
+			exposed = append(exposed, ep)
+			if ep.metrics, err = newMetricsHandler(ep); err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
+			}
+		}
+	}
+	var err error
+	if s.metrics, err = newMetricsHandler(exposed...); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	if opts.TrackSends {
 		s.sends = newSendLog(trackedResponses)
@@ -105,6 +133,9 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          errorLog,
 		ConnState:         s.trackConn,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
 	}
 	go func() {
 		defer close(s.serveDone)
@@ -118,6 +149,20 @@ func (s *Server) URL() string { return s.url }
 
 // BaseURL returns the OpenAI base URL of a profile, http://127.0.0.1:PORT/<profile>/v1.
 func (s *Server) BaseURL(profile string) string { return s.url + "/" + profile + "/v1" }
+
+// MetricsURL returns the server's Prometheus exposition, http://127.0.0.1:PORT/metrics: the
+// series of every profile without NoMetrics, told apart by their model_name label.
+func (s *Server) MetricsURL() string { return s.url + "/metrics" }
+
+// State returns a profile's serving state now (what /metrics reports, NoMetrics or not), and
+// false for an unknown profile.
+func (s *Server) State(profile string) (State, bool) {
+	ep, ok := s.endpoints[profile]
+	if !ok {
+		return State{}, false
+	}
+	return ep.engine.state(), true
+}
 
 // Requests returns how many chat-completion requests a profile has received (any outcome,
 // invalid ones included; /v1/models is not counted). Unknown profiles return 0.
@@ -149,14 +194,21 @@ func newRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
 }
 
-// trackConn counts open connections so Close can wait for their goroutines.
+// trackConn counts open connections so Close can wait for their goroutines, and closes those
+// marked by closeWhenIdle as soon as their response is complete.
 func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	switch state {
 	case http.StateNew:
-		s.conns[c] = struct{}{}
+		s.conns[c] = false
 		s.connsWG.Add(1)
+	case http.StateIdle:
+		// net/http goes idle after the response has been written and flushed, the chunked
+		// body's terminator included: the client has a complete answer, then the FIN.
+		if s.conns[c] {
+			_ = c.Close()
+		}
 	case http.StateClosed, http.StateHijacked:
 		if _, ok := s.conns[c]; ok {
 			delete(s.conns, c)
@@ -165,13 +217,31 @@ func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	}
 }
 
-// route dispatches /<profile>/v1/chat/completions and /<profile>/v1/models.
+// connKey is the request context key of the request's net.Conn.
+type connKey struct{}
+
+// closeWhenIdle marks r's connection to be closed once its response is complete.
+func (s *Server) closeWhenIdle(r *http.Request) {
+	c, _ := r.Context().Value(connKey{}).(net.Conn)
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if _, open := s.conns[c]; open {
+		s.conns[c] = true
+	}
+}
+
+// route dispatches /metrics, /<profile>/v1/chat/completions, /<profile>/v1/models and
+// /<profile>/metrics.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-s.done:
 		writeError(w, http.StatusServiceUnavailable, "simulator is shutting down", "server_error", "shutting_down")
 		return
 	default:
+	}
+	if r.URL.Path == "/metrics" {
+		s.metrics.ServeHTTP(w, r)
+		return
 	}
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	ep, ok := s.endpoints[name]
@@ -188,6 +258,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.chatCompletions(w, r, ep)
+	case "metrics":
+		if ep.metrics == nil {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("profile %q exposes no metrics", name), "invalid_request_error", "not_found")
+			return
+		}
+		ep.metrics.ServeHTTP(w, r)
 	case "v1/models":
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,9 +22,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // ---- client helpers -------------------------------------------------------------------------
 
 type usageJSON struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	TotalTokens             int `json:"total_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
@@ -148,22 +153,31 @@ func start(t *testing.T, opts Options, profiles ...Profile) *Server {
 // do sends a request and reads the whole response, stamping each SSE line as it arrives.
 func do(t *testing.T, ctx context.Context, c *http.Client, method, url, body string) result {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	res, err := fetch(ctx, c, method, url, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return res
+}
+
+// fetch is do for any goroutine: it returns what went wrong instead of failing the test.
+func fetch(ctx context.Context, c *http.Client, method, url, body string) (result, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return result{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res := result{start: time.Now()}
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		return res, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
 	res.headers = time.Now()
 	res.status, res.header = resp.StatusCode, resp.Header
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		res.body, res.readErr = io.ReadAll(resp.Body)
-		return res
+		return res, nil
 	}
 	br := bufio.NewReader(resp.Body)
 	for {
@@ -173,7 +187,7 @@ func do(t *testing.T, ctx context.Context, c *http.Client, method, url, body str
 			if err != io.EOF || line != "" {
 				res.readErr = err
 			}
-			return res
+			return res, nil
 		}
 		line = strings.TrimRight(line, "\n")
 		switch {
@@ -185,11 +199,11 @@ func do(t *testing.T, ctx context.Context, c *http.Client, method, url, body str
 		case strings.HasPrefix(line, "data: "):
 			f := frame{at: at, raw: line, chunk: new(chunkJSON)}
 			if err := json.Unmarshal([]byte(line[len("data: "):]), f.chunk); err != nil {
-				t.Fatalf("frame %q is not JSON: %v", line, err)
+				return res, fmt.Errorf("frame %q is not JSON: %w", line, err)
 			}
 			res.frames = append(res.frames, f)
 		default:
-			t.Fatalf("unexpected SSE line %q", line)
+			return res, fmt.Errorf("unexpected SSE line %q", line)
 		}
 	}
 }
@@ -304,7 +318,7 @@ func TestDrawJitterBounds(t *testing.T) {
 	}
 
 	out := output{answerTokens: 2001, perChunk: 1}
-	sc := newSchedule(p, out, ep.draw(), time.Time{})
+	sc := newSchedule(p, out, ep.draw(), time.Time{}, nil)
 	prev := sc.target(0)
 	var sum time.Duration
 	for i := 1; i <= 2000; i++ {
@@ -444,6 +458,11 @@ func TestFinishReason(t *testing.T) {
 		{`,"max_tokens":3}`, 3, "length"},
 		{`,"max_tokens":20}`, 20, "length"},
 		{`,"max_tokens":3,"max_completion_tokens":5}`, 5, "length"},
+		// min_tokens is a floor under the length without a limit; ignore_eos changes nothing.
+		{`,"min_tokens":30,"ignore_eos":true}`, 30, "stop"},
+		{`,"min_tokens":5}`, 7, "stop"},
+		{`,"min_tokens":5,"max_tokens":6,"ignore_eos":true}`, 6, "length"},
+		{`,"min_tokens":6,"max_tokens":6}`, 6, "length"},
 	} {
 		r := chat(t, c, s, "p", `{"stream":true,"messages":[]`+tc.extra)
 		_, content := r.text()
@@ -903,7 +922,8 @@ func TestBadRequests(t *testing.T) {
 	t.Parallel()
 	s := start(t, Options{}, quick("p"))
 	c := newClient(t)
-	for _, body := range []string{`{`, `not json`, `{"max_tokens":"ten"}`, `{"max_tokens":0}`, `{"messages":[]} trailing`} {
+	for _, body := range []string{`{`, `not json`, `{"max_tokens":"ten"}`, `{"max_tokens":0}`, `{"messages":[]} trailing`,
+		`{"min_tokens":-1}`, `{"min_tokens":9,"max_tokens":8}`} {
 		r := chat(t, c, s, "p", body)
 		var e struct{ Error apiErrorJSON }
 		if r.status != 400 || json.Unmarshal(r.body, &e) != nil || e.Error.Type != "invalid_request_error" {
@@ -913,8 +933,8 @@ func TestBadRequests(t *testing.T) {
 	if r := chat(t, c, s, "p", `{}`); r.status != 200 {
 		t.Errorf("empty request: %d %s", r.status, r.body)
 	}
-	if n := s.Requests("p"); n != 6 {
-		t.Errorf("Requests = %d, want 6", n)
+	if n := s.Requests("p"); n != 8 {
+		t.Errorf("Requests = %d, want 8", n)
 	}
 	if s.Requests("nope") != 0 {
 		t.Error("Requests of an unknown profile")
@@ -931,6 +951,11 @@ func TestStartErrors(t *testing.T) {
 		"duplicate": {quick("a"), quick("a")},
 		"rate":      {{Name: "a", TokensPerSecond: 1, RateCut: 1.5}},
 		"jitter":    {{Name: "a", TokensPerSecond: 1, Jitter: -0.1}},
+		"metrics":   {{Name: "metrics", TokensPerSecond: 1}},
+		"slowdown":  {{Name: "a", TokensPerSecond: 1, BatchSlowdown: -1}},
+		"prefill":   {{Name: "a", TokensPerSecond: 1, PrefillTokensPerSecond: math.NaN()}},
+		"slots":     {{Name: "a", TokensPerSecond: 1, MaxRunning: -1}},
+		"kv":        {{Name: "a", TokensPerSecond: 1, KVCacheTokens: -1}},
 	} {
 		if s, err := Start(Options{}, profiles...); err == nil {
 			s.Close()
@@ -939,30 +964,61 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
+// TestDemoProfiles: four visibly different endpoints, each answering its MaxTokens (with the
+// default prompt's prefill) in at most 1.4 s at concurrency 1 (the longest TTFT, gaps without
+// jitter, which averages out), so that a card has figures
+// within 3 s of the start even behind a warm-up request and a 1 s interval; between them
+// reasoning, faults, multi-token chunks, keep-alives, contention, slots, prefill, a prefix
+// cache, /metrics and a profile without metrics.
 func TestDemoProfiles(t *testing.T) {
 	t.Parallel()
 	profiles := DemoProfiles()
-	if len(profiles) < 4 {
+	if len(profiles) != 4 {
 		t.Fatalf("%d demo profiles", len(profiles))
 	}
 	s := start(t, Options{}, profiles...) // validates names and values
-	var reasoning, faults, multi, keepAlive bool
+	var reasoning, faults, multi, keepAlive, slots, hidden bool
+	speeds, ttfts, models := map[float64]bool{}, map[time.Duration]bool{}, map[string]bool{}
+	const defaultPrompt = 14 + 4 + 2 // config.DefaultPrompt's words, the template, a cache-bust tag
 	for _, p := range profiles {
 		p, _ := p.normalized()
-		answer := p.TTFT + p.TTFTJitter + time.Duration(float64(DefaultMaxTokens)/p.TokensPerSecond*float64(time.Second))
-		if answer > 8*time.Second {
-			t.Errorf("%s: a 256-token answer takes %v", p.Name, answer)
+		answer := p.TTFT + p.TTFTJitter +
+			time.Duration(float64(defaultPrompt)/p.PrefillTokensPerSecond*float64(time.Second)) +
+			time.Duration(float64(p.MaxTokens-p.TokensPerChunk)/p.TokensPerSecond*float64(time.Second))
+		t.Logf("%s: %d tokens at %.0f tok/s: ≤ %v", p.Name, p.MaxTokens, p.TokensPerSecond, answer)
+		if answer > 1400*time.Millisecond {
+			t.Errorf("%s: a %d-token answer takes up to %v", p.Name, p.MaxTokens, answer)
 		}
+		if p.BatchSlowdown <= 0 || p.PrefillTokensPerSecond <= 0 || !p.PrefixCache {
+			t.Errorf("%s: no contention, prefill or prefix cache", p.Name)
+		}
+		speeds[p.TokensPerSecond], ttfts[p.TTFT] = true, true
 		reasoning = reasoning || p.ReasoningTokens > 0
 		faults = faults || p.Rate429 > 0 && p.RetryAfter > 0 && p.Rate500 > 0 && p.RateMidStreamError > 0 && p.RateCut > 0
 		multi = multi || p.TokensPerChunk > 1
 		keepAlive = keepAlive || p.KeepAlive > 0
+		slots = slots || p.MaxRunning > 0
+		hidden = hidden || p.NoMetrics
+		if !p.NoMetrics {
+			models[p.Model] = true
+		}
 		if r := do(t, context.Background(), newClient(t), http.MethodGet, s.BaseURL(p.Name)+"/models", ""); r.status != 200 {
 			t.Errorf("%s: models %d", p.Name, r.status)
 		}
 	}
-	if !reasoning || !faults || !multi || !keepAlive {
-		t.Errorf("demo lacks reasoning %v, faults %v, multi-token chunks %v or keep-alives %v", reasoning, faults, multi, keepAlive)
+	if !reasoning || !faults || !multi || !keepAlive || !slots || !hidden {
+		t.Errorf("demo lacks reasoning %v, faults %v, multi-token chunks %v, keep-alives %v, slots %v or a profile without metrics %v",
+			reasoning, faults, multi, keepAlive, slots, hidden)
+	}
+	if len(speeds) != 4 || len(ttfts) != 4 {
+		t.Errorf("speeds %v and TTFTs %v are not all different", speeds, ttfts)
+	}
+	fams := scrape(t, newClient(t), s.MetricsURL())
+	for m := range models {
+		value(t, fams, "vllm:num_requests_running", m)
+	}
+	if n := len(fams["vllm:num_requests_running"].GetMetric()); n != len(models) {
+		t.Errorf("/metrics has %d models, want %d", n, len(models))
 	}
 }
 

@@ -1,0 +1,693 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// ---- helpers --------------------------------------------------------------------------------
+
+// wordList returns n distinct words starting with prefix: "p0 p1 ...".
+func wordList(prefix string, n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return strings.Join(ws, " ")
+}
+
+// promptBody is a chat request with one user message.
+func promptBody(text string, maxTokens int, stream bool) string {
+	req := map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": text}},
+		"max_tokens": maxTokens}
+	if stream {
+		req["stream"], req["stream_options"] = true, map[string]bool{"include_usage": true}
+	}
+	b, _ := json.Marshal(req)
+	return string(b)
+}
+
+// finalUsage returns the usage of a streamed or plain response.
+func finalUsage(t *testing.T, r result) usageJSON {
+	t.Helper()
+	if r.body != nil {
+		var resp struct {
+			Usage *usageJSON `json:"usage"`
+		}
+		if err := json.Unmarshal(r.body, &resp); err != nil || resp.Usage == nil {
+			t.Fatalf("status %d body %s: %v", r.status, r.body, err)
+		}
+		return *resp.Usage
+	}
+	for _, f := range slices.Backward(r.data()) {
+		if f.chunk.Usage != nil {
+			return *f.chunk.Usage
+		}
+	}
+	t.Fatalf("no usage in %d frames", len(r.frames))
+	return usageJSON{}
+}
+
+func ttft(r result) time.Duration {
+	toks := r.tokenFrames()
+	if len(toks) == 0 {
+		return -1
+	}
+	return toks[0].at.Sub(r.start)
+}
+
+// concurrently runs n requests at once and returns their results in order.
+func concurrently(t *testing.T, n int, req func(i int) (result, error)) []result {
+	t.Helper()
+	results := make([]result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i], errs[i] = req(i) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	return results
+}
+
+// scrape reads an exposition with the Prometheus text parser.
+func scrape(t *testing.T, c *http.Client, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse %s: %v", url, err)
+	}
+	return families
+}
+
+// value returns the value of family name's series for model_name, engine "0".
+func value(t *testing.T, families map[string]*dto.MetricFamily, name, modelName string) float64 {
+	t.Helper()
+	mf, ok := families[name]
+	if !ok {
+		t.Fatalf("no family %s", name)
+	}
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["model_name"] == modelName && labels["engine"] == "0" {
+			switch mf.GetType() {
+			case dto.MetricType_GAUGE:
+				return m.GetGauge().GetValue()
+			case dto.MetricType_COUNTER:
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("%s has no series for model_name %q engine 0", name, modelName)
+	return 0
+}
+
+// ---- contention -------------------------------------------------------------------------------
+
+// TestContention: n streams started together decode at TokensPerSecond/(1+BatchSlowdown·(n−1))
+// each. The TTFT (150 ms) leaves every stream time to arrive before the first token, so every
+// gap is computed with n running; equal lengths keep them running together to the end.
+func TestContention(t *testing.T) {
+	const tps, slowdown, tokens = 100.0, 0.25, 40
+	p := Profile{Name: "p", TTFT: 150 * time.Millisecond, TokensPerSecond: tps, BatchSlowdown: slowdown, Seed: 1}
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	agg := map[int]float64{}
+	for _, n := range []int{1, 4, 8} {
+		results := concurrently(t, n, func(int) (result, error) {
+			return fetch(context.Background(), c, http.MethodPost, s.BaseURL("p")+"/chat/completions", streamBody(tokens, ""))
+		})
+		want := tps / (1 + slowdown*float64(n-1))
+		lo, hi := math.Inf(1), 0.0
+		for _, r := range results {
+			toks := r.tokenFrames()
+			if len(toks) != tokens {
+				t.Fatalf("n=%d: %d token frames", n, len(toks))
+			}
+			rate := float64(tokens-1) / toks[tokens-1].at.Sub(toks[0].at).Seconds()
+			lo, hi = min(lo, rate), max(hi, rate)
+			agg[n] += rate
+		}
+		t.Logf("n=%d: per-stream %.1f..%.1f tok/s (want %.1f), aggregate %.0f tok/s", n, lo, hi, want, agg[n])
+		// ±8%: a few ms of client-side noise on spans of 0.39–1.07 s.
+		if lo < 0.92*want || hi > 1.08*want {
+			t.Errorf("n=%d: per-stream rates %.1f..%.1f tok/s, want %.1f ± 8%%", n, lo, hi, want)
+		}
+		if st, _ := s.State("p"); st.Running != 0 || st.Waiting != 0 || st.KVCacheUsage != 0 {
+			t.Errorf("after the streams: %+v", st)
+		}
+	}
+	if !(agg[4] > 1.5*agg[1] && agg[8] > agg[4] && agg[8] < 4*agg[1]) {
+		t.Errorf("aggregate tok/s 1→4→8: %.0f → %.0f → %.0f, want sub-linear growth", agg[1], agg[4], agg[8])
+	}
+}
+
+// TestZeroContention: BatchSlowdown 0 keeps every stream at TokensPerSecond however many run.
+func TestZeroContention(t *testing.T) {
+	p := Profile{Name: "p", TTFT: 100 * time.Millisecond, TokensPerSecond: 100, Seed: 1}
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	results := concurrently(t, 6, func(int) (result, error) {
+		return fetch(context.Background(), c, http.MethodPost, s.BaseURL("p")+"/chat/completions", streamBody(30, ""))
+	})
+	for i, r := range results {
+		toks := r.tokenFrames()
+		if span := toks[29].at.Sub(toks[0].at); span < 280*time.Millisecond || span > 320*time.Millisecond {
+			t.Errorf("stream %d: first→last %v, want 290ms", i, span)
+		}
+	}
+}
+
+// progress reads a stream and publishes how many token frames it has seen.
+type progress struct {
+	seen atomic.Int64
+	ttft atomic.Int64 // ns, 0 until the first token
+}
+
+func (pg *progress) read(ctx context.Context, c *http.Client, url, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if strings.Contains(line, `"content":"`) {
+			if pg.seen.Add(1) == 1 {
+				pg.ttft.Store(int64(time.Since(t0)))
+			}
+		}
+	}
+}
+
+// TestMaxRunningQueueAndMetrics: with 2 slots, 4 requests at once: 2 run, 2 wait (their
+// headers come at once, their TTFT includes the wait), and /metrics says so, with a KV usage
+// of the running requests' prompt + generated tokens.
+func TestMaxRunningQueueAndMetrics(t *testing.T) {
+	const ttftBase, tokens, prompt, capacity = 400 * time.Millisecond, 20, 6, 1000
+	p := Profile{Name: "p", Model: "m", TTFT: ttftBase, TokensPerSecond: 100, MaxRunning: 2, KVCacheTokens: capacity, Seed: 1}
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	metricsClient := newClient(t)
+	var progs [4]progress
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range progs {
+		wg.Go(func() {
+			errs <- progs[i].read(context.Background(), c, s.BaseURL("p")+"/chat/completions", streamBody(tokens, ""))
+		})
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("2 running, 2 waiting", func() bool { st, _ := s.State("p"); return st.Running == 2 && st.Waiting == 2 })
+
+	// Before any token (TTFT 400 ms): the KV cache holds the two running prompts exactly.
+	fams := scrape(t, metricsClient, s.MetricsURL())
+	running := value(t, fams, "vllm:num_requests_running", "m")
+	waiting := value(t, fams, "vllm:num_requests_waiting", "m")
+	kv := value(t, fams, "vllm:kv_cache_usage_perc", "m")
+	gen := value(t, fams, "vllm:generation_tokens_total", "m")
+	if running != 2 || waiting != 2 || gen != 0 || kv != 2*prompt/float64(capacity) {
+		t.Errorf("during TTFT: running %v waiting %v kv %v generated %v, want 2, 2, %v, 0", running, waiting, kv, gen, 2*prompt/float64(capacity))
+	}
+
+	// Mid-stream: the generated tokens lie between what the clients had read before the scrape
+	// and what they have read after it, plus one token in flight per stream.
+	seen := func() (n int64) {
+		for i := range progs {
+			n += progs[i].seen.Load()
+		}
+		return n
+	}
+	waitFor("5 tokens on each running stream", func() bool { return seen() >= 10 })
+	before := seen()
+	fams = scrape(t, metricsClient, s.MetricsURL())
+	after := seen()
+	running = value(t, fams, "vllm:num_requests_running", "m")
+	waiting = value(t, fams, "vllm:num_requests_waiting", "m")
+	kv = value(t, fams, "vllm:kv_cache_usage_perc", "m")
+	gen = value(t, fams, "vllm:generation_tokens_total", "m")
+	if running != 2 || waiting != 2 {
+		t.Errorf("mid-stream: running %v waiting %v, want 2 and 2", running, waiting)
+	}
+	if gen < float64(before) || gen > float64(after+2) {
+		t.Errorf("mid-stream: generation_tokens_total %v, clients read %d before the scrape and %d after", gen, before, after)
+	}
+	if want := (2*prompt + gen) / capacity; math.Abs(kv-want) > 1e-9 {
+		t.Errorf("mid-stream: kv_cache_usage_perc %v, want (2·%d + %v)/%d = %v", kv, prompt, gen, capacity, want)
+	}
+	if pt := value(t, fams, "vllm:prompt_tokens_total", "m"); pt != 2*prompt {
+		t.Errorf("mid-stream: prompt_tokens_total %v, want %d (two prefills done)", pt, 2*prompt)
+	}
+	t.Logf("mid-stream: running %v waiting %v kv %.4f generated %v (clients %d..%d)", running, waiting, kv, gen, before, after)
+
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One request: 400 ms + 19 gaps of 10 ms = 590 ms. The waiting two start when the first
+	// two end, so their TTFT is ≈ 590 + 400 ms.
+	var ttfts []time.Duration
+	for i := range progs {
+		ttfts = append(ttfts, time.Duration(progs[i].ttft.Load()))
+	}
+	slices.Sort(ttfts)
+	t.Logf("TTFTs %v", ttfts)
+	for i, d := range ttfts {
+		lo := ttftBase
+		if i >= 2 {
+			lo = ttftBase + 190*time.Millisecond + ttftBase
+		}
+		if d < lo || d > lo+120*time.Millisecond {
+			t.Errorf("TTFT %d = %v, want %v..%v", i, d, lo, lo+120*time.Millisecond)
+		}
+	}
+
+	fams = scrape(t, metricsClient, s.MetricsURL())
+	for name, want := range map[string]float64{
+		"vllm:num_requests_running": 0, "vllm:num_requests_waiting": 0, "vllm:kv_cache_usage_perc": 0,
+		"vllm:generation_tokens_total": 4 * tokens, "vllm:prompt_tokens_total": 4 * prompt,
+		"vllm:prefix_cache_queries_total": 0, "vllm:prefix_cache_hits_total": 0,
+	} {
+		if got := value(t, fams, name, "m"); got != want {
+			t.Errorf("after: %s = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestQueueLeaveOnCancel: a waiting request whose client gives up leaves the queue.
+func TestQueueLeaveOnCancel(t *testing.T) {
+	t.Parallel()
+	p := Profile{Name: "p", TTFT: 2 * time.Second, TokensPerSecond: 100, MaxRunning: 1, Seed: 1}
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { _, _ = fetch(ctx, c, http.MethodPost, s.BaseURL("p")+"/chat/completions", streamBody(5, "")) })
+	}
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if st, _ := s.State("p"); st.Running == 1 && st.Waiting == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never 1 running and 2 waiting")
+		}
+	}
+	cancel()
+	wg.Wait()
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if st, _ := s.State("p"); st.Running == 0 && st.Waiting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := s.State("p")
+			t.Fatalf("after cancelling: %+v", st)
+		}
+	}
+}
+
+// ---- prefill and prefix cache -----------------------------------------------------------------
+
+// TestPrefillTTFT: TTFT = TTFT + prompt tokens / PrefillTokensPerSecond without a cache.
+func TestPrefillTTFT(t *testing.T) {
+	p := Profile{Name: "p", TTFT: 30 * time.Millisecond, TokensPerSecond: 1000, PrefillTokensPerSecond: 5000, Seed: 1}
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	for _, tc := range []struct {
+		words int
+		want  time.Duration // 30 ms + (words + 4) / 5000 tok/s
+	}{
+		{1, 31 * time.Millisecond},
+		{996, 230 * time.Millisecond},
+		{2496, 530 * time.Millisecond},
+	} {
+		r := chat(t, c, s, "p", promptBody(wordList("w", tc.words), 3, true))
+		u := finalUsage(t, r)
+		if u.PromptTokens != tc.words+4 || u.PromptTokensDetails != nil {
+			t.Errorf("%d words: usage %+v, want %d prompt tokens and no prompt_tokens_details", tc.words, u, tc.words+4)
+		}
+		got := ttft(r)
+		t.Logf("%d prompt tokens: TTFT %v (want %v)", u.PromptTokens, got, tc.want)
+		if got < tc.want || got > tc.want+50*time.Millisecond {
+			t.Errorf("%d prompt tokens: TTFT %v, want %v..%v", u.PromptTokens, got, tc.want, tc.want+50*time.Millisecond)
+		}
+	}
+}
+
+// TestPrefixCache: a repeated prompt is served from the cache in whole 16-token blocks (never
+// its last token), a busted one (unique first word) is not, a longer prompt sharing the prefix
+// is in part; TTFT shrinks with the cached tokens, and the counters add up.
+func TestPrefixCache(t *testing.T) {
+	p := Profile{Name: "p", Model: "m", TTFT: 20 * time.Millisecond, TokensPerSecond: 1000,
+		PrefillTokensPerSecond: 2000, PrefixCache: true, Seed: 1}
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	base := wordList("w", 100) // 104 prompt tokens: 6 full blocks
+	cases := []struct {
+		name         string
+		text         string
+		stream       bool
+		prompt, want int // prompt tokens, cached tokens
+	}{
+		{"first", base, true, 104, 0},
+		{"repeat", base, true, 104, 96},
+		{"busted", "tag-1 " + base, true, 105, 0},
+		{"longer", base + " " + wordList("x", 50), true, 154, 96},
+		{"repeat, not streamed", base, false, 104, 96},
+		{"busted again", "tag-2 " + base, false, 105, 0},
+	}
+	var queries, hits int
+	var ttfts []time.Duration
+	for _, tc := range cases {
+		r := chat(t, c, s, "p", promptBody(tc.text, 2, tc.stream))
+		u := finalUsage(t, r)
+		if u.PromptTokens != tc.prompt || u.PromptTokensDetails == nil || u.PromptTokensDetails.CachedTokens != tc.want {
+			t.Errorf("%s: usage %+v %+v, want %d prompt tokens, %d cached", tc.name, u, u.PromptTokensDetails, tc.prompt, tc.want)
+		}
+		queries, hits = queries+tc.prompt, hits+tc.want
+		if tc.stream {
+			ttfts = append(ttfts, ttft(r))
+		}
+	}
+	// first: 20 ms + 104/2000 s = 72 ms; repeat: 20 ms + 8/2000 s = 24 ms.
+	t.Logf("TTFT first %v, repeat %v, busted %v, longer %v", ttfts[0], ttfts[1], ttfts[2], ttfts[3])
+	if ttfts[0] < 72*time.Millisecond || ttfts[1] < 24*time.Millisecond || ttfts[1] > ttfts[0]-30*time.Millisecond {
+		t.Errorf("TTFT first %v (want ≥ 72ms), repeat %v (want ≥ 24ms and 48ms less)", ttfts[0], ttfts[1])
+	}
+	fams := scrape(t, newClient(t), s.MetricsURL())
+	if q := value(t, fams, "vllm:prefix_cache_queries_total", "m"); q != float64(queries) {
+		t.Errorf("prefix_cache_queries_total %v, want %d", q, queries)
+	}
+	if h := value(t, fams, "vllm:prefix_cache_hits_total", "m"); h != float64(hits) {
+		t.Errorf("prefix_cache_hits_total %v, want %d", h, hits)
+	}
+	if pt := value(t, fams, "vllm:prompt_tokens_total", "m"); pt != float64(queries) {
+		t.Errorf("prompt_tokens_total %v, want %d", pt, queries)
+	}
+}
+
+func TestReadPrompt(t *testing.T) {
+	t.Parallel()
+	msgs := func(pairs ...string) []chatMessage {
+		var ms []chatMessage
+		for i := 0; i < len(pairs); i += 2 {
+			ms = append(ms, chatMessage{Role: pairs[i], Content: json.RawMessage(jsonString(pairs[i+1]))})
+		}
+		return ms
+	}
+	a := readPrompt(msgs("system", wordList("s", 28), "user", wordList("u", 60)), 16)
+	if a.tokens != 32+64 || len(a.blocks) != 6 {
+		t.Fatalf("%d tokens, %d blocks, want 96 and 6", a.tokens, len(a.blocks))
+	}
+	if b := readPrompt(msgs("system", wordList("s", 28), "user", wordList("u", 60)), 16); !slices.Equal(a.blocks, b.blocks) {
+		t.Error("the same prompt hashes differently")
+	}
+	// Another user message: the system message's two blocks stay, the rest differ.
+	b := readPrompt(msgs("system", wordList("s", 28), "user", wordList("v", 60)), 16)
+	if !slices.Equal(a.blocks[:2], b.blocks[:2]) || a.blocks[2] == b.blocks[2] || a.blocks[5] == b.blocks[5] {
+		t.Error("blocks behind a shared system prompt")
+	}
+	// The role is part of the template tokens.
+	if c := readPrompt(msgs("user", wordList("s", 28), "user", wordList("u", 60)), 16); c.blocks[0] == a.blocks[0] {
+		t.Error("the role does not change the template tokens")
+	}
+	// A different first word changes every block, even those with equal tokens.
+	if d := readPrompt(msgs("system", "x"+wordList("s", 28)[2:], "user", wordList("u", 60)), 16); slices.ContainsFunc(d.blocks, func(h uint64) bool { return slices.Contains(a.blocks, h) }) {
+		t.Error("a busted prompt shares a block")
+	}
+	if n := readPrompt(msgs("user", wordList("s", 28)), 0); n.tokens != 32 || n.blocks != nil {
+		t.Errorf("without blocks: %+v", n)
+	}
+	if n := readPrompt(nil, 16); n.tokens != 1 {
+		t.Errorf("no messages: %d tokens, want 1", n.tokens)
+	}
+	parts := []chatMessage{{Role: "user", Content: json.RawMessage(`[{"type":"text","text":"a b"},{"type":"image_url"},{"type":"text","text":"c"}]`)}}
+	if n := readPrompt(parts, 16); n.tokens != 7 {
+		t.Errorf("text parts: %d tokens, want 7", n.tokens)
+	}
+}
+
+func TestPrefixCacheLRU(t *testing.T) {
+	t.Parallel()
+	blocks := func(first uint64, n int) []uint64 {
+		var bs []uint64
+		for i := range n {
+			bs = append(bs, first+uint64(i))
+		}
+		return bs
+	}
+	c := newPrefixCache(4)
+	a, b := blocks(100, 6), blocks(200, 3)
+	c.insert(a)
+	if n := c.match(a); n != 4 {
+		t.Errorf("a 6-block prefix in a 4-block cache: %d blocks match, want its first 4 (tails go first)", n)
+	}
+	c.insert(b) // evicts a's last 3
+	if n := c.match(b); n != 3 {
+		t.Errorf("b: %d blocks, want 3", n)
+	}
+	if n := c.match(a); n != 1 {
+		t.Errorf("a after b: %d blocks, want 1", n)
+	}
+	c.insert(blocks(300, 4))
+	if n, m := c.match(a), c.match(b); n != 0 || m != 0 {
+		t.Errorf("after a third prefix: a %d, b %d blocks, want 0", n, m)
+	}
+	if n := newPrefixCache(0).match(a); n != 0 {
+		t.Errorf("empty cache: %d", n)
+	}
+
+	// The engine never serves a prompt's last token from the cache.
+	e := newEngine(Profile{PrefixCache: true, PrefixBlockTokens: 16, KVCacheTokens: 1 << 16})
+	pr := prompt{tokens: 32, blockTokens: 16, blocks: blocks(1, 2)}
+	e.prefilled(pr)
+	if got := e.lookup(pr); got != 16 {
+		t.Errorf("a fully cached 32-token prompt: %d cached, want 16", got)
+	}
+	pr.tokens = 33
+	if got := e.lookup(pr); got != 32 {
+		t.Errorf("33 tokens, 2 cached blocks: %d cached, want 32", got)
+	}
+}
+
+func TestPrefixCacheEvictsThroughTheServer(t *testing.T) {
+	t.Parallel()
+	p := quick("p")
+	p.PrefixCache, p.KVCacheTokens = true, 64 // 4 blocks
+	s := start(t, Options{}, p)
+	c := newClient(t)
+	cached := func(text string) int {
+		t.Helper()
+		u := finalUsage(t, chat(t, c, s, "p", promptBody(text, 1, false)))
+		return u.PromptTokensDetails.CachedTokens
+	}
+	a, b := wordList("a", 100), wordList("b", 100)
+	cached(a)
+	if n := cached(a); n != 64 {
+		t.Errorf("a again: %d cached, want 64 (4 blocks)", n)
+	}
+	cached(b)
+	if n := cached(a); n != 0 {
+		t.Errorf("a after b: %d cached, want 0", n)
+	}
+}
+
+// ---- connections ------------------------------------------------------------------------------
+
+// rawStream sends one streaming request on conn and reads the whole response.
+func rawStream(t *testing.T, conn net.Conn, br *bufio.Reader, profile string, stream bool) *http.Response {
+	t.Helper()
+	body := promptBody("hello", 3, stream)
+	fmt.Fprintf(conn, "POST /%s/v1/chat/completions HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		profile, len(body), body)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", profile, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: status %d, body read %v", profile, resp.StatusCode, err)
+	}
+	if stream && !strings.HasSuffix(string(b), "data: [DONE]\n\n") {
+		t.Fatalf("%s: incomplete stream %q", profile, b)
+	}
+	return resp
+}
+
+// TestCloseAfterStream: a CloseAfterStream profile advertises keep-alive, sends a complete
+// response, then closes the connection; without the option the same connection serves again.
+func TestCloseAfterStream(t *testing.T) {
+	t.Parallel()
+	llama := quick("llama")
+	llama.CloseAfterStream = true
+	s := start(t, Options{}, llama, quick("vllm"))
+	dial := func() (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn, bufio.NewReader(conn)
+	}
+
+	conn, br := dial()
+	resp := rawStream(t, conn, br, "llama", true)
+	if ka := resp.Header.Get("Keep-Alive"); ka != "timeout=5, max=100" || resp.Close {
+		t.Errorf("Keep-Alive %q, Connection: close %v; want keep-alive advertised", ka, resp.Close)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the streamed response: read %v, want io.EOF (closed by the server)", err)
+	}
+
+	// Not streamed: the connection stays (llama-server was seen closing after streams).
+	conn, br = dial()
+	rawStream(t, conn, br, "llama", false)
+	rawStream(t, conn, br, "vllm", true)
+	_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := br.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("without CloseAfterStream: read %v, want the connection open (deadline exceeded)", err)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	if resp := rawStream(t, conn, br, "vllm", true); resp.Header.Get("Keep-Alive") != "" {
+		t.Errorf("Keep-Alive %q without CloseAfterStream", resp.Header.Get("Keep-Alive"))
+	}
+}
+
+// ---- metrics ----------------------------------------------------------------------------------
+
+// TestMetricsExposition: the vLLM families, typed and labelled as vLLM does, per profile.
+func TestMetricsExposition(t *testing.T) {
+	t.Parallel()
+	a, b, other, hosted := quick("a"), quick("b"), quick("c"), quick("hosted")
+	a.Model, b.Model = "shared", "shared"
+	hosted.NoMetrics = true
+	s := start(t, Options{}, a, b, other, hosted)
+	c := newClient(t)
+	chat(t, c, s, "b", streamBody(7, ""))
+
+	types := map[string]dto.MetricType{
+		"vllm:num_requests_running":       dto.MetricType_GAUGE,
+		"vllm:num_requests_waiting":       dto.MetricType_GAUGE,
+		"vllm:kv_cache_usage_perc":        dto.MetricType_GAUGE,
+		"vllm:prefix_cache_queries_total": dto.MetricType_COUNTER,
+		"vllm:prefix_cache_hits_total":    dto.MetricType_COUNTER,
+		"vllm:prompt_tokens_total":        dto.MetricType_COUNTER,
+		"vllm:generation_tokens_total":    dto.MetricType_COUNTER,
+	}
+	series := func(fams map[string]*dto.MetricFamily) map[string]bool {
+		got := map[string]bool{}
+		for name, mf := range fams {
+			if want, ok := types[name]; !ok || mf.GetType() != want {
+				t.Errorf("family %s type %v, want %v", name, mf.GetType(), want)
+			}
+			for _, m := range mf.GetMetric() {
+				var labels []string
+				for _, l := range m.GetLabel() {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+				got[name+"{"+strings.Join(labels, ",")+"}"] = true
+			}
+		}
+		return got
+	}
+	all := series(scrape(t, c, s.MetricsURL()))
+	for name := range types {
+		for _, want := range []string{"engine=0,model_name=shared", "engine=1,model_name=shared", "engine=0,model_name=c-model"} {
+			if !all[name+"{"+want+"}"] {
+				t.Errorf("no series %s{%s}", name, want)
+			}
+		}
+	}
+	if len(all) != 3*len(types) {
+		t.Errorf("%d series, want %d (the hosted profile has none): %v", len(all), 3*len(types), all)
+	}
+	// b (engine 1 of "shared") generated 7 tokens.
+	fams := scrape(t, c, s.BaseURL("b")[:len(s.BaseURL("b"))-len("/v1")]+"/metrics")
+	if got := series(fams); len(got) != len(types) || !got["vllm:generation_tokens_total{engine=1,model_name=shared}"] {
+		t.Errorf("/b/metrics: %v", got)
+	}
+	if g := fams["vllm:generation_tokens_total"].GetMetric()[0].GetCounter().GetValue(); g != 7 {
+		t.Errorf("b generated %v tokens, want 7", g)
+	}
+
+	r := do(t, context.Background(), c, http.MethodGet, s.URL()+"/hosted/metrics", "")
+	if r.status != http.StatusNotFound {
+		t.Errorf("/hosted/metrics: %d, want 404", r.status)
+	}
+	r = do(t, context.Background(), c, http.MethodPost, s.MetricsURL(), "")
+	if r.status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /metrics: %d, want 405", r.status)
+	}
+	r = do(t, context.Background(), c, http.MethodGet, s.MetricsURL(), "")
+	for _, line := range []string{
+		"# TYPE vllm:num_requests_running gauge\n",
+		"# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n",
+		"# TYPE vllm:generation_tokens_total counter\n",
+		`vllm:num_requests_waiting{engine="0",model_name="c-model"} 0` + "\n",
+	} {
+		if !strings.Contains(string(r.body), line) {
+			t.Errorf("exposition lacks %q:\n%s", line, r.body)
+		}
+	}
+}

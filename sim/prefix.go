@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"container/list"
+	"encoding/binary"
+	"encoding/json"
+	"hash/fnv"
+	"strings"
+	"sync"
+)
+
+// prompt is a request's prompt as the simulated tokenizer sees it.
+type prompt struct {
+	tokens      int      // words in the messages + 4 per message (at least 1)
+	blockTokens int      // tokens per block of blocks; 0 when nothing is hashed
+	blocks      []uint64 // hash of each full block, chained to the blocks before it
+}
+
+// templateToken stands for the chat template's four tokens around each message.
+var templateToken = [4]string{"\x00<|start|>", "\x00<|role|>", "\x00<|sep|>", "\x00<|end|>"}
+
+// readPrompt tokenizes messages with the simulator's stand-in tokenizer: each message is
+// four template tokens (which depend on its role) followed by one token per word. With
+// blockTokens > 0 it also hashes every full block of blockTokens tokens, each hash covering
+// its predecessor's, as vLLM's prefix cache does: equal hashes mean equal prefixes.
+func readPrompt(messages []chatMessage, blockTokens int) prompt {
+	pr := prompt{blockTokens: blockTokens}
+	h := fnv.New64a()
+	inBlock := 0
+	var sum [8]byte
+	token := func(parts ...string) {
+		pr.tokens++
+		if blockTokens == 0 {
+			return
+		}
+		for _, s := range parts {
+			_, _ = h.Write([]byte(s))
+		}
+		_, _ = h.Write([]byte{0})
+		if inBlock++; inBlock == blockTokens {
+			block := h.Sum64()
+			pr.blocks = append(pr.blocks, block)
+			h.Reset()
+			binary.LittleEndian.PutUint64(sum[:], block)
+			_, _ = h.Write(sum[:])
+			inBlock = 0
+		}
+	}
+	for _, m := range messages {
+		for _, t := range templateToken {
+			token(t, m.Role)
+		}
+		for _, text := range m.texts() {
+			for _, w := range strings.Fields(text) {
+				token(w)
+			}
+		}
+	}
+	pr.tokens = max(pr.tokens, 1)
+	return pr
+}
+
+// texts returns the text of a message: its content string, or its text parts.
+func (m chatMessage) texts() []string {
+	var text string
+	if json.Unmarshal(m.Content, &text) == nil {
+		return []string{text}
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return nil
+	}
+	texts := make([]string, len(parts))
+	for i, part := range parts {
+		texts[i] = part.Text
+	}
+	return texts
+}
+
+// prefixCache is a bounded LRU set of block hashes.
+type prefixCache struct {
+	mu       sync.Mutex
+	capacity int
+	order    *list.List // of uint64, most recently used first
+	byHash   map[uint64]*list.Element
+}
+
+func newPrefixCache(capacity int) *prefixCache {
+	return &prefixCache{capacity: capacity, order: list.New(), byHash: make(map[uint64]*list.Element)}
+}
+
+// Blocks are marked used last to first, so that a prefix's first block is always more recent
+// than the blocks behind it and eviction takes the tails first, as vLLM's does: a cached block
+// is only of use while its whole prefix is cached.
+
+// match returns how many leading blocks are cached, marking them used.
+func (c *prefixCache) match(blocks []uint64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for n < len(blocks) && c.byHash[blocks[n]] != nil {
+		n++
+	}
+	for i := n - 1; i >= 0; i-- {
+		c.order.MoveToFront(c.byHash[blocks[i]])
+	}
+	return n
+}
+
+// insert caches blocks, evicting the least recently used beyond capacity.
+func (c *prefixCache) insert(blocks []uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if e, ok := c.byHash[blocks[i]]; ok {
+			c.order.MoveToFront(e)
+			continue
+		}
+		c.byHash[blocks[i]] = c.order.PushFront(blocks[i])
+	}
+	for c.order.Len() > c.capacity {
+		oldest := c.order.Back()
+		delete(c.byHash, c.order.Remove(oldest).(uint64))
+	}
+}
