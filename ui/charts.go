@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/NimbleMarkets/ntcharts/sparkline"
@@ -30,7 +31,7 @@ func (s *spark) Set(values []float64, w, h int) {
 	if len(values) > w {
 		values = values[len(values)-w:]
 	}
-	if w == s.w && h == s.h && equalFloats(values, s.values) && s.view != "" {
+	if w == s.w && h == s.h && slices.Equal(values, s.values) && s.view != "" {
 		return
 	}
 	s.w, s.h = w, h
@@ -64,18 +65,6 @@ func (s *spark) Set(values []float64, w, h int) {
 func (s *spark) View() string { return s.view }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func equalFloats(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // bar is a horizontal bar of v/top of w cells, with eighth-cell resolution.
 func bar(v, top float64, w int) string {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -68,22 +69,13 @@ func tile(n, w, h, minW, minH int, aspect float64) grid {
 			float64(cols*rows - shown),
 			math.Abs(math.Log((cw / ch) / aspect)),
 		}
-		if less(score, bestScore) {
+		if slices.Compare(score[:], bestScore[:]) < 0 {
 			best, bestScore = grid{Cols: cols, Rows: rows}, score
 		}
 	}
 	best.Widths = split(w, best.Cols)
 	best.Heights = split(h, best.Rows)
 	return best
-}
-
-func less(a, b [3]float64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }
 
 // split divides total into parts as evenly as possible, the remainder going to the first.

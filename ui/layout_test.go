@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,14 +20,8 @@ func TestSplit(t *testing.T) {
 		{22, 3, []int{8, 7, 7}},
 		{5, 0, nil},
 	} {
-		got := split(tc.total, tc.parts)
-		if len(got) != len(tc.want) {
+		if got := split(tc.total, tc.parts); !slices.Equal(got, tc.want) {
 			t.Fatalf("split(%d,%d) = %v, want %v", tc.total, tc.parts, got, tc.want)
-		}
-		for i := range got {
-			if got[i] != tc.want[i] {
-				t.Fatalf("split(%d,%d) = %v, want %v", tc.total, tc.parts, got, tc.want)
-			}
 		}
 	}
 }
