@@ -33,24 +33,14 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.setView(m.cycleView(1))
 	case key.Matches(msg, k.PrevView):
 		return m.setView(m.cycleView(-1))
-	case key.Matches(msg, k.Dashboard):
-		return m.setView(viewDashboard)
-	case key.Matches(msg, k.Compare):
-		return m.setView(viewCompare)
-	case key.Matches(msg, k.Detail):
-		return m.setView(viewDetail)
-	case key.Matches(msg, k.Stream):
-		return m.setView(viewStream)
-	case key.Matches(msg, k.Sweep):
-		return m.setView(viewSweep)
 	case key.Matches(msg, k.Back):
 		switch m.view {
 		case viewDetail:
 			return m.setView(m.back)
-		case viewCompare, viewStream, viewSweep:
-			return m.setView(viewDashboard)
+		case viewDashboard:
+			return nil
 		}
-		return nil
+		return m.setView(viewDashboard)
 	case key.Matches(msg, k.Enter):
 		if m.view == viewStream {
 			return m.startStream(false)
@@ -89,6 +79,11 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return m.startStream(true)
 	}
+	for v, b := range k.viewKeys() {
+		if key.Matches(msg, b) {
+			return m.setView(view(v))
+		}
+	}
 	m.renderFooter()
 	return nil
 }
@@ -118,16 +113,9 @@ func (m *Model) move(dx, dy int) tea.Cmd {
 	if n == 0 {
 		return nil
 	}
-	switch m.view {
-	case viewDashboard:
-		m.sel = m.dash.Move(m.sel, dx, dy)
-	case viewCompare:
-		if dx != 0 {
-			m.cmp.Scroll(dx)
-		} else {
-			m.sel = m.cmp.Move(m.sel, dy)
-		}
-	default:
+	if mv, ok := m.views[m.view].(mover); ok {
+		m.sel = mv.Move(m.sel, dx, dy)
+	} else {
 		m.sel = (m.sel + dx + dy + n) % n
 	}
 	m.renderBody()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/stats"
@@ -56,9 +57,8 @@ const (
 // compareView is one row per endpoint over the whole run, sortable by any column, with
 // horizontal bars of decode tok/s and TTFT and the best value of each column highlighted.
 type compareView struct {
-	styles *Styles
-	w, h   int
-	n      int
+	common
+	n int
 
 	sortCol int  // sortConfig, sortName, a column index, or len(compareColumns) for the source
 	reverse bool // S: reverse the column's natural (best first) order
@@ -67,7 +67,7 @@ type compareView struct {
 	order   []int
 	key     compareKey
 	body    string
-	h2h     *headToHead // shared with the Model, which fills it; nil shows no section
+	h2h     *headToHead // filled by the Model (headtohead.go); nil shows no section
 }
 
 // compareKey is what the table was drawn from; equal keys mean nothing to redraw.
@@ -77,16 +77,22 @@ type compareKey struct {
 	snap, h2h                  uint64
 }
 
-func newCompareView(st *Styles, n int) *compareView {
-	c := &compareView{styles: st, n: n, sortCol: sortConfig}
-	c.order = make([]int, n)
-	for i := range c.order {
-		c.order[i] = i
+// newCompareView builds the table of n endpoints, with the head-to-head rows of h2h.
+func newCompareView(c common, n int, h2h *headToHead) *compareView {
+	v := &compareView{common: c, n: n, sortCol: sortConfig, h2h: h2h}
+	v.order = make([]int, n)
+	for i := range v.order {
+		v.order[i] = i
 	}
-	return c
+	return v
 }
 
-func (c *compareView) SetSize(w, h int) { c.w, c.h = w, h }
+func (c *compareView) Name() string { return "Compare" }
+
+func (c *compareView) ShortHelp() []key.Binding {
+	k := c.keys
+	return []key.Binding{k.Help, k.Sort, k.SortReverse, k.Left, k.Enter, k.Quit}
+}
 
 // CycleSort moves to the next sort key (s), or reverses the current one (S).
 func (c *compareView) CycleSort(reverse bool) {
@@ -113,8 +119,12 @@ func (c *compareView) Scroll(dx int) {
 	c.offset = clamp(c.offset+dx, 0, len(compareColumns)-max(c.shown, 1))
 }
 
-// Move moves the selection dy rows in the displayed order.
-func (c *compareView) Move(sel, dy int) int {
+// Move moves the selection dy rows in the displayed order; dx scrolls the columns instead.
+func (c *compareView) Move(sel, dx, dy int) int {
+	if dx != 0 {
+		c.Scroll(dx)
+		return sel
+	}
 	pos := slices.Index(c.order, sel)
 	if pos < 0 {
 		return sel
@@ -186,7 +196,8 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 	})
 }
 
-// Render draws the table and, when there is room, the bars.
+// Render draws the table and, as far as there is room below it, the head-to-head section
+// and the bars.
 func (c *compareView) Render(f *frame) string {
 	var h2hVer uint64
 	if c.h2h != nil {
@@ -197,27 +208,59 @@ func (c *compareView) Render(f *frame) string {
 		return c.body
 	}
 	c.key = k
-	s := c.styles
 	eps := f.snap.Endpoints
 	c.sortOrder(eps)
 
-	nameW := 8
-	for i := range eps {
-		nameW = max(nameW, len([]rune(eps[i].Name)))
+	wd := compareWidths{name: nameColumnWidth(eps), col: 8, src: 8}
+	if c.styles.Plain {
+		wd.col++ // room for the "*" that marks a best value without colour
 	}
-	nameW = min(nameW, 18) + 2 // "▶ " marker
-	srcW := 8
-	mark := 0
-	if s.Plain {
-		mark = 1 // room for the "*" that marks a best value without colour
-	}
-	colW := 8 + mark
-
-	c.shown = max(1, min(len(compareColumns)-c.offset, (c.w-nameW-srcW-1)/(colW+1)))
-	c.offset = clamp(c.offset, 0, len(compareColumns)-c.shown)
+	c.shown, c.offset = visibleColumns(len(compareColumns), c.w, wd, c.offset)
 	cols := compareColumns[c.offset : c.offset+c.shown]
+	best := bestRows(cols, eps)
 
-	// Best value per column among endpoints that have one (only with two or more).
+	lines := []string{c.headerRow(cols, wd)}
+	room := max(1, c.h-2)
+	first := firstRow(c.order, f.sel, room)
+	for _, i := range c.order[first:min(len(c.order), first+room)] {
+		lines = append(lines, c.row(&eps[i], i, i == f.sel, cols, best, wd))
+	}
+	lines = append(lines, c.styles.Muted.Render(c.legend()))
+
+	if h2h := c.h2hTable(eps, c.order, c.h-len(lines)-3, c.w); len(h2h) > 0 {
+		lines = append(lines, "")
+		lines = append(lines, h2h...)
+	}
+	if bars := c.bars(eps, c.h-len(lines)-1, wd.name); bars != "" {
+		lines = append(lines, "", bars)
+	}
+	c.body = fit(strings.Join(lines, "\n"), c.w, c.h)
+	return c.body
+}
+
+// compareWidths are the widths of the table's columns: the endpoint names (with the "▶ "
+// marker), each figure, the token source.
+type compareWidths struct{ name, col, src int }
+
+// nameColumnWidth fits the longest name, between 8 and 18 columns, plus the "▶ " marker.
+func nameColumnWidth(eps []stats.EndpointStats) int {
+	w := 8
+	for i := range eps {
+		w = max(w, len([]rune(eps[i].Name)))
+	}
+	return min(w, 18) + 2
+}
+
+// visibleColumns is how many of n figure columns fit in width w (at least one) and the
+// first one shown: offset, moved left when fewer columns than it leaves remain.
+func visibleColumns(n, w int, wd compareWidths, offset int) (shown, first int) {
+	shown = max(1, min(n-offset, (w-wd.name-wd.src-1)/(wd.col+1)))
+	return shown, clamp(offset, 0, n-shown)
+}
+
+// bestRows is, per column, the endpoint with the best value; -1 where the column has no
+// better direction or fewer than two endpoints have a value. Ties go to the first endpoint.
+func bestRows(cols []column, eps []stats.EndpointStats) []int {
 	best := make([]int, len(cols))
 	for j, col := range cols {
 		best[j] = -1
@@ -240,85 +283,79 @@ func (c *compareView) Render(f *frame) string {
 			best[j] = -1
 		}
 	}
+	return best
+}
 
-	// Header.
-	hdr := func(title string, w int, sortKey int, left bool) string {
-		t := title
-		style := s.TableHeader
-		if c.sortCol == sortKey {
-			style = s.TableSorted
-			if c.reverse {
-				t += "▼"
-			} else {
-				t += "▲"
-			}
-		}
-		if left {
-			return style.Render(padRight(t, w))
-		}
-		return style.Render(padLeft(t, w))
+// firstRow is the first of order's rows to show in room rows so that sel is visible.
+func firstRow(order []int, sel, room int) int {
+	if pos := slices.Index(order, sel); pos >= room {
+		return pos - room + 1
 	}
+	return 0
+}
+
+// headerRow is the titles of the endpoint column, cols and the source column; the sort
+// column is marked with its direction.
+func (c *compareView) headerRow(cols []column, wd compareWidths) string {
 	var b strings.Builder
-	b.WriteString(hdr("endpoint", nameW, sortName, true))
+	b.WriteString(c.headerCell("endpoint", wd.name, sortName, true))
 	for j, col := range cols {
-		b.WriteString(" " + hdr(col.title, colW, c.offset+j, false))
+		b.WriteString(" " + c.headerCell(col.title, wd.col, c.offset+j, false))
 	}
-	b.WriteString(" " + hdr("tok src", srcW, len(compareColumns), true))
-	lines := []string{b.String()}
+	b.WriteString(" " + c.headerCell("tok src", wd.src, len(compareColumns), true))
+	return b.String()
+}
 
-	// Rows, scrolled so that the selection is visible.
-	rowsRoom := max(1, c.h-2)
-	first := 0
-	if pos := slices.Index(c.order, f.sel); pos >= rowsRoom {
-		first = pos - rowsRoom + 1
+func (c *compareView) headerCell(title string, w, sortKey int, left bool) string {
+	s := c.styles
+	style := s.TableHeader
+	if c.sortCol == sortKey {
+		style = s.TableSorted
+		if c.reverse {
+			title += "▼"
+		} else {
+			title += "▲"
+		}
 	}
-	for _, i := range c.order[first:min(len(c.order), first+rowsRoom)] {
-		es := &eps[i]
-		b.Reset()
-		name := "  " + truncate(es.Name, nameW-2)
-		if i == f.sel {
-			name = "▶ " + truncate(es.Name, nameW-2)
-		}
-		nameStyle := s.Title
-		if i == f.sel {
-			nameStyle = nameStyle.Inherit(s.TableSelected)
-		}
-		b.WriteString(nameStyle.Render(padRight(name, nameW)))
-		for j, col := range cols {
-			text := dash
-			if v, ok := col.value(es); ok {
-				text = col.format(v)
-				if col.tokens {
-					text = approx(es.TokenSource) + text
-				}
-			}
-			style := s.Value.UnsetBold()
-			if best[j] == i {
-				style = s.Best
-				if s.Plain {
-					text += "*"
-				}
-			} else if s.Plain {
-				text += " "
-			}
-			b.WriteString(" " + style.Render(padLeft(text, colW)))
-		}
-		b.WriteString(" " + s.Muted.Render(padRight(sourceLabel(es.TokenSource), srcW)))
-		lines = append(lines, b.String())
+	if left {
+		return style.Render(padRight(title, w))
 	}
-	lines = append(lines, s.Muted.Render(c.legend()))
+	return style.Render(padLeft(title, w))
+}
 
-	// Head-to-head against the best, then bars, as far as there is room below the table.
-	if h2h := c.h2hTable(eps, c.order, c.h-len(lines)-3, c.w); len(h2h) > 0 {
-		lines = append(lines, "")
-		lines = append(lines, h2h...)
+// row is endpoint i's line of the table: its name (marked when selected), its figures in
+// cols (the best of each column highlighted) and its token source.
+func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []column, best []int, wd compareWidths) string {
+	s := c.styles
+	var b strings.Builder
+	name := "  " + truncate(es.Name, wd.name-2)
+	nameStyle := s.Title
+	if selected {
+		name = "▶ " + truncate(es.Name, wd.name-2)
+		nameStyle = nameStyle.Inherit(s.TableSelected)
 	}
-	room := c.h - len(lines) - 1
-	if bars := c.bars(eps, room, nameW); bars != "" {
-		lines = append(lines, "", bars)
+	b.WriteString(nameStyle.Render(padRight(name, wd.name)))
+	for j, col := range cols {
+		text := dash
+		if v, ok := col.value(es); ok {
+			text = col.format(v)
+			if col.tokens {
+				text = approx(es.TokenSource) + text
+			}
+		}
+		style := s.Value.UnsetBold()
+		if best[j] == i {
+			style = s.Best
+			if s.Plain {
+				text += "*"
+			}
+		} else if s.Plain {
+			text += " "
+		}
+		b.WriteString(" " + style.Render(padLeft(text, wd.col)))
 	}
-	c.body = fit(strings.Join(lines, "\n"), c.w, c.h)
-	return c.body
+	b.WriteString(" " + s.Muted.Render(padRight(sourceLabel(es.TokenSource), wd.src)))
+	return b.String()
 }
 
 // legend explains units and markers, as long as the width allows.

@@ -3,26 +3,36 @@ package ui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 )
 
 // dashboard is the default view: one card per endpoint in a grid filling the body, paged
 // when they do not all fit.
 type dashboard struct {
-	styles *Styles
-	w, h   int
+	common
 	grid   grid
 	panels []*panel
 	page   int
 	body   string
 }
 
-func newDashboard(st *Styles, n int) *dashboard {
-	d := &dashboard{styles: st, panels: make([]*panel, n)}
+// newDashboard builds the cards of n endpoints; openLoop: they show the client queue line
+// (--rate).
+func newDashboard(c common, n int, openLoop bool) *dashboard {
+	d := &dashboard{common: c, panels: make([]*panel, n)}
 	for i := range d.panels {
-		d.panels[i] = newPanel(st)
+		d.panels[i] = newPanel(c.styles)
+		d.panels[i].open = openLoop
 	}
 	return d
+}
+
+func (d *dashboard) Name() string { return "Dashboard" }
+
+func (d *dashboard) ShortHelp() []key.Binding {
+	k := d.keys
+	return []key.Binding{k.Help, k.NextView, k.Enter, k.Pause, k.MoreStreams, k.FewerStreams, k.Prompt, k.Quit}
 }
 
 // SetSize lays the cards out for a body of w×h.

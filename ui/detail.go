@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/probe"
@@ -19,8 +20,7 @@ const detailSpan = 15 * time.Minute
 // breakdown of recent requests, the ITL distribution, the reasoning/answer split and recent
 // errors.
 type detailView struct {
-	styles       *Styles
-	w, h         int
+	common
 	ttft, decode *timeChart
 	key          detailKey
 	body         string
@@ -33,15 +33,23 @@ type detailKey struct {
 	status    string
 }
 
-func newDetailView(st *Styles) *detailView {
+func newDetailView(c common) *detailView {
 	return &detailView{
-		styles: st,
-		ttft:   newTimeChart(st, st.SparkTTFT),
-		decode: newTimeChart(st, st.SparkDecode),
+		common: c,
+		ttft:   newTimeChart(c.styles, c.styles.SparkTTFT),
+		decode: newTimeChart(c.styles, c.styles.SparkDecode),
 	}
 }
 
-func (d *detailView) SetSize(w, h int) { d.w, d.h = w, h }
+func (d *detailView) Name() string { return "Detail" }
+
+// Info is empty: the title line names the endpoint.
+func (d *detailView) Info() string { return "" }
+
+func (d *detailView) ShortHelp() []key.Binding {
+	k := d.keys
+	return []key.Binding{k.Help, k.Back, k.Left, k.Right, k.Pause, k.Reset, k.Quit}
+}
 
 // Render draws the selected endpoint, redrawing only when its data or the size changed.
 func (d *detailView) Render(f *frame) string {

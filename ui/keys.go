@@ -69,19 +69,13 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
-// shortHelp is the footer's help for one view.
-func (k KeyMap) shortHelp(v view, typing bool) []key.Binding {
-	switch {
-	case typing:
-		return []key.Binding{k.Submit, k.Race, k.Blur, k.ForceQuit}
-	case v == viewCompare:
-		return []key.Binding{k.Help, k.Sort, k.SortReverse, k.Left, k.Enter, k.Quit}
-	case v == viewDetail:
-		return []key.Binding{k.Help, k.Back, k.Left, k.Right, k.Pause, k.Reset, k.Quit}
-	case v == viewSweep:
-		return []key.Binding{k.Help, k.NextView, k.Left, k.Right, k.Back, k.Quit}
-	case v == viewStream:
-		return []key.Binding{k.Help, k.Prompt, k.Submit, k.Race, k.Back, k.Quit}
+// viewKeys are the keys that show each view, by view.
+func (k *KeyMap) viewKeys() [nViews]key.Binding {
+	return [nViews]key.Binding{
+		viewDashboard: k.Dashboard,
+		viewCompare:   k.Compare,
+		viewDetail:    k.Detail,
+		viewStream:    k.Stream,
+		viewSweep:     k.Sweep,
 	}
-	return []key.Binding{k.Help, k.NextView, k.Enter, k.Pause, k.MoreStreams, k.FewerStreams, k.Prompt, k.Quit}
 }

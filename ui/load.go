@@ -1,10 +1,8 @@
 package ui
 
 import (
-	"strings"
-
+	"tokscope/config"
 	"tokscope/probe"
-	"tokscope/stats"
 )
 
 // Load shapes beyond closed-loop streams, as the model sees them: an open-loop run (the
@@ -23,9 +21,9 @@ type openLoopStats interface {
 	SetArrivals(ep int, offered, dropped uint64)
 }
 
-// initLoad sets the model up for opts' load shape; a sweep opens on the sweep view.
+// initLoad sets the model up for opts' load shape, before the views are built from it; a
+// sweep opens on the sweep view.
 func (m *Model) initLoad(opts Options) {
-	m.swv = newSweepView(m.styles)
 	if opts.Sweep != nil {
 		m.swp = opts.Sweep.Track(m.eps, m.now)
 		m.swp.SetTTFTFrom(opts.TTFTFrom)
@@ -36,7 +34,6 @@ func (m *Model) initLoad(opts Options) {
 		if a, ok := m.agg.(openLoopStats); ok {
 			a.SetRate(opts.Rate)
 		}
-		m.dash.SetOpenLoop(true)
 	}
 }
 
@@ -77,58 +74,11 @@ func (m *Model) pollArrivals() {
 	}
 }
 
-// viewShown reports whether v is one of the views of this run: the sweep view is in the
-// header and the Tab cycle only while a sweep runs (key 5 still shows how to start one).
-func (m *Model) viewShown(v view) bool { return v != viewSweep || m.swp != nil }
-
-// cycleView is the next (step 1) or previous (step -1) view of the Tab cycle.
-func (m *Model) cycleView(step int) view {
-	v := m.view
-	for range nViews {
-		v = (v + view(step) + nViews) % nViews
-		if m.viewShown(v) {
-			return v
-		}
-	}
-	return m.view
-}
-
-// endpointNames are the endpoints' names, in order, for the sweep charts' legend.
-func (m *Model) endpointNames() []string {
-	names := make([]string, len(m.eps))
-	for i, ep := range m.eps {
+// namesOf are the endpoints' names, in order, for the sweep charts' legend.
+func namesOf(eps []config.Endpoint) []string {
+	names := make([]string, len(eps))
+	for i, ep := range eps {
 		names[i] = ep.Name
 	}
 	return names
-}
-
-// SetOpenLoop makes every card show the client queue line (rate mode).
-func (d *dashboard) SetOpenLoop(on bool) {
-	for _, p := range d.panels {
-		p.open = on
-	}
-}
-
-// queueLine is a card's "queue p50 3.2 p99 41 ms · drop 2", shortened until it fits w: the
-// client queue (arrival to t0, never part of TTFT) and the arrivals dropped on a full queue.
-func queueLine(s *Styles, es *stats.EndpointStats, w int) string {
-	q50, q99 := pick(es.Queue, p50, ms), pick(es.Queue, p99, ms)
-	drop := itoa(int(es.DroppedArrivals))
-	dropStyle := s.Muted
-	if es.DroppedArrivals > 0 {
-		dropStyle = s.Warn
-	}
-	L, V := s.Label.Render, s.Value.Render
-	candidates := []struct{ plain, styled string }{
-		{"queue p50 " + q50 + " p99 " + q99 + " ms · drop " + drop,
-			L("queue") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + s.Unit.Render("ms") + s.Faint.Render(" · ") + dropStyle.Render("drop "+drop)},
-		{"q p50 " + q50 + " p99 " + q99 + " drop " + drop,
-			L("q") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + dropStyle.Render("drop "+drop)},
-	}
-	for _, c := range candidates {
-		if len([]rune(c.plain)) <= w {
-			return c.styled
-		}
-	}
-	return truncate(strings.TrimSpace(candidates[len(candidates)-1].styled), w)
 }

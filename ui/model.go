@@ -16,20 +16,6 @@ import (
 	"tokscope/sweep"
 )
 
-// view is one of the four screens.
-type view int
-
-const (
-	viewDashboard view = iota
-	viewCompare
-	viewDetail
-	viewStream
-	viewSweep // only in the header and the Tab cycle while a sweep runs (load.go)
-	nViews
-)
-
-var viewNames = [nViews]string{"Dashboard", "Compare", "Detail", "Stream", "Sweep"}
-
 // Options tune the UI; the zero value is fine.
 type Options struct {
 	// Now is the clock; nil means time.Now. Tests pin it for deterministic goldens.
@@ -47,15 +33,6 @@ type Options struct {
 	Sweep *sweep.Sweep
 }
 
-// frame is what a view draws from.
-type frame struct {
-	snap    *stats.Snapshot
-	snapVer uint64
-	states  []*endpointState
-	sel     int
-	now     time.Time
-}
-
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
 // on its copy and returns it, so there is one live copy at a time.
 type Model struct {
@@ -64,7 +41,7 @@ type Model struct {
 	events <-chan probe.Event
 	done   <-chan struct{} // closed when Run's context ends; unblocks waitForEvent
 	now    func() time.Time
-	keys   KeyMap
+	keys   *KeyMap
 	styles *Styles
 	help   help.Model
 
@@ -89,12 +66,10 @@ type Model struct {
 	redrawArmed             bool
 	lastData                time.Time // last Done, for draining the aggregate tok/s window
 
-	h2h  *headToHead // compare view's head-to-head rows, computed in a Cmd
-	dash *dashboard
-	cmp  *compareView
-	det  *detailView
-	str  *streamView
-	swv  *sweepView
+	views [nViews]screen // by view: header and Tab order
+	cmp   *compareView   // views[viewCompare], for sorting
+	str   *streamView    // views[viewStream], for the prompt and the stream events
+	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
 	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
 	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
@@ -113,13 +88,13 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	if prompt == "" {
 		prompt = config.DefaultPrompt
 	}
-	st := DefaultStyles()
+	st, keys := DefaultStyles(), DefaultKeyMap()
 	m := Model{
 		eng:     eng,
 		eps:     eps,
 		events:  events,
 		now:     now,
-		keys:    DefaultKeyMap(),
+		keys:    &keys,
 		styles:  &st,
 		help:    help.New(),
 		agg:     newStatistics(eps, opts.TTFTFrom),
@@ -139,12 +114,17 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		}
 		m.states[i] = s
 	}
-	m.dash = newDashboard(m.styles, len(eps))
-	m.cmp = newCompareView(m.styles, len(eps))
-	m.cmp.h2h = m.h2h
-	m.det = newDetailView(m.styles)
-	m.str = newStreamView(m.styles, prompt)
 	m.initLoad(opts)
+	c := common{styles: m.styles, keys: m.keys}
+	m.cmp = newCompareView(c, len(eps), m.h2h)
+	m.str = newStreamView(c, prompt, eng)
+	m.views = [nViews]screen{
+		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
+		viewCompare:   m.cmp,
+		viewDetail:    newDetailView(c),
+		viewStream:    m.str,
+		viewSweep:     newSweepView(c, m.swp, namesOf(eps)),
+	}
 	m.takeSnapshot()
 	return m
 }
@@ -200,77 +180,84 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// handleEvents applies a batch: Samples go to the Aggregator (interactive ones only to the
-// stream view), states to the cards. Drawing waits for the throttled redraw tick.
+// handleEvents applies a batch and re-arms the event Cmd unless the channel closed. Drawing
+// waits for the throttled redraw tick.
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for _, ev := range msg.events {
 		m.observeLoad(ev)
-		switch ev := ev.(type) {
-		case *probe.Started:
-			if ev.Stream != 0 {
-				m.str.Started(ev)
-				m.streamDirty = true
-			} else if st := m.state(ev.Endpoint); st != nil {
-				st.inflight++
-				st.version++
-				m.statsDirty = true
-			}
-		case *probe.Delta:
-			if ev.Stream != 0 {
-				m.str.Delta(ev)
-				m.streamDirty = true
-			}
-		case *probe.Done:
-			if ev.Stream != 0 {
-				m.str.Done(ev)
-				m.streamDirty = true
-				continue
-			}
-			st := m.state(ev.Endpoint)
-			if st == nil {
-				continue
-			}
+		m.handleEvent(ev)
+	}
+	if msg.closed {
+		m.handleClosed()
+		return m.armRedraw()
+	}
+	return tea.Batch(waitForEvent(m.events, m.done), m.armRedraw())
+}
+
+// handleEvent applies one event: an interactive stream's goes to the stream view only, the
+// others to the endpoint's state and (Samples, states) to the Aggregator.
+func (m *Model) handleEvent(ev probe.Event) {
+	switch ev := ev.(type) {
+	case *probe.Started:
+		if ev.Stream != 0 {
+			m.str.Started(ev)
+			m.streamDirty = true
+		} else if st := m.state(ev.Endpoint); st != nil {
+			st.inflight++
+			st.version++
+			m.statsDirty = true
+		}
+	case *probe.Delta:
+		if ev.Stream != 0 {
+			m.str.Delta(ev)
+			m.streamDirty = true
+		}
+	case *probe.Done:
+		if ev.Stream != 0 {
+			m.str.Done(ev)
+			m.streamDirty = true
+		} else if st := m.state(ev.Endpoint); st != nil {
 			st.inflight = max(0, st.inflight-1)
 			m.agg.Observe(ev)
 			s := ev.Sample
 			st.addSample(&s)
 			m.statsDirty = true
 			m.lastData = m.now()
-		case *probe.Status:
-			st := m.state(ev.Endpoint)
-			if st == nil {
-				continue
-			}
-			st.state, st.until = ev.State, ev.Until
-			if ev.State == probe.StatePaused {
-				st.paused = true
-			} else if m.eng != nil {
-				st.paused = m.eng.Paused(ev.Endpoint)
-			}
-			if ev.Concurrency > 0 {
-				st.concurrency = ev.Concurrency
-			}
-			m.agg.Observe(ev)
-			st.version++
-			m.statsDirty = true
+		}
+	case *probe.Status:
+		if st := m.state(ev.Endpoint); st != nil {
+			m.handleStatus(st, ev)
 		}
 	}
-	var cmds []tea.Cmd
-	if msg.closed {
-		m.stopped = true
-		m.statsDirty = true
-		for _, st := range m.states {
-			st.state, st.inflight = probe.StateStopped, 0
-			st.version++
-		}
-		m.str.Stop()
-		m.closeLoad()
-		m.renderHeader()
-	} else {
-		cmds = append(cmds, waitForEvent(m.events, m.done))
+}
+
+// handleStatus takes the Runner's word on an endpoint's state.
+func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
+	st.state, st.until = ev.State, ev.Until
+	if ev.State == probe.StatePaused {
+		st.paused = true
+	} else if m.eng != nil {
+		st.paused = m.eng.Paused(ev.Endpoint)
 	}
-	cmds = append(cmds, m.armRedraw())
-	return tea.Batch(cmds...)
+	if ev.Concurrency > 0 {
+		st.concurrency = ev.Concurrency
+	}
+	m.agg.Observe(ev)
+	st.version++
+	m.statsDirty = true
+}
+
+// handleClosed: the Runner stopped; the UI stays, marked stopped, until q.
+func (m *Model) handleClosed() {
+	m.stopped = true
+	m.statsDirty = true
+	for _, st := range m.states {
+		st.state, st.inflight = probe.StateStopped, 0
+		st.version++
+	}
+	m.str.Stop()
+	m.closeLoad()
+	m.renderHeader()
 }
 
 // armRedraw schedules one redraw tick if something is dirty and none is pending: at most
@@ -338,18 +325,12 @@ func (m *Model) state(ep int) *endpointState {
 	return m.states[ep]
 }
 
-func (m *Model) frame() *frame {
-	return &frame{snap: &m.snap, snapVer: m.snapVer, states: m.states, sel: m.sel, now: m.now()}
-}
-
 // relayout sizes every view for the terminal; only on resize.
 func (m *Model) relayout() {
 	w, h := bodySize(m.width, m.height)
-	m.dash.SetSize(w, h)
-	m.cmp.SetSize(w, h)
-	m.det.SetSize(w, h)
-	m.str.SetSize(w, h)
-	m.swv.SetSize(w, h)
+	for _, v := range m.views {
+		v.SetSize(w, h)
+	}
 	m.help.Width = w
 	m.renderAll()
 }
@@ -375,19 +356,7 @@ func (m *Model) renderBody() {
 	case len(m.eps) == 0:
 		m.body = fit(m.styles.Muted.Render("no endpoints configured"), w, h)
 	default:
-		f := m.frame()
-		switch m.view {
-		case viewDashboard:
-			m.body = m.dash.Render(f)
-		case viewCompare:
-			m.body = m.cmp.Render(f)
-		case viewDetail:
-			m.body = m.det.Render(f)
-		case viewStream:
-			m.body = m.str.Render(f)
-		case viewSweep:
-			m.body = m.swv.Render(f, m.swp, m.endpointNames())
-		}
+		m.body = m.views[m.view].Render(m.frame())
 	}
 	m.renderFooter()
 }
@@ -425,7 +394,7 @@ func (m *Model) renderHeader() {
 		if !m.viewShown(v) {
 			continue
 		}
-		t := itoa(int(v)+1) + " " + viewNames[v]
+		t := itoa(int(v)+1) + " " + m.views[v].Name()
 		if v == m.view && !m.showHelp {
 			tabs = append(tabs, s.TabActive.Render(t))
 		} else {
@@ -447,16 +416,8 @@ func (m *Model) renderFooter() {
 		return
 	}
 	s := m.styles
-	var info string
-	switch m.view {
-	case viewDashboard:
-		info = m.dash.Info()
-	case viewCompare:
-		info = m.cmp.Info()
-	case viewStream:
-		info = m.str.Info(m.eng)
-	}
-	left := m.help.ShortHelpView(m.keys.shortHelp(m.view, m.str.Typing()))
+	active := m.views[m.view]
+	left := m.help.ShortHelpView(active.ShortHelp())
 	if m.notice != "" {
 		style := s.Notice
 		if m.noticeBad {
@@ -464,7 +425,7 @@ func (m *Model) renderFooter() {
 		}
 		left = style.Render(m.notice)
 	}
-	m.footer = spread(left, s.PageInfo.Render(info), m.width)
+	m.footer = spread(left, s.PageInfo.Render(active.Info()), m.width)
 }
 
 // setNotice shows a transient footer message.

@@ -33,7 +33,7 @@ func TestViewSwitching(t *testing.T) {
 	for i, s := range steps {
 		m = press(t, m, s.key)
 		if m.view != s.want {
-			t.Fatalf("step %d (%s): view %s, want %s", i, s.key, viewNames[m.view], viewNames[s.want])
+			t.Fatalf("step %d (%s): view %s, want %s", i, s.key, m.views[m.view].Name(), m.views[s.want].Name())
 		}
 	}
 }
@@ -220,7 +220,7 @@ func TestCompareSort(t *testing.T) {
 	m, _ := newTestModel(t, 4, 120, 40, 10)
 	m = press(t, m, "s") // from the dashboard: only switches
 	if m.view != viewCompare || m.cmp.sortCol != sortConfig {
-		t.Fatalf("s on the dashboard: view %s sort %d", viewNames[m.view], m.cmp.sortCol)
+		t.Fatalf("s on the dashboard: view %s sort %d", m.views[m.view].Name(), m.cmp.sortCol)
 	}
 	m = press(t, m, "s", "s") // name, then ttft p50
 	if got := m.cmp.order; got[0] != 0 || got[3] != 3 {

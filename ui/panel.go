@@ -19,7 +19,7 @@ type panel struct {
 	w, h   int // outer size, border included
 
 	decode, ttft *spark
-	open         bool   // open-loop run: show the client queue line (load.go)
+	open         bool   // open-loop run: show the client queue line
 	content      string // inner content, exactly (w-4)×(h-2)
 	key          panelKey
 	framed       [2][2]string // bordered content by [selected][inError]
@@ -96,104 +96,128 @@ const (
 	nLines
 )
 
+// draw is the card's content: the lines that fit, in display order, exactly (w-4)×(h-2).
 func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) string {
-	s := p.styles
 	w, h := p.w-4, p.h-2
 	if w <= 0 || h <= 0 {
 		return ""
 	}
+	rows := chooseCardRows(h, st.tlsUnverified, es.Errors > 0, es.LastError != nil, p.open)
+	decodeVals, ttftVals := sparkValues(es.History, w)
+	p.decode.Set(decodeVals, w, rows.sparkH)
+	p.ttft.Set(ttftVals, w, rows.sparkH)
 
-	// Which lines fit: the five essentials, then by priority.
-	show := [nLines]bool{lineTitle: true, lineDecode: true, lineDecodeSpark: true, lineTTFT: true, lineTTFTSpark: true}
+	lines := make([]string, 0, h)
+	for l := range nLines {
+		if rows.show[l] {
+			lines = append(lines, p.line(l, es, st, now, w, rows.tlsInTitle))
+		}
+	}
+	return fit(strings.Join(lines, "\n"), w, h)
+}
+
+// cardRows is which of a card's lines show, and how tall its sparklines are.
+type cardRows struct {
+	show       [nLines]bool
+	tlsInTitle bool // no spare row for the TLS line: the marker joins the status on the title line
+	sparkH     int
+}
+
+// chooseCardRows fits a card's lines into h rows: the five essentials, the TLS marker, then
+// by priority (errors first once there are some; the queue after the totals in an open-loop
+// run; the last error only if there is one). Spare rows make the sparklines taller, up to a
+// third of the card each.
+func chooseCardRows(h int, tlsUnverified, errors, lastError, openLoop bool) cardRows {
+	r := cardRows{}
+	r.show[lineTitle], r.show[lineDecode], r.show[lineDecodeSpark] = true, true, true
+	r.show[lineTTFT], r.show[lineTTFTSpark] = true, true
 	room := h - 5
-	tlsInTitle := false // no spare row: the marker joins the status on the title line
-	if st.tlsUnverified {
+	if tlsUnverified {
 		if room > 0 {
-			show[lineTLS] = true
+			r.show[lineTLS] = true
 			room--
 		} else {
-			tlsInTitle = true
+			r.tlsInTitle = true
 		}
 	}
 	priority := []int{lineTotals, lineErrors, lineModel, lineLastError}
-	if es.Errors > 0 {
+	if errors {
 		priority = []int{lineErrors, lineTotals, lineLastError, lineModel}
 	}
-	if p.open {
+	if openLoop {
 		priority = slices.Insert(priority, slices.Index(priority, lineTotals)+1, lineQueue)
 	}
 	for _, l := range priority {
 		if room == 0 {
 			break
 		}
-		if l == lineLastError && es.LastError == nil {
+		if l == lineLastError && !lastError {
 			continue
 		}
-		show[l] = true
+		r.show[l] = true
 		room--
 	}
-	// Spare rows make the sparklines taller, up to a third of the card each.
-	sparkH := 1 + min(room/2, max(0, h/3-1))
+	r.sparkH = 1 + min(room/2, max(0, h/3-1))
+	return r
+}
 
-	var decodeVals, ttftVals []float64
-	hist := es.History
+// sparkValues are the sparklines' values from the newest w points of hist: decode tok/s (0
+// where the decode rate is undefined) and TTFT.
+func sparkValues(hist []stats.Point, w int) (decode, ttft []float64) {
 	if len(hist) > w {
 		hist = hist[len(hist)-w:]
 	}
 	for _, pt := range hist {
 		if pt.DecodeOK {
-			decodeVals = append(decodeVals, pt.DecodeTPS)
+			decode = append(decode, pt.DecodeTPS)
 		} else {
-			decodeVals = append(decodeVals, 0)
+			decode = append(decode, 0)
 		}
-		ttftVals = append(ttftVals, pt.TTFT)
+		ttft = append(ttft, pt.TTFT)
 	}
-	p.decode.Set(decodeVals, w, sparkH)
-	p.ttft.Set(ttftVals, w, sparkH)
+	return decode, ttft
+}
 
-	lines := make([]string, 0, h)
-	for l := 0; l < nLines; l++ {
-		if !show[l] {
-			continue
+// line draws card line l in width w.
+func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time.Time, w int, tlsInTitle bool) string {
+	s := p.styles
+	switch l {
+	case lineTitle:
+		status, kind := st.status(now)
+		right := statusStyle(s, kind).Render(status)
+		if tlsInTitle {
+			right = s.Warn.Render("⚠ TLS") + " " + right
 		}
-		switch l {
-		case lineTitle:
-			status, kind := st.status(now)
-			right := statusStyle(s, kind).Render(status)
-			if tlsInTitle {
-				right = s.Warn.Render("⚠ TLS") + " " + right
-			}
-			lines = append(lines, spread(s.Title.Render(es.Name), right, w))
-		case lineTLS:
-			lines = append(lines, truncate(s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), w))
-		case lineModel:
-			right := "c" + itoa(st.concurrency)
-			if st.inflight > 0 {
-				right += " · " + itoa(st.inflight) + " live"
-			}
-			lines = append(lines, spread(s.Muted.Render(es.Model), s.Muted.Render(right), w))
-		case lineDecode:
-			cur, ok := lastDecode(es.History)
-			lines = append(lines, figureLine(s, w, "decode", "dec", approx(es.TokenSource), cur, ok, "tok/s", es.Recent.DecodeTPS, num))
-		case lineDecodeSpark:
-			lines = append(lines, p.decode.View())
-		case lineTTFT:
-			cur, ok := lastTTFT(es.History)
-			lines = append(lines, figureLine(s, w, "ttft", "ttft", "", cur, ok, "ms", es.Recent.TTFT, ms))
-		case lineTTFTSpark:
-			lines = append(lines, p.ttft.View())
-		case lineTotals:
-			lines = append(lines, totalsLine(s, es, w))
-		case lineQueue:
-			lines = append(lines, queueLine(s, es, w))
-		case lineErrors:
-			lines = append(lines, errorsLine(s, es, w))
-		case lineLastError:
-			e := es.LastError
-			lines = append(lines, truncate(s.Bad.Render(oneLine(e.Kind+": "+e.Message)), w))
+		return spread(s.Title.Render(es.Name), right, w)
+	case lineTLS:
+		return truncate(s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), w)
+	case lineModel:
+		right := "c" + itoa(st.concurrency)
+		if st.inflight > 0 {
+			right += " · " + itoa(st.inflight) + " live"
 		}
+		return spread(s.Muted.Render(es.Model), s.Muted.Render(right), w)
+	case lineDecode:
+		cur, ok := lastDecode(es.History)
+		return figureLine(s, w, "decode", "dec", approx(es.TokenSource), cur, ok, "tok/s", es.Recent.DecodeTPS, num)
+	case lineDecodeSpark:
+		return p.decode.View()
+	case lineTTFT:
+		cur, ok := lastTTFT(es.History)
+		return figureLine(s, w, "ttft", "ttft", "", cur, ok, "ms", es.Recent.TTFT, ms)
+	case lineTTFTSpark:
+		return p.ttft.View()
+	case lineTotals:
+		return totalsLine(s, es, w)
+	case lineQueue:
+		return queueLine(s, es, w)
+	case lineErrors:
+		return errorsLine(s, es, w)
+	case lineLastError:
+		e := es.LastError
+		return truncate(s.Bad.Render(oneLine(e.Kind+": "+e.Message)), w)
 	}
-	return fit(strings.Join(lines, "\n"), w, h)
+	return ""
 }
 
 func statusStyle(s *Styles, kind probe.State) lipgloss.Style {
@@ -281,4 +305,28 @@ func errorsLine(s *Styles, es *stats.EndpointStats, w int) string {
 		line += s.Warn.Render(" · truncated " + itoa(es.Truncated))
 	}
 	return truncate(line, w)
+}
+
+// queueLine is a card's "queue p50 3.2 p99 41 ms · drop 2", shortened until it fits w: the
+// client queue (arrival to t0, never part of TTFT) and the arrivals dropped on a full queue.
+func queueLine(s *Styles, es *stats.EndpointStats, w int) string {
+	q50, q99 := pick(es.Queue, p50, ms), pick(es.Queue, p99, ms)
+	drop := itoa(int(es.DroppedArrivals))
+	dropStyle := s.Muted
+	if es.DroppedArrivals > 0 {
+		dropStyle = s.Warn
+	}
+	L, V := s.Label.Render, s.Value.Render
+	candidates := []struct{ plain, styled string }{
+		{"queue p50 " + q50 + " p99 " + q99 + " ms · drop " + drop,
+			L("queue") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + s.Unit.Render("ms") + s.Faint.Render(" · ") + dropStyle.Render("drop "+drop)},
+		{"q p50 " + q50 + " p99 " + q99 + " drop " + drop,
+			L("q") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + dropStyle.Render("drop "+drop)},
+	}
+	for _, c := range candidates {
+		if len([]rune(c.plain)) <= w {
+			return c.styled
+		}
+	}
+	return truncate(strings.TrimSpace(candidates[len(candidates)-1].styled), w)
 }

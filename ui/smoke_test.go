@@ -38,7 +38,7 @@ func TestSmoke(t *testing.T) {
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 	final := tm.FinalModel(t).(Model)
 	if final.view != viewStream || final.snap.Endpoints[0].Requests != 4 {
-		t.Fatalf("final view %s, %d requests", viewNames[final.view], final.snap.Endpoints[0].Requests)
+		t.Fatalf("final view %s, %d requests", final.views[final.view].Name(), final.snap.Endpoints[0].Requests)
 	}
 }
 

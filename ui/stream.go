@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -26,13 +27,13 @@ const (
 // streamView is the interactive view: a prompt input, and one pane per streaming endpoint
 // (one for Enter, all for a race) with live text and live figures.
 type streamView struct {
-	styles *Styles
-	w, h   int
-	input  textinput.Model
-	run    *streamRun
-	grid   grid
-	page   int
-	noRun  bool // nothing sent yet
+	common
+	eng   Engine // for the dropped-deltas count; nil in a replay
+	input textinput.Model
+	run   *streamRun
+	grid  grid
+	page  int
+	noRun bool // nothing sent yet
 }
 
 // streamRun is one Stream or Race: its id tags every event that belongs to it.
@@ -76,7 +77,10 @@ type paneKey struct {
 	second   int64 // elapsed time shown while streaming
 }
 
-func newStreamView(st *Styles, prompt string) *streamView {
+// newStreamView builds the view with prompt in its input; eng (nil in a replay) counts the
+// deltas dropped under back-pressure.
+func newStreamView(c common, prompt string, eng Engine) *streamView {
+	st := c.styles
 	in := textinput.New()
 	in.Prompt = ""
 	in.Placeholder = "type a prompt"
@@ -85,7 +89,18 @@ func newStreamView(st *Styles, prompt string) *streamView {
 	in.Cursor.SetMode(cursor.CursorStatic) // no blink ticks: the UI is idle when idle
 	in.TextStyle = st.Answer
 	in.PlaceholderStyle = st.Muted
-	return &streamView{styles: st, input: in, noRun: true}
+	return &streamView{common: c, eng: eng, input: in, noRun: true}
+}
+
+func (v *streamView) Name() string { return "Stream" }
+
+// ShortHelp: while the prompt has focus, only the typing keys act.
+func (v *streamView) ShortHelp() []key.Binding {
+	k := v.keys
+	if v.Typing() {
+		return []key.Binding{k.Submit, k.Race, k.Blur, k.ForceQuit}
+	}
+	return []key.Binding{k.Help, k.Prompt, k.Submit, k.Race, k.Back, k.Quit}
 }
 
 func (v *streamView) SetSize(w, h int) {
@@ -214,13 +229,13 @@ func appendBounded(b []byte, text string) []byte {
 }
 
 // Info is the footer's indicator: the page and dropped deltas.
-func (v *streamView) Info(eng Engine) string {
+func (v *streamView) Info() string {
 	var parts []string
 	if v.run != nil && v.grid.Pages(len(v.run.panes)) > 1 {
 		parts = append(parts, "page "+itoa(v.page+1)+"/"+itoa(v.grid.Pages(len(v.run.panes))))
 	}
-	if eng != nil {
-		if d := eng.DroppedDeltas(); d > 0 {
+	if v.eng != nil {
+		if d := v.eng.DroppedDeltas(); d > 0 {
 			parts = append(parts, itoa(int(d))+" deltas dropped")
 		}
 	}
@@ -288,90 +303,126 @@ func (v *streamView) Render(f *frame) string {
 	return fit(strings.Join(lines, "\n"), v.w, v.h)
 }
 
+// renderPane draws one pane, border included, exactly w×h; it redraws only when the pane's
+// stream, the selection, the size or (while streaming) the elapsed tenth of a second changed.
 func (v *streamView) renderPane(p *streamPane, w, h int, f *frame) string {
 	selected := p.ep == f.sel
 	k := paneKey{w: w, h: h, version: p.version, selected: selected}
-	if p.done == nil && !p.started.IsZero() && (v.run == nil || !v.run.stopped) {
+	if p.done == nil && !p.started.IsZero() && !v.stopped() {
 		k.second = int64(f.now.Sub(p.started) / (100 * time.Millisecond))
 	}
 	if k == p.viewKey && p.view != "" {
 		return p.view
 	}
 	p.viewKey = k
-	s := v.styles
 	iw, ih := w-4, h-2
-
-	status, statusStyle := "waiting", s.StatusIdle
-	switch {
-	case p.done != nil && p.done.Outcome == probe.OutcomeError:
-		status, statusStyle = p.done.ErrorKind, s.StatusError
-		if status == "" {
-			status = "error"
-		}
-	case p.done != nil && p.done.Outcome == probe.OutcomeTruncated:
-		status, statusStyle = "truncated", s.Warn
-	case p.done != nil:
-		status, statusStyle = "done", s.Good
-	case v.run != nil && v.run.stopped:
-		status, statusStyle = "stopped", s.StatusStopped
-	case p.chunks > 0:
-		status, statusStyle = "streaming", s.StatusStreaming
-	case !p.started.IsZero():
-		status, statusStyle = "sent", s.StatusIdle
-	}
-	// Elapsed time goes next to the status unless the name would have to shrink for it.
-	if el := v.paneElapsed(p, f.now); el != "" && ansi.StringWidth(p.name+" "+status+" "+el) <= iw {
-		status += " " + el
-	}
-	title := spread(s.Title.Render(p.name), statusStyle.Render(status), iw)
-
-	// Figures and the gap strip at the bottom.
-	figures := v.figures(p, f.now, iw)
-	stripLabel := " gaps"
-	if len(p.gaps) > 0 {
-		top := 0.0
-		for _, g := range p.gaps[max(0, len(p.gaps)-iw):] {
-			top = max(top, g)
-		}
-		stripLabel = " max " + ms(top) + "ms"
-	}
-	stripW := max(1, iw-ansi.StringWidth(stripLabel))
-	p.strip.Set(p.gaps, stripW, 1)
-	strip := p.strip.View() + s.Muted.Render(stripLabel)
-	if len(p.gaps) == 0 {
-		strip = s.Faint.Render(strings.Repeat("·", stripW)) + s.Muted.Render(stripLabel)
-	}
-
-	textH := max(0, ih-3)
-	var text []string
-	if p.done != nil && p.done.Outcome == probe.OutcomeError {
-		textH--
-	}
-	if len(p.reasoning) > 0 && textH >= 3 {
-		rh := max(1, min(textH/3, len(tail(p.reasoning, iw, textH/3))))
-		if len(p.answer) == 0 {
-			rh = textH - 1
-		}
-		for _, l := range tail(p.reasoning, iw, rh) {
-			text = append(text, s.Reasoning.Render(l))
-		}
-		text = append(text, s.Faint.Render(fitLine("── answer ", iw)))
-		textH -= rh + 1
-	}
-	for _, l := range tail(p.answer, iw, textH) {
-		text = append(text, s.Answer.Render(l))
-	}
-	text = strings.Split(fit(strings.Join(text, "\n"), iw, max(0, ih-3)), "\n")
-	if p.done != nil && p.done.Outcome == probe.OutcomeError {
-		text = append(text[:max(0, len(text)-1)], truncate(s.Bad.Render(oneLine(p.done.ErrorMessage)), iw))
-	}
-	content := title + "\n" + strings.Join(text, "\n") + "\n" + figures + "\n" + strip
-	style := s.Pane
+	content := v.paneTitle(p, f.now, iw) + "\n" + strings.Join(v.paneText(p, iw, max(0, ih-3)), "\n") + "\n" +
+		v.figures(p, f.now, iw) + "\n" + v.gapStrip(p, iw)
+	style := v.styles.Pane
 	if selected {
-		style = s.PaneSelected
+		style = v.styles.PaneSelected
 	}
 	p.view = style.Render(fit(content, iw, ih))
 	return p.view
+}
+
+// stopped reports whether the run was cut short by the end of the events.
+func (v *streamView) stopped() bool { return v.run != nil && v.run.stopped }
+
+// paneTitle is the endpoint's name and, right-aligned, the pane's status with the elapsed
+// time unless the name would have to shrink for it.
+func (v *streamView) paneTitle(p *streamPane, now time.Time, w int) string {
+	s := v.styles
+	status, style := paneStatus(s, p, v.stopped())
+	if el := v.paneElapsed(p, now); el != "" && ansi.StringWidth(p.name+" "+status+" "+el) <= w {
+		status += " " + el
+	}
+	return spread(s.Title.Render(p.name), style.Render(status), w)
+}
+
+// paneStatus is the pane's status word and its style; stopped: the run was cut short.
+func paneStatus(s *Styles, p *streamPane, stopped bool) (string, lipgloss.Style) {
+	switch {
+	case p.done != nil && p.done.Outcome == probe.OutcomeError:
+		if p.done.ErrorKind == "" {
+			return "error", s.StatusError
+		}
+		return p.done.ErrorKind, s.StatusError
+	case p.done != nil && p.done.Outcome == probe.OutcomeTruncated:
+		return "truncated", s.Warn
+	case p.done != nil:
+		return "done", s.Good
+	case stopped:
+		return "stopped", s.StatusStopped
+	case p.chunks > 0:
+		return "streaming", s.StatusStreaming
+	case !p.started.IsZero():
+		return "sent", s.StatusIdle
+	}
+	return "waiting", s.StatusIdle
+}
+
+// paneText is the pane's text in h rows of width w: the newest reasoning over a separator,
+// then the newest answer; a failed request's error message on the last row.
+func (v *streamView) paneText(p *streamPane, w, h int) []string {
+	s := v.styles
+	failed := p.done != nil && p.done.Outcome == probe.OutcomeError
+	textH := h
+	if failed {
+		textH--
+	}
+	var text []string
+	if len(p.reasoning) > 0 && textH >= 3 {
+		rh := reasoningRows(textH, len(tail(p.reasoning, w, textH/3)), len(p.answer) > 0)
+		for _, l := range tail(p.reasoning, w, rh) {
+			text = append(text, s.Reasoning.Render(l))
+		}
+		text = append(text, s.Faint.Render(fitLine("── answer ", w)))
+		textH -= rh + 1
+	}
+	for _, l := range tail(p.answer, w, textH) {
+		text = append(text, s.Answer.Render(l))
+	}
+	text = strings.Split(fit(strings.Join(text, "\n"), w, h), "\n")
+	if failed {
+		text = append(text[:max(0, len(text)-1)], truncate(s.Bad.Render(oneLine(p.done.ErrorMessage)), w))
+	}
+	return text
+}
+
+// reasoningRows is how many of textH text rows (3 or more) the reasoning gets, one more
+// going to the separator: while an answer comes, as many as its newest lines need (have),
+// between one and a third; before any answer, all but the separator's.
+func reasoningRows(textH, have int, answer bool) int {
+	if !answer {
+		return textH - 1
+	}
+	return max(1, min(textH/3, have))
+}
+
+// gapStrip is the pane's bottom line: a sparkline of the per-chunk gaps and its label.
+func (v *streamView) gapStrip(p *streamPane, w int) string {
+	s := v.styles
+	label := stripLabel(p.gaps, w)
+	stripW := max(1, w-ansi.StringWidth(label))
+	p.strip.Set(p.gaps, stripW, 1)
+	if len(p.gaps) == 0 {
+		return s.Faint.Render(strings.Repeat("·", stripW)) + s.Muted.Render(label)
+	}
+	return p.strip.View() + s.Muted.Render(label)
+}
+
+// stripLabel names the gap strip: " gaps" before there are any, then the largest of the
+// newest w gaps, " max 41ms".
+func stripLabel(gaps []float64, w int) string {
+	if len(gaps) == 0 {
+		return " gaps"
+	}
+	top := 0.0
+	for _, g := range gaps[max(0, len(gaps)-w):] {
+		top = max(top, g)
+	}
+	return " max " + ms(top) + "ms"
 }
 
 // figures is the live line under a pane: TTFT, rolling tok/s, tokens so far, elapsed; after
@@ -428,7 +479,7 @@ func (v *streamView) paneElapsed(p *streamPane, now time.Time) string {
 		return elapsed(p.done.End)
 	case p.started.IsZero():
 		return ""
-	case v.run != nil && v.run.stopped:
+	case v.stopped():
 		if p.last.IsZero() {
 			return ""
 		}

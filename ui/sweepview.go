@@ -2,12 +2,14 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/linechart"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/sweep"
@@ -27,23 +29,38 @@ const (
 // sweepView draws a sweep's progress, charts and step table. The charts are redrawn only
 // when the results or the size change.
 type sweepView struct {
-	styles *Styles
-	w, h   int
+	common
+	tr    *sweep.Tracker // the sweep being run; nil without --sweep
+	names []string       // the endpoints' names, for the charts' legend
 
 	tput, ttft *sweepChart
 }
 
-func newSweepView(st *Styles) *sweepView {
-	return &sweepView{styles: st, tput: &sweepChart{styles: st, style: st.SparkDecode},
+// newSweepView builds the view of tr (nil: no sweep runs, the view says how to start one)
+// over the endpoints named names.
+func newSweepView(c common, tr *sweep.Tracker, names []string) *sweepView {
+	st := c.styles
+	return &sweepView{common: c, tr: tr, names: names,
+		tput: &sweepChart{styles: st, style: st.SparkDecode},
 		ttft: &sweepChart{styles: st, style: st.SparkTTFT}}
 }
 
-// SetSize sets the body size.
-func (v *sweepView) SetSize(w, h int) { v.w, v.h = w, h }
+func (v *sweepView) Name() string { return "Sweep" }
 
-// Render draws the view for tr (nil: no sweep is running).
-func (v *sweepView) Render(f *frame, tr *sweep.Tracker, names []string) string {
-	s := v.styles
+// InTabs: the view is in the header and the Tab cycle only while a sweep runs.
+func (v *sweepView) InTabs() bool { return v.tr != nil }
+
+// Info is empty: the status line says where the sweep stands.
+func (v *sweepView) Info() string { return "" }
+
+func (v *sweepView) ShortHelp() []key.Binding {
+	k := v.keys
+	return []key.Binding{k.Help, k.NextView, k.Left, k.Right, k.Back, k.Quit}
+}
+
+// Render draws the sweep's status, charts and the selected endpoint's steps.
+func (v *sweepView) Render(f *frame) string {
+	s, tr, names := v.styles, v.tr, v.names
 	if tr == nil {
 		msg := s.Title.Render("no sweep") + "\n\n" + s.Muted.Render(
 			"Run tokscope --sweep 1,2,4,8,16 [--step-duration 30s] to step every endpoint's\n"+
@@ -246,7 +263,7 @@ type sweepChart struct {
 
 // Set draws title over a w×(h-1) chart.
 func (c *sweepChart) Set(title string, labels []string, series [][]float64, w, h int) {
-	if c.view != "" && w == c.w && h == c.h && title == c.title && equalStrings(labels, c.labels) && equalSeries(series, c.series) {
+	if c.view != "" && w == c.w && h == c.h && title == c.title && slices.Equal(labels, c.labels) && slices.EqualFunc(series, c.series, sameSeries) {
 		return
 	}
 	c.w, c.h, c.title, c.labels, c.series = w, h, title, labels, series
@@ -337,32 +354,7 @@ func (c *sweepChart) draw() string {
 	return fit(head+"\n"+lc.View(), w, h)
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalSeries(a, b [][]float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i]) != len(b[i]) {
-			return false
-		}
-		for j := range a[i] {
-			x, y := a[i][j], b[i][j]
-			if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
-				return false
-			}
-		}
-	}
-	return true
+// sameSeries: equal values, NaN (no figure) equal to NaN.
+func sameSeries(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
 }

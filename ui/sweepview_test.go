@@ -143,15 +143,15 @@ func TestLayoutPropertySweep(t *testing.T) {
 func TestSweepViewSwitching(t *testing.T) {
 	m := newSweepModel(t, 2, 120, 30)
 	if m.view != viewSweep || !strings.Contains(m.header, "5 Sweep") {
-		t.Fatalf("a sweep opens on view %s; header %q", viewNames[m.view], m.header)
+		t.Fatalf("a sweep opens on view %s; header %q", m.views[m.view].Name(), m.header)
 	}
 	for i, want := range []view{viewDashboard, viewCompare, viewDetail, viewStream, viewSweep} {
 		if m = press(t, m, "tab"); m.view != want {
-			t.Fatalf("tab %d: %s, want %s", i+1, viewNames[m.view], viewNames[want])
+			t.Fatalf("tab %d: %s, want %s", i+1, m.views[m.view].Name(), m.views[want].Name())
 		}
 	}
 	if m = press(t, m, "esc"); m.view != viewDashboard {
-		t.Fatalf("esc from the sweep view: %s", viewNames[m.view])
+		t.Fatalf("esc from the sweep view: %s", m.views[m.view].Name())
 	}
 
 	plain, _ := newTestModel(t, 2, 120, 30, 2)
@@ -159,7 +159,7 @@ func TestSweepViewSwitching(t *testing.T) {
 		t.Fatalf("header of a run without a sweep: %q", plain.header)
 	}
 	if plain = press(t, plain, "shift+tab"); plain.view != viewStream {
-		t.Fatalf("shift+tab from the dashboard without a sweep: %s", viewNames[plain.view])
+		t.Fatalf("shift+tab from the dashboard without a sweep: %s", plain.views[plain.view].Name())
 	}
 	if plain = press(t, plain, "5"); plain.view != viewSweep || !strings.Contains(plain.View(), "--sweep 1,2,4,8,16") {
 		t.Fatalf("5 without a sweep:\n%s", plain.View())

@@ -1,0 +1,72 @@
+package ui
+
+import (
+	"slices"
+	"testing"
+
+	"tokscope/stats"
+)
+
+func TestChooseCardRows(t *testing.T) {
+	essentials := []int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark}
+	for _, tc := range []struct {
+		name                             string
+		h                                int
+		tls, errors, lastError, openLoop bool
+		want                             []int // lines shown, in display order
+		tlsInTitle                       bool
+		sparkH                           int
+	}{
+		{"minimum card: the essentials", 5, false, false, false, false, essentials, false, 1},
+		{"one spare row: totals", 6, false, false, false, false,
+			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals}, false, 1},
+		{"errors come first once there are some", 6, false, true, true, false,
+			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineErrors}, false, 1},
+		{"no last error: its row goes to the model", 8, false, false, false, false,
+			[]int{lineTitle, lineModel, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineErrors}, false, 1},
+		{"last error shown when there is one", 9, false, true, true, false,
+			[]int{lineTitle, lineModel, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineErrors, lineLastError}, false, 1},
+		{"open loop: the queue after the totals", 7, false, false, false, true,
+			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineQueue}, false, 1},
+		{"TLS takes the first spare row", 6, true, false, false, false,
+			[]int{lineTitle, lineTLS, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark}, false, 1},
+		{"TLS without a spare row joins the title", 5, true, false, false, false, essentials, true, 1},
+		{"spare rows make the sparklines taller", 15, false, false, false, false,
+			[]int{lineTitle, lineModel, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineErrors}, false, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := chooseCardRows(tc.h, tc.tls, tc.errors, tc.lastError, tc.openLoop)
+			var got []int
+			for l := range nLines {
+				if r.show[l] {
+					got = append(got, l)
+				}
+			}
+			if !slices.Equal(got, tc.want) || r.tlsInTitle != tc.tlsInTitle || r.sparkH != tc.sparkH {
+				t.Fatalf("chooseCardRows(%d) = lines %v, TLS in title %v, spark %d; want %v, %v, %d",
+					tc.h, got, r.tlsInTitle, r.sparkH, tc.want, tc.tlsInTitle, tc.sparkH)
+			}
+		})
+	}
+}
+
+func TestSparkValues(t *testing.T) {
+	hist := []stats.Point{
+		{TTFT: 100, DecodeTPS: 50, DecodeOK: true},
+		{TTFT: 200},
+		{TTFT: 300, DecodeTPS: 70, DecodeOK: true},
+	}
+	for _, tc := range []struct {
+		w            int
+		decode, ttft []float64
+	}{
+		{10, []float64{50, 0, 70}, []float64{100, 200, 300}},
+		{2, []float64{0, 70}, []float64{200, 300}}, // the newest w points
+		{0, nil, nil},
+	} {
+		decode, ttft := sparkValues(hist, tc.w)
+		if !slices.Equal(decode, tc.decode) || !slices.Equal(ttft, tc.ttft) {
+			t.Errorf("sparkValues(w=%d) = %v, %v; want %v, %v", tc.w, decode, ttft, tc.decode, tc.ttft)
+		}
+	}
+}

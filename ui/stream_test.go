@@ -1,0 +1,67 @@
+package ui
+
+import (
+	"testing"
+
+	"tokscope/probe"
+)
+
+func TestPaneStatus(t *testing.T) {
+	st := DefaultStyles()
+	for _, tc := range []struct {
+		name    string
+		pane    streamPane
+		stopped bool
+		want    string
+	}{
+		{"nothing yet", streamPane{}, false, "waiting"},
+		{"sent", streamPane{started: t0}, false, "sent"},
+		{"streaming", streamPane{started: t0, chunks: 3}, false, "streaming"},
+		{"cut short by the end of the events", streamPane{started: t0, chunks: 3}, true, "stopped"},
+		{"done", streamPane{done: &probe.Sample{Outcome: probe.OutcomeOK}}, true, "done"},
+		{"truncated", streamPane{done: &probe.Sample{Outcome: probe.OutcomeTruncated}}, false, "truncated"},
+		{"error kind", streamPane{done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: "http_429"}}, false, "http_429"},
+		{"error without a kind", streamPane{done: &probe.Sample{Outcome: probe.OutcomeError}}, false, "error"},
+	} {
+		if got, _ := paneStatus(&st, &tc.pane, tc.stopped); got != tc.want {
+			t.Errorf("%s: paneStatus = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestReasoningRows(t *testing.T) {
+	for _, tc := range []struct {
+		textH, have int
+		answer      bool
+		want        int
+	}{
+		{9, 1, true, 1}, // as many as the reasoning needs
+		{9, 2, true, 2},
+		{9, 10, true, 3}, // at most a third while an answer comes
+		{3, 10, true, 1}, // at least one
+		{3, 0, true, 1},
+		{9, 1, false, 8}, // before any answer: all but the separator
+		{3, 10, false, 2},
+	} {
+		if got := reasoningRows(tc.textH, tc.have, tc.answer); got != tc.want {
+			t.Errorf("reasoningRows(%d, %d, answer %v) = %d, want %d", tc.textH, tc.have, tc.answer, got, tc.want)
+		}
+	}
+}
+
+func TestStripLabel(t *testing.T) {
+	for _, tc := range []struct {
+		gaps []float64
+		w    int
+		want string
+	}{
+		{nil, 20, " gaps"},
+		{[]float64{12, 41.4, 7}, 20, " max 41ms"},
+		{[]float64{900, 12, 7}, 2, " max 12ms"}, // only the newest w gaps are drawn
+		{[]float64{0.5}, 20, " max 0.5ms"},
+	} {
+		if got := stripLabel(tc.gaps, tc.w); got != tc.want {
+			t.Errorf("stripLabel(%v, %d) = %q, want %q", tc.gaps, tc.w, got, tc.want)
+		}
+	}
+}
