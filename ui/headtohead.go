@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/stats"
 )
@@ -127,6 +128,9 @@ type h2hCell struct {
 	style    int // -1 worse, +1 better, 0 undecided / best / no data
 }
 
+// h2hHeads are the titles of the two metrics' columns: 0 TTFT, 1 decode tok/s.
+var h2hHeads = [2]string{"Δttft ms", "Δdec t/s"}
+
 // h2hTable draws the head-to-head section for the endpoints of order (display order), at
 // most rows of them, in width w; nil when there is nothing to show. Columns are as wide as
 // their contents; the CI, then the long verdicts, go when the width is short.
@@ -141,12 +145,78 @@ func (c *compareView) h2hTable(eps []stats.EndpointStats, order []int, rows, w i
 		return []string{s.Label.Render(truncate(title, w)), s.Muted.Render(truncate(dash+" no ok requests yet", w))}
 	}
 	order = order[:min(rows, len(order))]
-	var cells [2]map[int]h2hCell // by metric (0 TTFT, 1 decode tok/s), then endpoint
-	best := [2]int{-1, -1}
+	cells, best := h2hCells(h.rows)
+	wd := measureH2H(cells, eps, order)
+	showCI, short := wd.choose(w)
+	if short && wd.short != wd.verdict {
+		title = "head-to-head vs best · Δ median · n.d. = not distinguishable yet"
+	}
+	out := []string{s.Label.Render(truncate(title, w)), s.TableHeader.Render(truncate(wd.header(showCI, short), w))}
+	for _, i := range order {
+		out = append(out, truncate(c.h2hRow(eps[i].Name, i, cells, best, wd, showCI, short), w))
+	}
+	return out
+}
+
+// header is the section's column titles.
+func (wd h2hWidths) header(showCI, short bool) string {
+	vw := wd.verdicts(short)
+	var b strings.Builder
+	b.WriteString(padRight("", wd.name))
+	for mi := range h2hHeads {
+		b.WriteString(" " + padLeft(h2hHeads[mi], wd.diff[mi]))
+		if showCI {
+			b.WriteString(" " + padLeft("95% CI", wd.ci[mi]))
+		}
+		b.WriteString(" " + padRight("", vw[mi]))
+	}
+	return b.String()
+}
+
+// h2hRow is endpoint i's line of the section: its name, then per metric its difference to
+// the best, the CI and the verdict.
+func (c *compareView) h2hRow(name string, i int, cells [2]map[int]h2hCell, best [2]int, wd h2hWidths, showCI, short bool) string {
+	s := c.styles
+	vw := wd.verdicts(short)
+	var b strings.Builder
+	b.WriteString(s.Title.UnsetBold().Render(padRight("  "+truncate(name, wd.name-2), wd.name)))
+	for mi := range cells {
+		cell, ok := cells[mi][i]
+		if !ok {
+			cell = h2hCell{diff: dash}
+		}
+		style := c.h2hStyle(cell, i == best[mi])
+		b.WriteString(" " + style.Render(padLeft(cell.diff, wd.diff[mi])))
+		if showCI {
+			b.WriteString(" " + s.Muted.Render(padLeft(cell.ci, wd.ci[mi])))
+		}
+		b.WriteString(" " + style.Render(padRight(verdictText(cell.verdict, short), vw[mi])))
+	}
+	return b.String()
+}
+
+// h2hStyle colours a cell: worse red, better green, the best endpoint's own cell as best.
+func (c *compareView) h2hStyle(cell h2hCell, best bool) lipgloss.Style {
+	s := c.styles
+	switch {
+	case cell.style < 0:
+		return s.Bad
+	case cell.style > 0:
+		return s.Good
+	case best:
+		return s.Best
+	}
+	return s.Muted
+}
+
+// h2hCells are the cells of rows by metric (0 TTFT, 1 decode tok/s) and endpoint, and the
+// endpoint each metric compares against (-1 none), whose cell reads "best".
+func h2hCells(rows []stats.HeadToHead) (cells [2]map[int]h2hCell, best [2]int) {
+	best = [2]int{-1, -1}
 	for mi := range cells {
 		cells[mi] = map[int]h2hCell{}
 	}
-	for _, r := range h.rows {
+	for _, r := range rows {
 		mi, format := 0, ms
 		if r.Metric == stats.H2HDecode {
 			mi, format = 1, num
@@ -170,92 +240,67 @@ func (c *compareView) h2hTable(eps []stats.EndpointStats, order []int, rows, w i
 			cells[mi][best[mi]] = h2hCell{diff: "best"}
 		}
 	}
+	return cells, best
+}
 
-	heads := [2]string{"Δttft ms", "Δdec t/s"}
-	nameW := 4
-	var diffW, ciW, verdictW, shortW [2]int
+// h2hWidths are the widths of the head-to-head columns: the names (with a 2-column indent),
+// and per metric the difference, the CI, and the verdict in long and short words.
+type h2hWidths struct {
+	name                     int
+	diff, ci, verdict, short [2]int
+}
+
+// measureH2H sizes the columns to the cells of the endpoints of order.
+func measureH2H(cells [2]map[int]h2hCell, eps []stats.EndpointStats, order []int) h2hWidths {
+	wd := h2hWidths{name: 4}
 	for _, i := range order {
-		nameW = max(nameW, min(len([]rune(eps[i].Name)), 18))
+		wd.name = max(wd.name, min(len([]rune(eps[i].Name)), 18))
 		for mi := range cells {
 			cell, ok := cells[mi][i]
 			if !ok {
 				continue
 			}
-			diffW[mi] = max(diffW[mi], len([]rune(heads[mi])), len([]rune(cell.diff)))
-			ciW[mi] = max(ciW[mi], len("95% CI"), len([]rune(cell.ci)))
-			verdictW[mi] = max(verdictW[mi], len([]rune(verdictText(cell.verdict, false))))
-			shortW[mi] = max(shortW[mi], len([]rune(verdictText(cell.verdict, true))))
+			wd.diff[mi] = max(wd.diff[mi], len([]rune(h2hHeads[mi])), len([]rune(cell.diff)))
+			wd.ci[mi] = max(wd.ci[mi], len("95% CI"), len([]rune(cell.ci)))
+			wd.verdict[mi] = max(wd.verdict[mi], len([]rune(verdictText(cell.verdict, false))))
+			wd.short[mi] = max(wd.short[mi], len([]rune(verdictText(cell.verdict, true))))
 		}
 	}
-	nameW += 2
-	width := func(ci, short bool) int {
-		total := nameW
-		for mi := range cells {
-			total += 1 + diffW[mi]
-			if ci {
-				total += 1 + ciW[mi]
-			}
-			if short {
-				total += 1 + shortW[mi]
-			} else {
-				total += 1 + verdictW[mi]
-			}
-		}
-		return total
-	}
-	showCI, short := true, false
-	switch {
-	case width(true, false) <= w:
-	case width(true, true) <= w:
-		short = true
-	default:
-		showCI, short = false, true
-	}
-	if short && shortW != verdictW {
-		title = "head-to-head vs best · Δ median · n.d. = not distinguishable yet"
-	}
-	vw := verdictW
-	if short {
-		vw = shortW
-	}
+	wd.name += 2
+	return wd
+}
 
-	out := []string{s.Label.Render(truncate(title, w))}
-	var b strings.Builder
-	b.WriteString(padRight("", nameW))
-	for mi := range cells {
-		b.WriteString(" " + padLeft(heads[mi], diffW[mi]))
-		if showCI {
-			b.WriteString(" " + padLeft("95% CI", ciW[mi]))
-		}
-		b.WriteString(" " + padRight("", vw[mi]))
+// verdicts are the verdict columns' widths, in long or short words.
+func (wd h2hWidths) verdicts(short bool) [2]int {
+	if short {
+		return wd.short
 	}
-	out = append(out, s.TableHeader.Render(truncate(b.String(), w)))
-	for _, i := range order {
-		b.Reset()
-		b.WriteString(s.Title.UnsetBold().Render(padRight("  "+truncate(eps[i].Name, nameW-2), nameW)))
-		for mi := range cells {
-			cell, ok := cells[mi][i]
-			if !ok {
-				cell = h2hCell{diff: dash}
-			}
-			style := s.Muted
-			switch {
-			case cell.style < 0:
-				style = s.Bad
-			case cell.style > 0:
-				style = s.Good
-			case i == best[mi]:
-				style = s.Best
-			}
-			b.WriteString(" " + style.Render(padLeft(cell.diff, diffW[mi])))
-			if showCI {
-				b.WriteString(" " + s.Muted.Render(padLeft(cell.ci, ciW[mi])))
-			}
-			b.WriteString(" " + style.Render(padRight(verdictText(cell.verdict, short), vw[mi])))
+	return wd.verdict
+}
+
+// total is the section's width with or without the CI, with long or short verdicts.
+func (wd h2hWidths) total(ci, short bool) int {
+	total := wd.name
+	for mi := range wd.diff {
+		total += 1 + wd.diff[mi]
+		if ci {
+			total += 1 + wd.ci[mi]
 		}
-		out = append(out, truncate(b.String(), w))
+		total += 1 + wd.verdicts(short)[mi]
 	}
-	return out
+	return total
+}
+
+// choose is what fits in w: the CI and the long verdicts, else short verdicts, else
+// neither the CI.
+func (wd h2hWidths) choose(w int) (showCI, short bool) {
+	switch {
+	case wd.total(true, false) <= w:
+		return true, false
+	case wd.total(true, true) <= w:
+		return true, true
+	}
+	return false, true
 }
 
 // verdictText is the verdict in words, abbreviated when short.
