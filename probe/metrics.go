@@ -151,3 +151,7 @@ func (s *Sample) PhaseSplit() (Phases, bool) {
 // warm-up and not an interactive Stream/Race request. Errors and truncations count only in
 // error rates.
 func (s *Sample) Counted() bool { return !s.Warmup && s.Stream == 0 && s.Outcome == OutcomeOK }
+
+// Failed reports whether the sample is a probe request (not a warm-up, not an interactive
+// Stream/Race request) that did not finish ok: one of them makes a headless run exit 1.
+func (s *Sample) Failed() bool { return !s.Warmup && s.Stream == 0 && s.Outcome != OutcomeOK }

@@ -75,3 +75,27 @@ func TestDecoderTolerance(t *testing.T) {
 }
 
 func testEP() config.Endpoint { return config.Endpoint{Name: "u", Model: "m"} }
+
+// Counted and Failed split the probe's requests: a warm-up or an interactive request is
+// neither; every other request is exactly one of the two.
+func TestCountedAndFailed(t *testing.T) {
+	for _, tc := range []struct {
+		warmup          bool
+		stream          uint64
+		outcome         Outcome
+		counted, failed bool
+	}{
+		{false, 0, OutcomeOK, true, false},
+		{false, 0, OutcomeError, false, true},
+		{false, 0, OutcomeTruncated, false, true},
+		{true, 0, OutcomeOK, false, false},
+		{true, 0, OutcomeError, false, false},
+		{false, 2, OutcomeOK, false, false},
+		{false, 2, OutcomeError, false, false},
+	} {
+		s := Sample{Warmup: tc.warmup, Stream: tc.stream, Outcome: tc.outcome}
+		if s.Counted() != tc.counted || s.Failed() != tc.failed {
+			t.Errorf("%+v: Counted %v Failed %v, want %v %v", tc, s.Counted(), s.Failed(), tc.counted, tc.failed)
+		}
+	}
+}
