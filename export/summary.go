@@ -1,10 +1,11 @@
 // Package export writes what tokscope measured for other programs and for people: the
 // headless summary of a stats.Snapshot as JSON (the documented interface of DESIGN.md), CSV
-// or an aligned table, and the JSON Lines record of every finished request (--record), which
-// can be read back into probe.Samples.
+// or an aligned table (WriteSummary picks one by the --output name), a sweep's report
+// likewise (WriteSweep), and the JSON Lines record of every finished request (--record),
+// which can be read back into probe.Samples and replayed (LoadReplay).
 //
-// It imports probe, stats and sweep only; never bubbletea, lipgloss or go-openai. Nothing it writes
-// has a field for an API key or an Authorization header.
+// It imports config, probe, stats and sweep only; never bubbletea, lipgloss or go-openai.
+// Nothing it writes has a field for an API key or an Authorization header.
 package export
 
 import (
