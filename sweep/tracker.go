@@ -121,7 +121,7 @@ func (t *Tracker) Observe(ev probe.Event) bool {
 			break
 		}
 		delete(t.inflight[ev.Endpoint], ev.Sample.Seq)
-		if t.add(ev.Endpoint, &ev.Sample) {
+		if t.add(ev) {
 			t.version++ // a late request of a final step: the results change
 			changed = true
 		}
@@ -129,10 +129,12 @@ func (t *Tracker) Observe(ev probe.Event) bool {
 	return t.Refresh() || changed
 }
 
-// add attributes one finished request. It reports whether a final step changed: the running
-// step's figures are not shown until it is final, so they need no redraw (and Results, which
+// add attributes one finished request to its step, whose statistics take it in as every
+// Aggregator does (Observe). It reports whether a final step changed: the running step's
+// figures are not shown until it is final, so they need no redraw (and Results, which
 // snapshots every final step's Aggregator, is not recomputed at every sample).
-func (t *Tracker) add(ep int, s *probe.Sample) bool {
+func (t *Tracker) add(ev *probe.Done) bool {
+	ep, s := ev.Endpoint, &ev.Sample
 	if s.Warmup || s.Stream != 0 {
 		return false
 	}
@@ -141,7 +143,7 @@ func (t *Tracker) add(ep int, s *probe.Sample) bool {
 		return false // started after the last step, in the drain
 	}
 	i := stepAt(starts, s.Start)
-	t.steps[i].agg.AddAt(ep, s)
+	t.steps[i].agg.Observe(ev)
 	touched := i < t.final
 	if s.Counted() {
 		stats.TokenArrivals(s, func(at time.Time, tokens float64) {
