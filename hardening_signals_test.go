@@ -3,16 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"tokscope/cli"
 	"tokscope/export"
 	"tokscope/sim"
 )
@@ -144,7 +143,7 @@ func TestHeadlessSignals(t *testing.T) {
 				t.Fatal(err)
 			}
 			code := p.wait(t, 20*time.Second)
-			if code != exitOK {
+			if code != cli.ExitOK {
 				t.Errorf("exit %d after %v, want 0; stderr %s", code, sig, p.stderr.String())
 			}
 			var doc struct {
@@ -175,47 +174,4 @@ func TestHeadlessSignals(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A panic in the headless path (here: the summary's writer) is reported as one line on
-// stderr with exit status 1, after the record file was closed, instead of a crash whose
-// status (2) reads as a usage error.
-func TestHeadlessPanicReported(t *testing.T) {
-	url := busySim(t)
-	path := filepath.Join(t.TempDir(), "rec.jsonl")
-	var stderr bytes.Buffer
-	code := runGuarded([]string{"--no-tui", "-o", "json", "--requests", "5", "-i", "0s", "--record", path, "-u", url, "-m", "m"},
-		panicWriter{}, &stderr)
-	if code != exitFailed {
-		t.Errorf("exit %d, want %d", code, exitFailed)
-	}
-	first, _, _ := strings.Cut(stderr.String(), "\n")
-	if !strings.HasPrefix(first, "tokscope: internal error: ") || !strings.Contains(first, "summary writer exploded") {
-		t.Errorf("first stderr line %q", first)
-	}
-	if recs := wholeRecords(t, path); len(recs) < 5 {
-		t.Errorf("%d records", len(recs))
-	}
-	if fdOpen(t, path) {
-		t.Error("the record file is still open after the panic")
-	}
-}
-
-type panicWriter struct{}
-
-func (panicWriter) Write([]byte) (int, error) { panic(errors.New("summary writer exploded")) }
-
-// fdOpen reports whether this process holds a descriptor on path.
-func fdOpen(t *testing.T, path string) bool {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path {
-			return true
-		}
-	}
-	return false
 }

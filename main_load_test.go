@@ -10,46 +10,6 @@ import (
 	"tokscope/sim"
 )
 
-func TestLoadFlagErrors(t *testing.T) {
-	cases := []struct {
-		args    []string
-		flag    string
-		accepts []string
-	}{
-		{[]string{"--rate", "0"}, "--rate", []string{"> 0"}},
-		{[]string{"--rate", "-2"}, "--rate", []string{"> 0"}},
-		{[]string{"--rate", "fast"}, "--rate", []string{"> 0"}},
-		{[]string{"--rate", "NaN"}, "--rate", []string{"> 0"}},
-		{[]string{"--rate", "Inf"}, "--rate", []string{"> 0"}},
-		{[]string{"--rate", "1e9"}, "--rate", []string{"≤ 10000"}},
-		{[]string{"--rate", "2", "-i", "1s"}, "--interval", []string{"exclude each other"}},
-		{[]string{"--sweep", ""}, "--sweep", []string{"comma-separated list of whole numbers"}},
-		{[]string{"--sweep", "1,2,x"}, "--sweep", []string{"comma-separated list of whole numbers"}},
-		{[]string{"--sweep", "0,1"}, "--sweep", []string{"from 1 to 1024"}},
-		{[]string{"--sweep", "1,,2"}, "--sweep", []string{"comma-separated list of whole numbers"}},
-		{[]string{"--sweep", "1.5"}, "--sweep", []string{"comma-separated list of whole numbers"}},
-		{[]string{"--sweep", "2000"}, "--sweep", []string{"from 1 to 1024"}},
-		{[]string{"--sweep", "1,2", "--step-duration", "0s"}, "--step-duration", []string{"positive duration"}},
-		{[]string{"--step-duration", "5s"}, "--step-duration", []string{"needs --sweep"}},
-		{[]string{"--sweep", "1,2", "--rate", "3"}, "--rate", []string{"exclude each other"}},
-		{[]string{"--sweep", "1,2", "-n", "3"}, "--concurrency", []string{"exclude each other"}},
-		{[]string{"--sweep", "1,2", "--requests", "3"}, "--requests", []string{"exclude each other"}},
-		{[]string{"--sweep", "1,2", "--duration", "3s"}, "--duration", []string{"exclude each other"}},
-		{[]string{"--rate", "2", "--no-tui"}, "--no-tui", []string{"--requests N or --duration D"}},
-	}
-	for _, c := range cases {
-		oneLineNaming(t, append([]string{"--demo"}, c.args...), c.flag, c.accepts...)
-	}
-	for _, ok := range [][]string{{"--sweep", " 1, 2 ,4"}, {"--rate", "0.5"}, {"--rate", "2", "-n", "4"}} {
-		o, err := parseFlags(append([]string{"--demo"}, ok...), nil)
-		if err != nil {
-			t.Errorf("%q: %v", ok, err)
-		} else if ok[0] == "--sweep" && (len(o.sweepSteps) != 3 || o.sweepSteps[2] != 4 || o.stepDuration != 30*time.Second) {
-			t.Errorf("%q: steps %v × %v", ok, o.sweepSteps, o.stepDuration)
-		}
-	}
-}
-
 // The built binary, headless, sweeps 1, 2, 4 streams × 2 s against the simulator (whose
 // streams do not slow each other down): the JSON document is the sweep's, one row per step
 // and endpoint with exactly the documented keys, and aggregate tok/s grows with concurrency.

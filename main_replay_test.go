@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/cli"
 	"tokscope/sim"
 )
 
@@ -185,7 +186,7 @@ func TestReplayTruncatedRecord(t *testing.T) {
 	os.WriteFile(torn, []byte(strings.Join(lines[:len(lines)-1], "\n")+"\n"+last[:len(last)/2]), 0o600)
 
 	r := runBinary(t, nil, "--replay", torn, "--no-tui", "-o", "json")
-	if r.code == exitUsage {
+	if r.code == cli.ExitUsage {
 		t.Fatalf("exit %d; stderr %s", r.code, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "warning") || !strings.Contains(r.stderr, "truncated") || !strings.Contains(r.stderr, "line ") {
@@ -228,7 +229,7 @@ func TestReplayUsageErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runBinary(t, nil, c.args...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, c.stderr) {
+			if r.code != cli.ExitUsage || !strings.Contains(r.stderr, c.stderr) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, c.stderr)
 			}
 		})

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runFlags runs the command in-process with args (usage errors return before anything
@@ -13,7 +14,7 @@ import (
 func runFlags(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(args, &out, &errOut)
+	code := Main("", args, &out, &errOut)
 	return code, errOut.String()
 }
 
@@ -22,8 +23,8 @@ func runFlags(t *testing.T, args ...string) (int, string) {
 func oneLineNaming(t *testing.T, args []string, flag string, accepts ...string) {
 	t.Helper()
 	code, stderr := runFlags(t, args...)
-	if code != exitUsage {
-		t.Errorf("%q: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+	if code != ExitUsage {
+		t.Errorf("%q: exit %d, want %d; stderr %q", args, code, ExitUsage, stderr)
 		return
 	}
 	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || !strings.HasPrefix(stderr, "tokscope: ") {
@@ -118,5 +119,45 @@ func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
 	}
 	if seen < 15 {
 		t.Fatalf("only %d flags found in --help:\n%s", seen, help)
+	}
+}
+
+func TestLoadFlagErrors(t *testing.T) {
+	cases := []struct {
+		args    []string
+		flag    string
+		accepts []string
+	}{
+		{[]string{"--rate", "0"}, "--rate", []string{"> 0"}},
+		{[]string{"--rate", "-2"}, "--rate", []string{"> 0"}},
+		{[]string{"--rate", "fast"}, "--rate", []string{"> 0"}},
+		{[]string{"--rate", "NaN"}, "--rate", []string{"> 0"}},
+		{[]string{"--rate", "Inf"}, "--rate", []string{"> 0"}},
+		{[]string{"--rate", "1e9"}, "--rate", []string{"≤ 10000"}},
+		{[]string{"--rate", "2", "-i", "1s"}, "--interval", []string{"exclude each other"}},
+		{[]string{"--sweep", ""}, "--sweep", []string{"comma-separated list of whole numbers"}},
+		{[]string{"--sweep", "1,2,x"}, "--sweep", []string{"comma-separated list of whole numbers"}},
+		{[]string{"--sweep", "0,1"}, "--sweep", []string{"from 1 to 1024"}},
+		{[]string{"--sweep", "1,,2"}, "--sweep", []string{"comma-separated list of whole numbers"}},
+		{[]string{"--sweep", "1.5"}, "--sweep", []string{"comma-separated list of whole numbers"}},
+		{[]string{"--sweep", "2000"}, "--sweep", []string{"from 1 to 1024"}},
+		{[]string{"--sweep", "1,2", "--step-duration", "0s"}, "--step-duration", []string{"positive duration"}},
+		{[]string{"--step-duration", "5s"}, "--step-duration", []string{"needs --sweep"}},
+		{[]string{"--sweep", "1,2", "--rate", "3"}, "--rate", []string{"exclude each other"}},
+		{[]string{"--sweep", "1,2", "-n", "3"}, "--concurrency", []string{"exclude each other"}},
+		{[]string{"--sweep", "1,2", "--requests", "3"}, "--requests", []string{"exclude each other"}},
+		{[]string{"--sweep", "1,2", "--duration", "3s"}, "--duration", []string{"exclude each other"}},
+		{[]string{"--rate", "2", "--no-tui"}, "--no-tui", []string{"--requests N or --duration D"}},
+	}
+	for _, c := range cases {
+		oneLineNaming(t, append([]string{"--demo"}, c.args...), c.flag, c.accepts...)
+	}
+	for _, ok := range [][]string{{"--sweep", " 1, 2 ,4"}, {"--rate", "0.5"}, {"--rate", "2", "-n", "4"}} {
+		o, err := parseFlags(append([]string{"--demo"}, ok...), nil)
+		if err != nil {
+			t.Errorf("%q: %v", ok, err)
+		} else if ok[0] == "--sweep" && (len(o.sweepSteps) != 3 || o.sweepSteps[2] != 4 || o.stepDuration != 30*time.Second) {
+			t.Errorf("%q: steps %v × %v", ok, o.sweepSteps, o.stepDuration)
+		}
 	}
 }

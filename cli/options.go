@@ -1,20 +1,26 @@
-package main
+package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"tokscope/config"
+	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/sweep"
 )
 
-// options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and --log).
+// options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and
+// --log). parseFlags fills and checks them; nothing changes them after.
 type options struct {
 	configFile  string
 	urls        []string
@@ -43,21 +49,20 @@ type options struct {
 	ttftFromName string         // --ttft-from as given
 	ttftFrom     probe.TTFTFrom // parsed by check
 
-	loadOptions // --rate, --sweep, --step-duration (main_load.go)
+	// Load shapes beyond closed-loop streams: --rate (open-loop Poisson arrivals, the
+	// concurrency being the cap on streams in flight) and --sweep (the concurrency stepped
+	// through a list, each step measured on its own).
+	rateText     string
+	rate         float64 // parsed by checkLoad; 0 = closed loop
+	sweepText    string
+	sweepSteps   []int // parsed by checkLoad; nil = no sweep
+	stepDuration time.Duration
 
 	set func(name string) bool // whether a flag was given on the command line
 }
 
-// usageError is a bad command line: printed as one line on stderr, exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-var outputFormats = []string{"table", "json", "csv"}
+// maxRate bounds --rate: beyond it the arrival timer itself would be the bottleneck.
+const maxRate = 10000
 
 // parseFlags parses args; it returns pflag.ErrHelp after printing usage for -h/--help.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -78,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.noTUI, "no-tui", false, "run headless, then print a summary")
 	fs.IntVar(&o.requests, "requests", 0, "stop after N finished requests per endpoint")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after D (0 = until interrupted)")
-	fs.StringVarP(&o.output, "output", "o", "table", "summary format with --no-tui: table | json | csv")
+	fs.StringVarP(&o.output, "output", "o", "table", "summary format with --no-tui: "+strings.Join(export.Formats, " | "))
 	fs.StringVar(&o.record, "record", "", "append one JSON line per finished request, with per-chunk arrival offsets")
 	fs.IntVar(&o.warmup, "warmup", 1, "warm-up requests per endpoint, not counted in statistics")
 	fs.StringVar(&o.logFile, "log", "", "write debug logs to FILE (never to the terminal)")
@@ -88,7 +93,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
 	fs.StringVar(&o.replay, "replay", "", "show a --record FILE again (TUI, or the summary with --no-tui) instead of measuring")
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
-	addLoadFlags(fs, o)
+	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
+	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
+	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep step")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -106,8 +113,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 
 // check rejects invalid values with one line naming the flag and what it accepts.
 func (o *options) check() error {
-	if !slices.Contains(outputFormats, o.output) {
-		return usagef("invalid value %q for --output: accepted values are %s", o.output, strings.Join(outputFormats, ", "))
+	if !slices.Contains(export.Formats, o.output) {
+		return usagef("invalid value %q for --output: accepted values are %s", o.output, strings.Join(export.Formats, ", "))
 	}
 	positive := []struct {
 		name string
@@ -163,4 +170,99 @@ func (o *options) check() error {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil
+}
+
+// checkReplay rejects flags that make no sense with --replay: they choose what to measure,
+// and a replay measures nothing.
+func (o *options) checkReplay() error {
+	if o.replay == "" {
+		return nil
+	}
+	for _, name := range []string{"demo", "url", "model", "config", "record", "list-models", "calibrate", "metrics-listen"} {
+		if o.set(name) {
+			return usagef("--replay and --%s exclude each other: a replay shows a recorded run and sends no request", name)
+		}
+	}
+	return nil
+}
+
+// checkLoad parses and checks the load flags, one line naming the flag and what it accepts.
+func (o *options) checkLoad() error {
+	if o.set("rate") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(o.rateText), 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) || r > maxRate {
+			return usagef("invalid value %q for --rate: must be requests per second per endpoint, > 0 and ≤ %d, e.g. 2 or 0.5", o.rateText, maxRate)
+		}
+		o.rate = r
+		if o.set("interval") {
+			return usagef("--rate and --interval exclude each other: with --rate the arrivals pace the requests")
+		}
+	}
+	if !o.set("sweep") {
+		if o.set("step-duration") {
+			return usagef("--step-duration needs --sweep: it is the length of each sweep step")
+		}
+		return nil
+	}
+	steps, err := parseSweep(o.sweepText)
+	if err != nil {
+		return usagef("invalid value %q for --sweep: needs a comma-separated list of whole numbers from 1 to %d, e.g. 1,2,4,8,16", o.sweepText, sweep.MaxConcurrency)
+	}
+	o.sweepSteps = steps
+	if o.stepDuration <= 0 {
+		return usagef("invalid value %s for --step-duration: must be a positive duration like 10s, 30s, 1m", o.stepDuration)
+	}
+	for _, name := range []string{"rate", "concurrency", "requests", "duration", "replay"} {
+		if !o.set(name) {
+			continue
+		}
+		why := map[string]string{
+			"rate":        "a sweep steps the concurrency of closed-loop streams",
+			"concurrency": "the sweep sets the concurrency of every step",
+			"requests":    "a sweep lasts its steps × --step-duration",
+			"duration":    "a sweep lasts its steps × --step-duration",
+			"replay":      "a replay shows a recorded run and sends no request",
+		}[name]
+		return usagef("--sweep and --%s exclude each other: %s", name, why)
+	}
+	return nil
+}
+
+// parseSweep reads "1,2,4" (spaces allowed around the numbers).
+func parseSweep(s string) ([]int, error) {
+	var steps []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > sweep.MaxConcurrency {
+			return nil, errors.New("bad step")
+		}
+		steps = append(steps, n)
+	}
+	return steps, nil
+}
+
+// overrides are the flags that replace the config file's values on every endpoint.
+func (o *options) overrides() config.Overrides {
+	var ov config.Overrides
+	if o.set("prompt") {
+		ov.Prompt = &o.prompt
+	}
+	if o.set("max-tokens") {
+		ov.MaxTokens = &o.maxTokens
+	}
+	if o.set("concurrency") {
+		ov.Concurrency = &o.concurrency
+	}
+	if o.set("interval") {
+		ov.Interval = &o.interval
+	}
+	if o.set("timeout") {
+		ov.Timeout = &o.timeout
+	}
+	return ov
+}
+
+// probeOptions are the flags that shape the Runner's schedule.
+func (o *options) probeOptions() probe.Options {
+	return probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Rate: o.rate}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -6,6 +6,22 @@ import (
 
 	"github.com/spf13/pflag"
 )
+
+// Exit statuses, the contract of DESIGN.md.
+const (
+	ExitOK     = 0 // every counted request succeeded (or nothing was measured: --help, --version)
+	ExitFailed = 1 // some request failed, or the run could not finish its output
+	ExitUsage  = 2 // a bad command line or config: nothing was measured
+)
+
+// usageError is a bad command line: printed as one line on stderr, exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
 
 // wholeNumbers says what each integer flag accepts, in the words check() uses for values
 // that parse but are out of range; an integer flag not listed accepts "a whole number".

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"tokscope/calibrate"
+	"tokscope/config"
+	"tokscope/discover"
+)
+
+// The commands that print something and exit instead of measuring: --list-models and
+// --calibrate.
+
+// listModels prints every endpoint's models, one per line after the endpoint's name.
+func listModels(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
+	client := &http.Client{Timeout: 10 * time.Second}
+	code := ExitOK
+	for _, ep := range cfg.Endpoints {
+		models, err := discover.Models(ctx, client, ep.BaseURL, ep.APIKey())
+		if err != nil {
+			fmt.Fprintf(stderr, "tokscope: %s: %v\n", ep.Name, err)
+			code = ExitFailed
+			continue
+		}
+		fmt.Fprintf(stdout, "%s (%s):\n", ep.Name, ep.BaseURL)
+		for _, m := range models {
+			fmt.Fprintf(stdout, "  %s\n", m)
+		}
+	}
+	return code
+}
+
+// runCalibrate measures tokscope's own timing error against the built-in simulator.
+func runCalibrate(ctx context.Context, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "tokscope: calibrating against the built-in simulator (about 20 s)…")
+	results, err := calibrate.Run(ctx, calibrate.DefaultLevels)
+	if err != nil {
+		fmt.Fprintf(stderr, "tokscope: --calibrate: %v\n", err)
+		return ExitFailed
+	}
+	fmt.Fprintf(stdout, "tokscope timing error on this machine (measured − simulator send time; schedule: TTFT %s, %.0f tok/s, 1 token/chunk)\n",
+		calibrate.Profile.TTFT, calibrate.Profile.TokensPerSecond)
+	if err := calibrate.WriteTable(stdout, results); err != nil {
+		return ExitFailed
+	}
+	return ExitOK
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"tokscope/config"
+	"tokscope/discover"
+	"tokscope/sim"
+)
+
+// loadConfig merges, in order of precedence, the flags, then --demo / --url or the config
+// file (or the local servers discovery finds), then the defaults. cleanup stops the
+// simulator when --demo started one.
+func loadConfig(ctx context.Context, o *options, stderr io.Writer) (*config.Config, func(), error) {
+	cleanup := func() {}
+	var cfg *config.Config
+	switch {
+	case o.demo:
+		srv, err := sim.Start(sim.Options{}, sim.DemoProfiles()...)
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("--demo: starting the simulator: %w", err)
+		}
+		cleanup = srv.Close
+		cfg = &config.Config{}
+		for _, p := range sim.DemoProfiles() {
+			ep := config.NewEndpoint(srv.BaseURL(p.Name), p.Model)
+			ep.Name = p.Name
+			cfg.Endpoints = append(cfg.Endpoints, ep)
+		}
+	case len(o.urls) > 0:
+		// An explicitly named key variable must be set; the default OPENAI_API_KEY may be
+		// unset for local servers that need no key (then none is sent).
+		if o.set("api-key-env") && os.Getenv(o.apiKeyEnv) == "" {
+			return nil, cleanup, usagef("--api-key-env %s: that environment variable is not set", o.apiKeyEnv)
+		}
+		cfg = &config.Config{}
+		for i, u := range o.urls {
+			ep := config.NewEndpoint(u, o.models[i])
+			if os.Getenv(o.apiKeyEnv) != "" {
+				ep.APIKeyEnv = o.apiKeyEnv
+			}
+			cfg.Endpoints = append(cfg.Endpoints, ep)
+		}
+	default:
+		path := o.configFile
+		if path == "" {
+			found, err := config.Find()
+			if err != nil {
+				return nil, cleanup, err
+			}
+			path = found
+		}
+		if path == "" {
+			found, err := discoverEndpoints(ctx, !o.noTUI, stderr)
+			if err != nil {
+				return nil, cleanup, err
+			}
+			cfg = found
+			break
+		}
+		loaded, err := config.Load(path)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cfg = loaded
+	}
+	cfg.Apply(o.overrides())
+	if err := cfg.Validate(); err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return cfg, cleanup, nil
+}
+
+const noEndpointsHelp = `no endpoints to measure: no config file, no --url, and no local server answered on the
+usual ports (Ollama 11434, llama.cpp 8080, vLLM 8000, LM Studio 1234, SGLang 30000). Try one of:
+  tokscope --demo                                           built-in simulated endpoints, no server needed
+  tokscope --url http://127.0.0.1:8080/v1 --model llama3    one OpenAI-compatible endpoint
+  tokscope --config tokscope.yaml                           endpoints from a config file (see README)`
+
+// discoverEndpoints looks for OpenAI-compatible servers on their usual loopback ports. When
+// some answer, it lists them with the command that monitors them, and, when it may ask (a
+// TUI run on an interactive terminal), offers to monitor them now (one endpoint per server,
+// its first model).
+func discoverEndpoints(ctx context.Context, mayAsk bool, stderr io.Writer) (*config.Config, error) {
+	found := discover.Local(ctx, &http.Client{})
+	if len(found) == 0 {
+		return nil, errors.New(noEndpointsHelp)
+	}
+	var cmd strings.Builder
+	cmd.WriteString("tokscope")
+	cfg := &config.Config{}
+	fmt.Fprintln(stderr, "tokscope: no config file and no --url; found these local servers:")
+	for _, f := range found {
+		fmt.Fprintf(stderr, "  %-10s %s  models: %s\n", f.Server, f.BaseURL, strings.Join(f.Models, ", "))
+		if len(f.Models) == 0 {
+			continue
+		}
+		cmd.WriteString(" -u " + f.BaseURL + " -m " + f.Models[0])
+		ep := config.NewEndpoint(f.BaseURL, f.Models[0])
+		ep.Name = strings.ToLower(f.Server) + "/" + f.Models[0]
+		cfg.Endpoints = append(cfg.Endpoints, ep)
+	}
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("the servers found offer no model yet: load one, or see --help")
+	}
+	fmt.Fprintf(stderr, "to monitor them:\n  %s\n", cmd.String())
+	if !mayAsk || !isTerminal(os.Stdin) {
+		return nil, errors.New("not monitoring discovered servers without confirmation: run the command above")
+	}
+	fmt.Fprint(stderr, "Monitor them now? [Y/n] ")
+	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	if a := strings.TrimSpace(strings.ToLower(answer)); a != "" && a != "y" && a != "yes" {
+		return nil, errors.New("nothing to monitor")
+	}
+	return cfg, nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

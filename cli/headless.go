@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"tokscope/export"
+	"tokscope/probe"
+	"tokscope/stats"
+)
+
+// runHeadless feeds every event into the statistics until the run ends, then prints the
+// summary.
+func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+	agg := stats.New(eng.endpoints)
+	agg.SetTTFTFrom(o.ttftFrom)
+	wait := eng.start(ctx)
+	failed := false
+	for ev := range eng.runner.Events() {
+		agg.Observe(ev)
+		failed = failed || requestFailed(ev)
+	}
+	if err := wait(); err != nil {
+		fmt.Fprintf(stderr, "tokscope: %v\n", err)
+		failed = true
+	}
+	recordArrivals(agg, eng.runner)
+	return printSummary(stdout, stderr, o.output, agg.Snapshot(time.Now()), failed)
+}
+
+// runSweepHeadless runs the sweep, stops the Runner once every step's results are final, and
+// prints the steps. Interrupted, it prints the steps that ended and says so.
+func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tr := eng.sweep.Track(eng.endpoints, nil)
+	tr.SetTTFTFrom(o.ttftFrom)
+	wait := eng.start(ctx)
+	failed := false
+	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
+		failed = failed || requestFailed(ev)
+	}, cancel) // cancel once every request of the last step has reported
+	if err := wait(); err != nil {
+		fmt.Fprintf(stderr, "tokscope: %v\n", err)
+		failed = true
+	}
+	rep := tr.Report()
+	if err := export.WriteSweep(stdout, o.output, rep); err != nil {
+		fmt.Fprintf(stderr, "tokscope: writing the sweep: %v\n", err)
+		return ExitFailed
+	}
+	if !rep.Complete {
+		fmt.Fprintf(stderr, "tokscope: sweep interrupted after %d of %d steps\n", tr.Progress().Finished, len(rep.Plan.Concurrency))
+		return ExitFailed
+	}
+	if failed {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// requestFailed reports whether ev is a counted request that failed: the exit status is 1.
+func requestFailed(ev probe.Event) bool {
+	d, ok := ev.(*probe.Done)
+	return ok && d.Sample.Failed()
+}
+
+// recordArrivals copies the Runner's open-loop arrival counts into the statistics.
+func recordArrivals(agg *stats.Aggregator, runner *probe.Runner) {
+	if runner.Rate() <= 0 {
+		return
+	}
+	agg.SetRate(runner.Rate())
+	for i := range runner.Endpoints() {
+		offered, dropped := runner.Arrivals(i)
+		agg.SetArrivals(i, offered, dropped)
+	}
+}
+
+// printSummary prints snap in the --output format; the exit status is 1 when a request
+// failed or the summary could not be written.
+func printSummary(stdout, stderr io.Writer, format string, snap stats.Snapshot, failed bool) int {
+	if err := export.WriteSummary(stdout, format, snap); err != nil {
+		fmt.Fprintf(stderr, "tokscope: writing the summary: %v\n", err)
+		return ExitFailed
+	}
+	if failed {
+		return ExitFailed
+	}
+	return ExitOK
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"tokscope/export"
+	"tokscope/probe"
+	"tokscope/stats"
+	"tokscope/ui"
+)
+
+// runReplay shows a --record file again, in the TUI or as the headless summary, its records
+// aggregated exactly as the live run aggregated its Samples (optionally under another TTFT
+// definition, --ttft-from). No request is sent. Exit status as for a live run: 0 when every
+// recorded request succeeded, 1 when some failed, 2 when the file cannot be read.
+func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	rp, err := export.LoadReplay(o.replay)
+	if err != nil {
+		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
+		return ExitUsage
+	}
+	if o.noTUI {
+		warnReplay(stderr, rp)
+		agg := stats.New(rp.Endpoints)
+		agg.SetTTFTFrom(o.ttftFrom)
+		for _, ev := range rp.Events {
+			agg.Observe(ev)
+		}
+		return printSummary(stdout, stderr, o.output, agg.Snapshot(rp.End), rp.Failed)
+	}
+
+	// The UI reads the records as the events of a finished run, then shows "replay". Its
+	// clock stands at the end of the recording, so that the recent (60 s) windows and the
+	// aggregate tok/s show the end of the run rather than nothing.
+	events := make(chan probe.Event, len(rp.Events))
+	for _, ev := range rp.Events {
+		events <- ev
+	}
+	close(events)
+	end := rp.End
+	uiErr := ui.Run(ctx, nil, rp.Endpoints, events, ui.Options{
+		Now:      func() time.Time { return end },
+		Prompt:   o.prompt,
+		TTFTFrom: o.ttftFrom,
+		Replay:   filepath.Base(o.replay),
+	})
+	if code := exitStatus(stderr, uiErr); code != ExitOK {
+		return code
+	}
+	warnReplay(stderr, rp) // after the terminal is restored, where it can be read
+	return ExitOK
+}
+
+// warnReplay says which records of the file were left out, if any.
+func warnReplay(stderr io.Writer, rp *export.Replay) {
+	if rp.Warning != "" {
+		fmt.Fprintf(stderr, "tokscope: warning: --replay %s\n", rp.Warning)
+	}
+}
