@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,7 +111,7 @@ exec sleep 600
 			}
 			modes := strings.FieldsFunc(string(after), func(r rune) bool { return r == ' ' || r == '\n' || r == ';' })
 			for _, want := range []string{"icanon", "echo", "isig", "icrnl", "opost"} {
-				if !contains(modes, want) || contains(modes, "-"+want) {
+				if !slices.Contains(modes, want) || slices.Contains(modes, "-"+want) {
 					t.Errorf("after %s the terminal is not restored: %s missing (stty -a: %s)", how, want, after)
 				}
 			}
@@ -123,13 +124,4 @@ exec sleep 600
 			wholeRecords(t, f("rec.jsonl"))
 		})
 	}
-}
-
-func contains(ss []string, v string) bool {
-	for _, s := range ss {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }

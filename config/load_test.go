@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,7 +248,7 @@ func TestDefaultNames(t *testing.T) {
 	}
 	// Explicit names are reserved first; default names step around them.
 	want := []string{"h:1/m", "h:1/m#2", "h:1/m#3", "h:1/n#2", "h:1/n"}
-	if !reflect.DeepEqual(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("names = %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,7 +197,7 @@ func TestEnvRefs(t *testing.T) {
 		{"${}", nil, true},
 	} {
 		names, msg := envRefs(tt.in)
-		if (msg != "") != tt.bad || strings.Join(names, ",") != strings.Join(tt.names, ",") {
+		if (msg != "") != tt.bad || !slices.Equal(names, tt.names) {
 			t.Errorf("envRefs(%q) = %q, %q", tt.in, names, msg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestWriteSweepJSONShape(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(keys, ",") != strings.Join(sweepHeader, ",") {
+	if !slices.Equal(keys, sweepHeader) {
 		t.Errorf("JSON key order %v, want %v", keys, sweepHeader)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -421,7 +422,7 @@ func TestBootstrapMedianDiff(t *testing.T) {
 	if !ok || !(lo < diff && diff < hi) || hi >= 0 || diff > -15 || diff < -25 {
 		t.Errorf("clear difference: diff %v [%v, %v] ok %v", diff, lo, hi, ok)
 	}
-	if fmt.Sprint(a) != fmt.Sprint(aCopy) {
+	if !slices.Equal(a, aCopy) {
 		t.Error("input modified")
 	}
 	diff, lo, hi, _ = BootstrapMedianDiff(a, a, 500, nil)

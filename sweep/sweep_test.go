@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"math"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -206,33 +208,17 @@ func TestRunDrivesController(t *testing.T) {
 	}
 	var got []string
 	for _, c := range ctl.calls {
-		got = append(got, c.what+itoa(c.ep)+"="+itoa(c.n))
+		got = append(got, c.what+strconv.Itoa(c.ep)+"="+strconv.Itoa(c.n))
 	}
 	want := []string{"conc0=1", "conc1=1", "conc0=3", "conc1=3", "conc0=2", "conc1=2", "pause0=0", "pause1=0"}
-	if len(got) != len(want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("calls %v, want %v", got, want)
-		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := New(Plan{Concurrency: []int{1}, StepDuration: time.Hour}, 1, 0).Run(ctx, ctl); err == nil {
 		t.Error("Run with a cancelled context returned nil")
 	}
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	s := ""
-	for ; n > 0; n /= 10 {
-		s = string(rune('0'+n%10)) + s
-	}
-	return s
 }
 
 func TestPlanValidate(t *testing.T) {
