@@ -47,6 +47,14 @@ type Endpoint struct {
 	Timeout     time.Duration // deadline per request (context deadline, never http.Client.Timeout)
 	Stall       time.Duration // no chunk for this long ends the request as a "stall" error
 
+	// The workload (package workload builds each request from these). The prompt comes from
+	// Prompts when set, else from InputTokens when set, else it is Prompt; OutputTokens, when
+	// set, replaces MaxTokens and asks the server to ignore EOS.
+	InputTokens  TokenLength // synthetic prompts of N[:SD] tokens
+	OutputTokens TokenLength // max_tokens = min_tokens = N[:SD], ignore_eos
+	Prompts      string      // JSONL or ShareGPT file, requests cycle through it
+	Cache        string      // CacheBust or CacheReuse
+
 	InsecureSkipVerify bool // opt-in per endpoint; shown in its card
 
 	SLO   SLO    // per-request objectives (zero: none)

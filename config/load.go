@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -33,7 +34,8 @@ const (
 )
 
 var (
-	settingKeys  = []string{"prompt", "max_tokens", "interval", "timeout", "stall", "concurrency", "headers", "extra_body", "slo", "price"}
+	settingKeys = []string{"prompt", "max_tokens", "interval", "timeout", "stall", "concurrency", "headers", "extra_body", "slo", "price",
+		"input_tokens", "output_tokens", "prompts", "cache"}
 	endpointKeys = append([]string{"name", "base_url", "model", "api_key_env", "api_key", "insecure_skip_verify"}, settingKeys...)
 	topKeys      = []string{"defaults", "endpoints"}
 )
@@ -262,14 +264,27 @@ type entry struct {
 
 // settings are the keys an endpoint shares with defaults:. nil means not given.
 type settings struct {
-	prompt                   *string
-	maxTokens, concurrency   *int
-	interval, timeout, stall *time.Duration
-	headers                  map[string]string
-	extraBody                map[string]any
-	slo                      *SLO   // merged key by key over defaults:
-	price                    *Price // replaces defaults: whole
+	prompt                    *string
+	maxTokens, concurrency    *int
+	interval, timeout, stall  *time.Duration
+	headers                   map[string]string
+	extraBody                 map[string]any
+	slo                       *SLO   // merged key by key over defaults:
+	price                     *Price // replaces defaults: whole
+	inputTokens, outputTokens *TokenLength
+	prompts, cache            *string
+
+	// The keys that chose the prompt (prompt, input_tokens, prompts) and the output length
+	// (max_tokens, output_tokens) at this level: two of a kind at one level are an error.
+	promptKey, lengthKey *entry
 }
+
+// Keys that are alternatives: one level (defaults: or an endpoint) gives at most one of each
+// group; a more specific level's choice replaces the other's.
+var (
+	promptSourceKeys = []string{"prompt", "input_tokens", "prompts"}
+	outputLengthKeys = []string{"max_tokens", "output_tokens"}
+)
 
 func (l *loader) errAt(line, col int, format string, args ...any) *Error {
 	return &Error{
@@ -850,6 +865,12 @@ func (l *loader) keySource(e entry) (string, *Error) {
 
 // setting decodes one of the keys shared with defaults:; known is false for any other key.
 func (l *loader) setting(s *settings, e entry) (known bool, err *Error) {
+	if err := l.alternative(&s.promptKey, promptSourceKeys, e); err != nil {
+		return true, err
+	}
+	if err := l.alternative(&s.lengthKey, outputLengthKeys, e); err != nil {
+		return true, err
+	}
 	switch e.key {
 	case "prompt":
 		v, ok, err := l.str(e)
@@ -890,6 +911,32 @@ func (l *loader) setting(s *settings, e entry) (known bool, err *Error) {
 		default:
 			s.stall = &v
 		}
+	case "input_tokens", "output_tokens":
+		v, ok, err := l.tokenLength(e)
+		if err != nil || !ok {
+			return true, err
+		}
+		if e.key == "input_tokens" {
+			s.inputTokens = &v
+		} else {
+			s.outputTokens = &v
+		}
+	case "prompts":
+		v, err := l.promptsFile(e)
+		if err != nil {
+			return true, err
+		}
+		s.prompts = &v
+	case "cache":
+		v, ok, err := l.str(e)
+		if err != nil {
+			return true, err
+		}
+		if msg := checkCache(v); msg != "" || !ok {
+			return true, l.errValue(e, "cache must be %s (the default: every prompt starts with a unique tag) or %s (prompts as they are)",
+				CacheBust, CacheReuse)
+		}
+		s.cache = &v
 	case "headers":
 		h, err := l.headers(e)
 		if err != nil {
@@ -930,6 +977,62 @@ func (l *loader) setting(s *settings, e entry) (known bool, err *Error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// alternative records e in *seen when its key is one of group, and refuses a second key of
+// the group at the same level.
+func (l *loader) alternative(seen **entry, group []string, e entry) *Error {
+	if !slices.Contains(group, e.key) {
+		return nil
+	}
+	if first := *seen; first != nil {
+		line, _ := posOf(first.keyNode)
+		return l.errNode(e.keyNode, "give one of %s, not both %s (line %d) and %s", strings.Join(group, ", "), first.key, line, e.key)
+	}
+	*seen = &e
+	return nil
+}
+
+// tokenLength reads N (a YAML integer) or "N:SD".
+func (l *loader) tokenLength(e entry) (TokenLength, bool, *Error) {
+	r, err := l.resolve(e.value)
+	if err != nil || isNull(r) {
+		return TokenLength{}, false, err
+	}
+	var text string
+	switch r.(type) {
+	case *ast.IntegerNode, *ast.StringNode:
+		text, _ = scalarText(r)
+	default:
+		return TokenLength{}, false, l.errValue(e, "%s must be N or \"N:SD\" tokens, e.g. 512 or \"512:64\", got %s", e.key, kindOf(r))
+	}
+	v, perr := ParseTokenLength(text)
+	if perr != nil {
+		return TokenLength{}, false, l.errValue(e, "%s %s", e.key, perr)
+	}
+	return v, true, nil
+}
+
+// promptsFile reads a prompts: path; a relative one is relative to the config file's
+// directory. The file must exist now: its lines are read before anything is sent.
+func (l *loader) promptsFile(e entry) (string, *Error) {
+	v, ok, err := l.str(e)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		v = ""
+	}
+	if msg := checkText("prompts", v); msg != "" {
+		return "", l.errValue(e, "%s (a JSONL or ShareGPT JSON file)", msg)
+	}
+	if !filepath.IsAbs(v) && l.file != "" {
+		v = filepath.Join(filepath.Dir(l.file), v)
+	}
+	if msg := checkPromptsFile(v); msg != "" {
+		return "", l.errValue(e, "%s", msg)
+	}
+	return v, nil
 }
 
 func (l *loader) headers(e entry) (map[string]string, *Error) {
@@ -1036,12 +1139,33 @@ func (e *Endpoint) merge(defaults, own *settings) {
 	base := NewEndpoint(e.BaseURL, e.Model)
 	e.Prompt, e.MaxTokens, e.Concurrency = base.Prompt, base.MaxTokens, base.Concurrency
 	e.Interval, e.Timeout, e.Stall = base.Interval, base.Timeout, base.Stall
+	e.Cache = base.Cache
 	for _, s := range []*settings{defaults, own} {
+		// A level that chooses the prompt (or the output length) replaces the other level's
+		// choice: an endpoint's prompt: wins over input_tokens: in defaults:.
+		if s.promptKey != nil {
+			e.InputTokens, e.Prompts = TokenLength{}, ""
+		}
 		if s.prompt != nil {
 			e.Prompt = *s.prompt
 		}
+		if s.inputTokens != nil {
+			e.InputTokens = *s.inputTokens
+		}
+		if s.prompts != nil {
+			e.Prompts = *s.prompts
+		}
+		if s.lengthKey != nil {
+			e.OutputTokens = TokenLength{}
+		}
 		if s.maxTokens != nil {
 			e.MaxTokens = *s.maxTokens
+		}
+		if s.outputTokens != nil {
+			e.OutputTokens = *s.outputTokens
+		}
+		if s.cache != nil {
+			e.Cache = *s.cache
 		}
 		if s.concurrency != nil {
 			e.Concurrency = *s.concurrency

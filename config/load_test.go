@@ -127,6 +127,24 @@ func TestParseErrors(t *testing.T) {
 		{"extra_body model in defaults", "defaults:\n  extra_body: {model: x}\n" + ep, 2, 16, `extra_body must not set "model"`},
 		{"extra_body nan", ep + "    extra_body: {top_p: .nan}\n", 4, 25, "JSON has no infinity or NaN"},
 		{"extra_body nested inf", ep + "    extra_body: {a: {b: [1, -.inf]}}\n", 4, 29, "JSON has no infinity or NaN"},
+
+		// Workload.
+		{"input_tokens zero", ep + "    input_tokens: 0\n", 4, 19, "input_tokens must be N or N:SD tokens"},
+		{"input_tokens negative sd", ep + "    input_tokens: 512:-3\n", 4, 19, `got "512:-3"`},
+		{"input_tokens garbage", ep + "    input_tokens: many\n", 4, 19, `input_tokens must be N or N:SD tokens (N a whole number from 1 to 1048576, SD ≥ 0), e.g. 512 or 512:64, got "many"`},
+		{"input_tokens float", ep + "    input_tokens: 51.2\n", 4, 19, "input_tokens must be N or \"N:SD\" tokens, e.g. 512 or \"512:64\", got a number"},
+		{"input_tokens a list", ep + "    input_tokens: [1, 2]\n", 4, 19, "got a list"},
+		{"input_tokens too many", "defaults:\n  input_tokens: 2000000\n" + ep, 2, 17, "from 1 to 1048576"},
+		{"output_tokens zero sd only", ep + "    output_tokens: \":5\"\n", 4, 20, "output_tokens must be N or N:SD tokens"},
+		{"cache unknown", ep + "    cache: off\n", 4, 12, "cache must be bust (the default: every prompt starts with a unique tag) or reuse"},
+		{"cache empty", ep + "    cache:\n", 4, 5, "cache must be bust"},
+		{"cache a bool", ep + "    cache: true\n", 4, 12, "cache must be bust"},
+		{"prompts missing file", ep + "    prompts: /nonexistent/tokscope/p.jsonl\n", 4, 14, "prompts: cannot read /nonexistent/tokscope/p.jsonl: no such file or directory"},
+		{"prompts a directory", ep + "    prompts: /\n", 4, 14, "prompts: / is a directory"},
+		{"prompts empty", ep + "    prompts: \"\"\n", 4, 14, "prompts is empty (a JSONL or ShareGPT JSON file)"},
+		{"prompt and input_tokens", ep + "    prompt: hi\n    input_tokens: 5\n", 5, 5, "give one of prompt, input_tokens, prompts, not both prompt (line 4) and input_tokens"},
+		{"prompts and input_tokens in defaults", "defaults:\n  input_tokens: 5\n  prompts: x.jsonl\n" + ep, 3, 3, "not both input_tokens (line 2) and prompts"},
+		{"max_tokens and output_tokens", ep + "    output_tokens: 5\n    max_tokens: 9\n", 5, 5, "give one of max_tokens, output_tokens, not both output_tokens (line 4) and max_tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,7 +208,7 @@ endpoints:
 			Name: "local-llama", BaseURL: "http://127.0.0.1:8080/v1", Model: "llama3", APIKeyEnv: setVar,
 			Headers:   map[string]string{"X-Foo": "bar", "X-Org": "${" + setVar + "}"},
 			ExtraBody: map[string]any{"ignore_eos": true, "temperature": uint64(0)},
-			Prompt:    "Count to ten.", MaxTokens: 64, Concurrency: 2,
+			Prompt:    "Count to ten.", MaxTokens: 64, Concurrency: 2, Cache: CacheBust,
 			Interval: 500 * time.Millisecond, Timeout: time.Minute, Stall: 10 * time.Second,
 			InsecureSkipVerify: true,
 		},
@@ -198,7 +216,7 @@ endpoints:
 			Name: "api.openai.com/gpt-4o-mini", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: setVar,
 			Headers:   map[string]string{"X-Foo": "baz", "X-Org": "${" + setVar + "}"},
 			ExtraBody: map[string]any{"ignore_eos": true, "temperature": 0.5, "stream_options": map[string]any{"include_usage": true}},
-			Prompt:    "Count to ten.", MaxTokens: 32, Concurrency: 2,
+			Prompt:    "Count to ten.", MaxTokens: 32, Concurrency: 2, Cache: CacheBust,
 			Interval: 0, Timeout: time.Minute, Stall: 10 * time.Second,
 		},
 	}
@@ -429,6 +447,84 @@ func TestEnvRefShown(t *testing.T) {
 		var ce *Error
 		if !errors.As(err, &ce) || !strings.Contains(ce.Snippet, "${"+unsetVar+"}") {
 			t.Errorf("snippet hides the reference: %v", err)
+		}
+	}
+}
+
+// TestParseWorkload: the workload keys under defaults: and per endpoint, the relative prompts
+// path, and the rule that a more specific level's choice of prompt source (prompt,
+// input_tokens, prompts) or output length (max_tokens, output_tokens) replaces the other's.
+func TestParseWorkload(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.jsonl"), []byte(`{"prompt":"hi"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := `defaults:
+  input_tokens: "512:64"
+  output_tokens: 128
+  cache: reuse
+endpoints:
+  - {name: synthetic, base_url: http://h/v1, model: m}
+  - {name: fixed, base_url: http://h/v1, model: m, prompt: "Count.", max_tokens: 9, cache: bust}
+  - {name: file, base_url: http://h/v1, model: m, prompts: p.jsonl}
+  - {name: plain-n, base_url: http://h/v1, model: m, input_tokens: 1000}
+`
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		Prompt         string
+		In, Out        TokenLength
+		MaxTok         int
+		Prompts, Cache string
+	}
+	want := map[string]got{
+		"synthetic": {DefaultPrompt, TokenLength{512, 64}, TokenLength{128, 0}, DefaultMaxTokens, "", CacheReuse},
+		"fixed":     {"Count.", TokenLength{}, TokenLength{}, 9, "", CacheBust},
+		"file":      {DefaultPrompt, TokenLength{}, TokenLength{128, 0}, DefaultMaxTokens, filepath.Join(dir, "p.jsonl"), CacheReuse},
+		"plain-n":   {DefaultPrompt, TokenLength{1000, 0}, TokenLength{128, 0}, DefaultMaxTokens, "", CacheReuse},
+	}
+	for _, e := range c.Endpoints {
+		g := got{e.Prompt, e.InputTokens, e.OutputTokens, e.MaxTokens, e.Prompts, e.Cache}
+		if g != want[e.Name] {
+			t.Errorf("%s = %+v, want %+v", e.Name, g, want[e.Name])
+		}
+	}
+}
+
+func TestParseTokenLength(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want TokenLength
+		ok   bool
+	}{
+		{"512", TokenLength{512, 0}, true},
+		{" 512 : 64 ", TokenLength{512, 64}, true},
+		{"1:0.5", TokenLength{1, 0.5}, true},
+		{"1048576", TokenLength{MaxLengthTokens, 0}, true},
+		{"1048577", TokenLength{}, false},
+		{"0", TokenLength{}, false},
+		{"-5", TokenLength{}, false},
+		{"5:", TokenLength{}, false},
+		{":5", TokenLength{}, false},
+		{"5:-1", TokenLength{}, false},
+		{"5:NaN", TokenLength{}, false},
+		{"5:Inf", TokenLength{}, false},
+		{"5.5", TokenLength{}, false},
+		{"5:1:2", TokenLength{}, false},
+		{"", TokenLength{}, false},
+	} {
+		got, err := ParseTokenLength(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseTokenLength(%q) = %+v, %v; want %+v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+		if err == nil && got.String() != strings.ReplaceAll(strings.TrimSpace(tt.in), " ", "") {
+			t.Errorf("String() = %q, want the input back", got.String())
 		}
 	}
 }

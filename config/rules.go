@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -63,6 +64,23 @@ func checkText(field, s string) string {
 func checkPrompt(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "prompt is empty"
+	}
+	return ""
+}
+
+// checkPromptsFile checks that a prompts file can be opened; its lines are checked when the
+// workload reads it.
+func checkPromptsFile(path string) string {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Sprintf("prompts: cannot read %s: %v", path, err)
+	case fi.IsDir():
+		return fmt.Sprintf("prompts: %s is a directory, not a JSONL or ShareGPT JSON file", path)
 	}
 	return ""
 }
@@ -220,6 +238,7 @@ func NewEndpoint(baseURL, model string) Endpoint {
 		Interval:    DefaultInterval,
 		Timeout:     DefaultTimeout,
 		Stall:       DefaultStall,
+		Cache:       DefaultCache,
 	}
 }
 
@@ -232,6 +251,14 @@ type Overrides struct {
 	Interval    *time.Duration
 	Timeout     *time.Duration
 	SLO         *SLO // --slo replaces every endpoint's objectives
+
+	// Each of Prompt, InputTokens and Prompts replaces the file's choice of prompt source;
+	// MaxTokens and OutputTokens replace its choice of output length. The command line
+	// gives at most one of each group.
+	InputTokens  *TokenLength
+	OutputTokens *TokenLength
+	Prompts      *string
+	Cache        *string
 }
 
 // Apply sets every given override on every endpoint. It does not check the values: call
@@ -240,10 +267,22 @@ func (c *Config) Apply(o Overrides) {
 	for i := range c.Endpoints {
 		e := &c.Endpoints[i]
 		if o.Prompt != nil {
-			e.Prompt = *o.Prompt
+			e.Prompt, e.InputTokens, e.Prompts = *o.Prompt, TokenLength{}, ""
+		}
+		if o.InputTokens != nil {
+			e.InputTokens, e.Prompts = *o.InputTokens, ""
+		}
+		if o.Prompts != nil {
+			e.Prompts, e.InputTokens = *o.Prompts, TokenLength{}
 		}
 		if o.MaxTokens != nil {
-			e.MaxTokens = *o.MaxTokens
+			e.MaxTokens, e.OutputTokens = *o.MaxTokens, TokenLength{}
+		}
+		if o.OutputTokens != nil {
+			e.OutputTokens = *o.OutputTokens
+		}
+		if o.Cache != nil {
+			e.Cache = *o.Cache
 		}
 		if o.Concurrency != nil {
 			e.Concurrency = *o.Concurrency
@@ -260,10 +299,10 @@ func (c *Config) Apply(o Overrides) {
 	}
 }
 
-// Validate gives every unnamed endpoint its default name (host/model, made unique) and checks
-// every endpoint against the same rules as the file loader. Messages name the field and its
-// flag, e.g. `endpoint "a": max_tokens (--max-tokens) must be at least 1, got 0`; there is no
-// line:col. It does not require api_key_env to be set in the environment: a --url endpoint
+// Validate gives every unnamed endpoint its default name (host/model, made unique) and the
+// default cache mode when it has none, then checks every endpoint against the same rules as
+// the file loader. Messages name the field and its flag, e.g. `endpoint "a": max_tokens
+// (--max-tokens) must be at least 1, got 0`; there is no line:col. It does not require api_key_env to be set in the environment: a --url endpoint
 // with the default OPENAI_API_KEY may well need no key.
 func (c *Config) Validate() error {
 	fail := func(format string, args ...any) error {
@@ -283,6 +322,11 @@ func (c *Config) Validate() error {
 		seen[e.Name] = i
 	}
 	assignNames(c.Endpoints)
+	for i := range c.Endpoints {
+		if c.Endpoints[i].Cache == "" {
+			c.Endpoints[i].Cache = DefaultCache // an Endpoint built without NewEndpoint
+		}
+	}
 	for _, e := range c.Endpoints {
 		if msg := checkEndpoint(e); msg != "" {
 			return fail("endpoint %q: %s", e.Name, msg)
@@ -310,9 +354,15 @@ func checkEndpoint(e Endpoint) string {
 		withFlag(checkDuration("timeout", e.Timeout, false), "--timeout"),
 		checkDuration("stall", e.Stall, false),
 		checkSLO(e.SLO),
+		withFlag(checkLength("input_tokens", e.InputTokens), "--input-tokens"),
+		withFlag(checkLength("output_tokens", e.OutputTokens), "--output-tokens"),
+		withFlag(checkCache(e.Cache), "--cache"),
 	}
 	if e.Price != nil {
 		checks = append(checks, checkPrice(*e.Price))
+	}
+	if e.Prompts != "" {
+		checks = append(checks, withFlag(checkText("prompts", e.Prompts), "--prompts"))
 	}
 	if e.APIKeyEnv != "" {
 		checks = append(checks, withFlag(checkEnvName("api_key_env", e.APIKeyEnv), "--api-key-env"))

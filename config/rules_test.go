@@ -202,3 +202,49 @@ func TestEnvRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyWorkload: a command-line prompt source replaces the file's (and clears the other
+// two), --max-tokens replaces output_tokens, and the values reach Validate with their flag.
+func TestApplyWorkload(t *testing.T) {
+	src := "defaults:\n  output_tokens: 64\n  input_tokens: 100\n" + ep
+	parse := func() *Config {
+		c, err := Parse("c.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	prompt, file, cache, none, maxTokens := "flag", "p.jsonl", CacheReuse, "none", 7
+	in, out := TokenLength{N: 300, SD: 5}, TokenLength{N: 20}
+
+	c := parse()
+	c.Apply(Overrides{Prompts: &file, Cache: &cache})
+	if e := c.Endpoints[0]; e.Prompts != file || e.InputTokens.IsSet() || e.Cache != CacheReuse || e.OutputTokens.N != 64 {
+		t.Errorf("--prompts: %+v", e)
+	}
+	c = parse()
+	c.Apply(Overrides{Prompt: &prompt, MaxTokens: &maxTokens})
+	if e := c.Endpoints[0]; e.Prompt != prompt || e.InputTokens.IsSet() || e.MaxTokens != 7 || e.OutputTokens.IsSet() {
+		t.Errorf("--prompt --max-tokens: %+v", e)
+	}
+	c = parse()
+	c.Apply(Overrides{InputTokens: &in, OutputTokens: &out})
+	if e := c.Endpoints[0]; e.InputTokens != in || e.OutputTokens != out || e.Cache != CacheBust {
+		t.Errorf("--input-tokens --output-tokens: %+v", e)
+	}
+
+	for _, tt := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{Cache: &none}, `cache (--cache) must be bust or reuse, got "none"`},
+		{Overrides{InputTokens: &TokenLength{N: -1}}, "input_tokens (--input-tokens) must be N or N:SD"},
+		{Overrides{OutputTokens: &TokenLength{N: 1, SD: -1}}, "output_tokens (--output-tokens) must be N or N:SD"},
+	} {
+		c := parse()
+		c.Apply(tt.o)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate = %v, want %q", err, tt.want)
+		}
+	}
+}
