@@ -519,14 +519,20 @@ func scalarText(n ast.Node) (string, bool) {
 	return "", false
 }
 
-func unknownKey(key string, valid []string) string {
+// Closest is the candidate nearest to word within two edits ("" when none is), for "did
+// you mean" hints.
+func Closest(word string, candidates []string) string {
 	best, bestDist := "", 3
-	for _, v := range valid {
-		if d := editDistance(key, v); d < bestDist {
+	for _, v := range candidates {
+		if d := editDistance(word, v); d < bestDist {
 			best, bestDist = v, d
 		}
 	}
-	if best != "" {
+	return best
+}
+
+func unknownKey(key string, valid []string) string {
+	if best := Closest(key, valid); best != "" {
 		return fmt.Sprintf("unknown key %q; did you mean %q?", key, best)
 	}
 	return fmt.Sprintf("unknown key %q; known keys: %s", key, strings.Join(valid, ", "))

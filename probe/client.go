@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"tokscope/config"
+	"tokscope/workload"
 )
 
 // maxIdlePerHost is far above any concurrency a user sets: the default transport keeps only
@@ -113,30 +115,66 @@ func (c *Client) CloseIdleConnections() {
 	}
 }
 
-func (c *Client) request(prompt string) openai.ChatCompletionRequest {
+func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 	req := openai.ChatCompletionRequest{
 		Model:         c.ep.Model,
-		Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+		Messages:      make([]openai.ChatCompletionMessage, len(w.Messages)),
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
+	for i, m := range w.Messages {
+		req.Messages[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+		if m.Parts != nil {
+			parts := make([]openai.ChatMessagePart, len(m.Parts))
+			for j, t := range m.Parts {
+				parts[j] = openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: t}
+			}
+			req.Messages[i] = openai.ChatCompletionMessage{Role: m.Role, MultiContent: parts}
+		}
+	}
 	if c.maxCompletion {
-		req.MaxCompletionTokens = c.ep.MaxTokens
+		req.MaxCompletionTokens = w.MaxTokens
 	} else {
-		req.MaxTokens = c.ep.MaxTokens
+		req.MaxTokens = w.MaxTokens
 	}
 	return req
 }
 
-// Do sends prompt as one streamed request and measures it. onDelta, if not nil, is called
-// from the calling goroutine for every piece of content or reasoning text as it arrives
-// (Endpoint, Seq and Stream are left for the caller to fill). Do never returns an error: a
-// failure is a Sample with Outcome error and a classified ErrorKind.
+// requestFields are the body fields of one request that go-openai cannot send: ignore_eos
+// and min_tokens for an exact output length. They win over the endpoint's extra_body.
+func requestFields(w workload.Request) map[string]json.RawMessage {
+	if w.MinTokens <= 0 {
+		return nil
+	}
+	return map[string]json.RawMessage{
+		"ignore_eos": json.RawMessage("true"),
+		"min_tokens": json.RawMessage(strconv.Itoa(w.MinTokens)),
+	}
+}
+
+// Do sends prompt as one streamed request with the endpoint's max_tokens (no tag, no
+// workload) and measures it; see Send.
+func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sample {
+	return c.Send(ctx, workload.Request{
+		Messages:  []workload.Message{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+		MaxTokens: c.ep.MaxTokens,
+	}, onDelta)
+}
+
+// Send sends one streamed request built from w and measures it. onDelta, if not nil, is
+// called from the calling goroutine for every piece of content or reasoning text as it
+// arrives (Endpoint, Seq and Stream are left for the caller to fill). Send never returns an
+// error: a failure is a Sample with Outcome error and a classified ErrorKind.
 //
 // The request ends at ctx's end (ErrorKind canceled), at ep.Timeout (timeout) or when no
 // chunk arrived for ep.Stall (stall), whichever comes first.
-func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) (s Sample) {
+func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delta)) (s Sample) {
 	s = newSample(c.ep)
+	s.OutputTarget = max(w.MinTokens, 0)
+	s.Cache = config.CacheReuse
+	if w.Tag != "" {
+		s.Cache = config.CacheBust
+	}
 	// A bug in tokscope (a panic while reading one response) fails that request only, as a
 	// classified "internal" error: the endpoint and every other one keep measuring, and the
 	// TUI keeps the terminal. The stack goes to the --log file, never the screen.
@@ -154,14 +192,14 @@ func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) (s 
 		reqCtx, cancelT = context.WithTimeoutCause(reqCtx, c.ep.Timeout, errDeadline)
 		defer cancelT()
 	}
-	x := &exchange{}
+	x := &exchange{fields: requestFields(w)}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
 	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)
-	req := c.request(prompt)
+	req := c.request(w)
 
 	var d decoder
-	d.init(&s, onDelta, c.ep.MaxTokens)
+	d.init(&s, onDelta, w.MaxTokens)
 
 	t0 := time.Now()
 	x.t0 = t0
@@ -298,7 +336,8 @@ type exchange struct {
 	header http.Header
 	resp   *http.Response
 	tail   *tailBody
-	sent   bool // the doer handed the request to the transport
+	sent   bool                       // the doer handed the request to the transport
+	fields map[string]json.RawMessage // this request's own body fields (requestFields)
 
 	// Offsets from t0 in nanoseconds; -1 = absent. Dial hooks may run on the transport's dial
 	// goroutine, even after the request was served by another connection: hence atomics.
@@ -382,5 +421,6 @@ func newSample(ep config.Endpoint) Sample {
 		Wrote: Absent, Headers: Absent, FirstEvent: Absent, FirstToken: Absent,
 		FirstAnswer: Absent, LastToken: Absent, End: Absent,
 		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+		CachedTokens: -1,
 	}
 }

@@ -52,8 +52,13 @@ func newDoer(ep config.Endpoint, hc *http.Client) *doer {
 }
 
 func (d *doer) Do(req *http.Request) (*http.Response, error) {
-	if d.extra != nil && req.Body != nil {
-		if err := d.mergeBody(req); err != nil {
+	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	var fields map[string]json.RawMessage
+	if x != nil {
+		fields = x.fields
+	}
+	if (d.extra != nil || fields != nil) && req.Body != nil {
+		if err := d.mergeBody(req, fields); err != nil {
 			return nil, err
 		}
 	}
@@ -63,7 +68,6 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if key := d.ep.APIKey(); key != "" && req.Header.Get("Authorization") == "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
 	if x != nil {
 		x.sent = true
 	}
@@ -78,7 +82,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func (d *doer) mergeBody(req *http.Request) error {
+// mergeBody sets the endpoint's extra_body fields, then the request's own fields, in the
+// JSON body go-openai built.
+func (d *doer) mergeBody(req *http.Request, fields map[string]json.RawMessage) error {
 	body, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
@@ -89,6 +95,9 @@ func (d *doer) mergeBody(req *http.Request) error {
 		return fmt.Errorf("merging extra_body: %w", err)
 	}
 	for k, v := range d.extra {
+		m[k] = v
+	}
+	for k, v := range fields {
 		m[k] = v
 	}
 	body, err = json.Marshal(m)

@@ -57,6 +57,37 @@ func (s *Sample) E2ERate() (float64, bool) {
 	return float64(s.Tokens) / s.LastToken.Seconds(), true
 }
 
+// E2E is t0 → the last chunk of any kind (DESIGN.md e2e_ms); ok=false without a chunk.
+func (s *Sample) E2E() (time.Duration, bool) {
+	if len(s.Chunks) == 0 {
+		return 0, false
+	}
+	return s.Chunks[len(s.Chunks)-1].At, true
+}
+
+// PrefillRate is (prompt tokens − cached tokens) / TTFT in tokens per second, from the
+// server's usage: a lower bound of its prefill speed, since TTFT also holds the network, the
+// queue and the first decode step. A cached_tokens the server did not report counts as 0.
+// Undefined without usage prompt tokens, without a first token, or when the whole prompt
+// was cached.
+func (s *Sample) PrefillRate() (float64, bool) {
+	ttft, ok := s.TTFT()
+	uncached := s.PromptTokens - max(s.CachedTokens, 0)
+	if !ok || ttft <= 0 || s.PromptTokens <= 0 || uncached <= 0 {
+		return 0, false
+	}
+	return float64(uncached) / ttft.Seconds(), true
+}
+
+// ReachedTarget reports whether a request with an output target (--output-tokens) got that
+// many tokens; ok=false when it had no target.
+func (s *Sample) ReachedTarget() (reached, ok bool) {
+	if s.OutputTarget <= 0 {
+		return false, false
+	}
+	return s.Tokens >= s.OutputTarget, true
+}
+
 // TokenChunks counts the chunks that carried content or reasoning.
 func (s *Sample) TokenChunks() int {
 	n := 0

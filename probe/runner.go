@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/workload"
 )
 
 // Options tune a Runner. The zero value runs every endpoint until the context ends, with no
@@ -32,6 +33,11 @@ type Options struct {
 	Rate       float64
 	RateSeed   uint64 // seeds the arrival gaps (mixed with the endpoint index): same seed, same schedule
 	QueueLimit int    // arrivals that may wait per endpoint; 0 = DefaultQueueFactor × concurrency
+
+	// Workloads[i] builds the requests of endpoint i (workload.ForEndpoints). A missing or
+	// nil entry is workload.New(ep) seeded with RateSeed; that cannot load a prompts file, so
+	// NewRunner panics for an endpoint that names one without its workload.
+	Workloads []*workload.Workload
 }
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
@@ -85,7 +91,17 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 	}
 	r.lanes = make([]*lane, len(eps))
 	for i, ep := range r.eps {
-		r.lanes[i] = newLane(r, i, ep)
+		var w *workload.Workload
+		if i < len(opts.Workloads) {
+			w = opts.Workloads[i]
+		}
+		if w == nil {
+			var err error
+			if w, err = workload.New(ep, workload.Options{Seed: opts.RateSeed, Endpoint: i}); err != nil {
+				panic("probe: NewRunner: endpoint " + ep.Name + ": " + err.Error())
+			}
+		}
+		r.lanes[i] = newLane(r, i, ep, w)
 	}
 	return r
 }
@@ -321,6 +337,7 @@ type lane struct {
 	idx    int
 	ep     config.Endpoint
 	client *Client
+	work   *workload.Workload
 
 	seq         atomic.Uint64
 	warmTickets atomic.Int64 // warm-up requests handed out
@@ -351,9 +368,9 @@ type lane struct {
 	statusSignal chan struct{}
 }
 
-func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
+func newLane(r *Runner, idx int, ep config.Endpoint, w *workload.Workload) *lane {
 	l := &lane{
-		r: r, idx: idx, ep: ep, client: NewClient(ep),
+		r: r, idx: idx, ep: ep, client: NewClient(ep), work: w,
 		target:       max(ep.Concurrency, 1),
 		wake:         make(chan struct{}),
 		warmGate:     make(chan struct{}),
@@ -462,6 +479,9 @@ func (l *lane) loop(i int) {
 				continue
 			}
 		}
+		// The request is built before the wait for an arrival: a long synthetic prompt takes
+		// milliseconds to cut, which would otherwise count as client queue.
+		req := l.work.Next()
 		var arrival time.Time // zero in the closed loop and for warm-ups
 		if l.open != nil && !warm {
 			at, more := l.nextArrival()
@@ -470,7 +490,7 @@ func (l *lane) loop(i int) {
 			}
 			arrival = at
 		}
-		s, ok := l.once(warm, arrival)
+		s, ok := l.once(warm, arrival, req)
 		if l.open != nil {
 			continue // the arrivals pace the requests: no Interval, no error spacing
 		}
@@ -539,7 +559,7 @@ func (l *lane) waitReady(i int) bool {
 // once sends one background request; ok=false when its sample was not reported (cancelled by
 // the stop, or beyond Options.Requests). arrival, when not zero, is the open-loop arrival it
 // serves: the time from it to t0 is the client queue.
-func (l *lane) once(warm bool, arrival time.Time) (Sample, bool) {
+func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample, bool) {
 	r := l.r
 	seq := l.seq.Add(1)
 	l.begin()
@@ -549,7 +569,7 @@ func (l *lane) once(warm bool, arrival time.Time) (Sample, bool) {
 		onDelta = l.deltaSink(seq, 0)
 	}
 	l.hooks(r.opts.OnStart, seq)
-	s := l.client.Do(l.ctx, l.ep.Prompt, onDelta)
+	s := l.client.Send(l.ctx, req, onDelta)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
 	if !arrival.IsZero() {
@@ -594,7 +614,7 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	seq := l.seq.Add(1)
 	r.send(ctx, &Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
 	l.hooks(r.opts.OnStart, seq)
-	s := l.client.Do(ctx, prompt, l.deltaSink(seq, id))
+	s := l.client.Send(ctx, l.work.Interactive(prompt), l.deltaSink(seq, id))
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Stream = seq, id
 	if isRateLimited(&s) {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -274,8 +275,10 @@ func TestRunnerStreamAndRace(t *testing.T) {
 	if deltas[sid] != 3 || deltas[raceID] != 9 || doneFor[sid] != 1 || doneFor[raceID] != 3 || raceID == sid {
 		t.Errorf("deltas %v dones %v", deltas, doneFor)
 	}
-	if gs[1].requests()[0].body["messages"].([]any)[0].(map[string]any)["content"] != "tell me" {
-		t.Error("prompt not sent")
+	// Under the default --cache bust, the typed prompt goes behind its own tag.
+	if c, _ := gs[1].requests()[0].body["messages"].([]any)[0].(map[string]any)["content"].(string); !strings.HasPrefix(c, "[tokscope ") ||
+		!strings.HasSuffix(c, "-s1] tell me") {
+		t.Errorf("prompt sent as %q", c)
 	}
 	var first, last time.Time
 	for _, g := range gs {

@@ -93,6 +93,15 @@ type Sample struct {
 	Source          TokenSource // where Tokens came from
 	ReasoningTokens int         // of Tokens, reasoning (usage details, else estimate); 0 if none
 	PromptTokens    int         // from usage when given, else 0
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens: the prompt tokens a server
+	// prefix cache served. -1 when the server did not report it (which is not 0).
+	CachedTokens int
+	// OutputTarget is the output length the request asked for with --output-tokens
+	// (min_tokens = max_tokens, ignore_eos); 0 without.
+	OutputTarget int
+	// Cache is the cache mode the request ran under: "bust" when its prompt started with a
+	// unique tag, "reuse" when not; "" in records written before tokscope had the setting.
+	Cache string
 
 	Outcome      Outcome
 	FinishReason string

@@ -41,6 +41,9 @@ type wireUsage struct {
 	Details          struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	PromptDetails struct {
+		CachedTokens int `json:"cached_tokens"` // -1 before decoding: absent stays -1
+	} `json:"prompt_tokens_details"`
 }
 
 // firstID keeps the first non-empty id and ignores the rest without allocating: every chunk
@@ -193,6 +196,7 @@ func (d *decoder) decodeChunk(raw []byte) bool {
 	clear(d.w.Choices)
 	d.w.Choices = d.w.Choices[:0]
 	d.usage = wireUsage{CompletionTokens: -1} // stays -1 when the chunk has no usage
+	d.usage.PromptDetails.CachedTokens = -1
 	d.w.Usage = &d.usage
 	d.w.Error = nil
 	err := d.decode(raw)
@@ -343,6 +347,7 @@ func (d *decoder) finalize() {
 	}
 	if d.usageSeen {
 		s.PromptTokens = d.last.PromptTokens
+		s.CachedTokens = max(d.last.PromptDetails.CachedTokens, -1)
 	}
 	// Tokenizing costs ~1 µs per token: only when the server's usage does not settle it.
 	var estC, estR int
