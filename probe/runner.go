@@ -34,9 +34,10 @@ type Options struct {
 	RateSeed   uint64 // seeds the arrival gaps (mixed with the endpoint index): same seed, same schedule
 	QueueLimit int    // arrivals that may wait per endpoint; 0 = DefaultQueueFactor × concurrency
 
-	// Workloads[i] builds the requests of endpoint i (workload.ForEndpoints). A missing or
-	// nil entry is workload.New(ep) seeded with RateSeed; that cannot load a prompts file, so
-	// NewRunner panics for an endpoint that names one without its workload.
+	// Workloads[i] builds the requests of endpoint i (workload.ForEndpoints, which reports a
+	// bad prompts file before anything is sent). A missing or nil entry is workload.New(ep)
+	// seeded with RateSeed; should that fail, every request of the endpoint fails as a
+	// "request" error carrying the reason, and nothing is sent.
 	Workloads []*workload.Workload
 }
 
@@ -91,17 +92,14 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 	}
 	r.lanes = make([]*lane, len(eps))
 	for i, ep := range r.eps {
-		var w *workload.Workload
+		l := newLane(r, i, ep)
 		if i < len(opts.Workloads) {
-			w = opts.Workloads[i]
+			l.work = opts.Workloads[i]
 		}
-		if w == nil {
-			var err error
-			if w, err = workload.New(ep, workload.Options{Seed: opts.RateSeed, Endpoint: i}); err != nil {
-				panic("probe: NewRunner: endpoint " + ep.Name + ": " + err.Error())
-			}
+		if l.work == nil {
+			l.work, l.workErr = workload.New(ep, workload.Options{Seed: opts.RateSeed, Endpoint: i})
 		}
-		r.lanes[i] = newLane(r, i, ep, w)
+		r.lanes[i] = l
 	}
 	return r
 }
@@ -336,8 +334,9 @@ type lane struct {
 	r      *Runner
 	idx    int
 	ep     config.Endpoint
-	client *Client
-	work   *workload.Workload
+	client  *Client
+	work    *workload.Workload
+	workErr error // the workload could not be built: every request fails with it
 
 	seq         atomic.Uint64
 	warmTickets atomic.Int64 // warm-up requests handed out
@@ -368,9 +367,9 @@ type lane struct {
 	statusSignal chan struct{}
 }
 
-func newLane(r *Runner, idx int, ep config.Endpoint, w *workload.Workload) *lane {
+func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
 	l := &lane{
-		r: r, idx: idx, ep: ep, client: NewClient(ep), work: w,
+		r: r, idx: idx, ep: ep, client: NewClient(ep),
 		target:       max(ep.Concurrency, 1),
 		wake:         make(chan struct{}),
 		warmGate:     make(chan struct{}),
@@ -481,7 +480,7 @@ func (l *lane) loop(i int) {
 		}
 		// The request is built before the wait for an arrival: a long synthetic prompt takes
 		// milliseconds to cut, which would otherwise count as client queue.
-		req := l.work.Next()
+		req := l.nextRequest()
 		var arrival time.Time // zero in the closed loop and for warm-ups
 		if l.open != nil && !warm {
 			at, more := l.nextArrival()
@@ -569,7 +568,7 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 		onDelta = l.deltaSink(seq, 0)
 	}
 	l.hooks(r.opts.OnStart, seq)
-	s := l.client.Send(l.ctx, req, onDelta)
+	s := l.send(l.ctx, req, onDelta)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
 	if !arrival.IsZero() {
@@ -614,7 +613,11 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	seq := l.seq.Add(1)
 	r.send(ctx, &Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
 	l.hooks(r.opts.OnStart, seq)
-	s := l.client.Send(ctx, l.work.Interactive(prompt), l.deltaSink(seq, id))
+	var req workload.Request
+	if l.work != nil {
+		req = l.work.Interactive(prompt)
+	}
+	s := l.send(ctx, req, l.deltaSink(seq, id))
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Stream = seq, id
 	if isRateLimited(&s) {
@@ -622,6 +625,25 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 		l.publish()
 	}
 	l.report(&s, id)
+}
+
+func (l *lane) nextRequest() workload.Request {
+	if l.work == nil {
+		return workload.Request{}
+	}
+	return l.work.Next()
+}
+
+// send measures one request, or fails it at once when the workload could not be built.
+func (l *lane) send(ctx context.Context, req workload.Request, onDelta func(Delta)) Sample {
+	if l.workErr == nil {
+		return l.client.Send(ctx, req, onDelta)
+	}
+	s := newSample(l.ep)
+	s.Start, s.End = time.Now(), 0
+	s.Outcome, s.ErrorKind = OutcomeError, ErrRequest
+	s.ErrorMessage = readable(l.workErr.Error())
+	return s
 }
 
 func (l *lane) hooks(fs []func(string, uint64), seq uint64) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -335,5 +336,26 @@ func TestPrefillRateAndE2E(t *testing.T) {
 	empty := newSample(testEP())
 	if _, ok := empty.E2E(); ok {
 		t.Error("e2e without chunks")
+	}
+}
+
+// TestRunnerBadPromptsFile: without a workload given, the Runner builds one; when its
+// prompts file is bad, every request fails as a "request" error naming file:line, and the
+// server receives nothing.
+func TestRunnerBadPromptsFile(t *testing.T) {
+	path := t.TempDir() + "/p.jsonl"
+	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\n{\"promt\": \"b\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := newCacheServer(t, time.Millisecond)
+	ep := testEndpoint(cs.Server, func(e *config.Endpoint) { e.Prompts, e.Interval = path, 0 })
+	done := collect(t, NewRunner([]config.Endpoint{ep}, Options{Requests: 2}))
+	for _, d := range done {
+		if s := d.Sample; s.ErrorKind != ErrRequest || s.ErrorMessage != path+`:2: unknown key "promt"; did you mean "prompt"?` {
+			t.Errorf("sample: %s %q", s.ErrorKind, s.ErrorMessage)
+		}
+	}
+	if bodies, _, _ := cs.received(); len(bodies) != 0 || len(done) != 2 {
+		t.Errorf("%d requests sent, %d reported", len(bodies), len(done))
 	}
 }

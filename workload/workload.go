@@ -55,7 +55,7 @@ type Options struct {
 	// Endpoint is the endpoint's index in the run: mixed into the seed so that two endpoints
 	// (which may be one server under two names) do not send the same texts.
 	Endpoint int
-	// Prompts is the loaded prompts file, required when the endpoint names one.
+	// Prompts is the loaded prompts file when the endpoint names one; nil loads it (Load).
 	Prompts *Set
 	// RunID goes into every tag; "" draws a random one. It is not derived from Seed on
 	// purpose: a second run with the same seed must not find its prompts in the prefix cache
@@ -77,8 +77,8 @@ type Workload struct {
 	interactive atomic.Uint64
 }
 
-// New prepares the workload of ep. It fails when ep names a prompts file that o does not
-// carry, or when a synthetic prompt cannot be built (the tokenizer is unavailable, or
+// New prepares the workload of ep. It fails when ep's prompts file cannot be loaded (a
+// *FileError), or when a synthetic prompt cannot be built (the tokenizer is unavailable, or
 // --input-tokens is shorter than the cache-busting tag).
 func New(ep config.Endpoint, o Options) (*Workload, error) {
 	w := &Workload{
@@ -95,10 +95,14 @@ func New(ep config.Endpoint, o Options) (*Workload, error) {
 	}
 	switch {
 	case ep.Prompts != "":
-		if o.Prompts == nil || len(o.Prompts.Items) == 0 {
-			return nil, fmt.Errorf("workload: endpoint %q: prompts file %s not loaded", ep.Name, ep.Prompts)
-		}
 		w.set = o.Prompts
+		if w.set == nil {
+			set, err := Load(ep.Prompts)
+			if err != nil {
+				return nil, err
+			}
+			w.set = set
+		}
 	case ep.InputTokens.IsSet():
 		c, err := loadCorpus()
 		if err != nil {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -292,8 +293,9 @@ func TestFileWorkload(t *testing.T) {
 		t.Errorf("reuse with --output-tokens: %+v", r)
 	}
 
-	if _, err := New(ep, Options{}); err == nil {
-		t.Error("New accepted an endpoint whose prompts file was not loaded")
+	var fe *FileError
+	if _, err := New(ep, Options{}); !errors.As(err, &fe) || !strings.Contains(err.Error(), "p.jsonl: cannot read prompts") {
+		t.Errorf("New loads the prompts file it was not given: %v", err)
 	}
 }
 
