@@ -82,6 +82,10 @@ type jsonEndpoint struct {
 	TPOT           *jsonDist      `json:"tpot_ms"`
 	ITL            *jsonDist      `json:"itl_ms"`
 	TokensPerChunk *number        `json:"tokens_per_chunk"`
+	// Contract additions (slo.go): "slo" and "cost" only when set, "server" always.
+	SLO    *jsonSLO    `json:"slo,omitempty"`
+	Cost   *jsonCost   `json:"cost,omitempty"`
+	Server *jsonServer `json:"server"`
 }
 
 type jsonSummary struct {
@@ -140,6 +144,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 			m := number(d.Mean)
 			je.TokensPerChunk = &m
 		}
+		je.SLO, je.Cost, je.Server = sloJSON(e), costJSON(e), serverJSON(e)
 		out.Endpoints = append(out.Endpoints, je)
 	}
 	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
@@ -174,10 +179,20 @@ func errorKindsText(kinds map[string]int) string {
 
 // WriteCSV writes a header row and one row per endpoint with the fields of WriteJSON
 // flattened (ttft_ms_p50, …); a figure without data is an empty cell. error_kinds is
-// "kind=count" joined by ";".
+// "kind=count" joined by ";". After tokens_per_chunk: the SLO columns when an endpoint has
+// objectives, the cost columns when one has a price, the server columns always, the client
+// queue's in open-loop runs.
 func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	cw := csv.NewWriter(w)
 	header := csvHeader()
+	withSLO, withCost := anySLO(&snap), anyCost(&snap)
+	if withSLO {
+		header = append(header, sloCSVHeader()...)
+	}
+	if withCost {
+		header = append(header, costCSVHeader...)
+	}
+	header = append(header, serverCSVHeader()...)
 	if snap.Rate > 0 {
 		header = append(header, queueCSVHeader...)
 	}
@@ -206,6 +221,13 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		} else {
 			row = append(row, "")
 		}
+		if withSLO {
+			row = append(row, sloCSV(e)...)
+		}
+		if withCost {
+			row = append(row, costCSV(e)...)
+		}
+		row = append(row, serverCSV(e)...)
 		if snap.Rate > 0 {
 			row = append(row, queueCSV(e)...)
 		}

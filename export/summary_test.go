@@ -76,14 +76,15 @@ func TestWriteJSONGolden(t *testing.T) {
 	}
 	golden(t, "summary.json", buf.Bytes())
 
-	// The document has exactly DESIGN.md's keys.
+	// The document has exactly DESIGN.md's keys ("server" null: nothing scraped; "slo" and
+	// "cost" absent: no objectives, no price).
 	var doc struct {
 		Endpoints []map[string]json.RawMessage `json:"endpoints"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	wantKeys := strings.Fields("name model base_url requests ok errors truncated error_kinds token_source output_tokens ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk")
+	wantKeys := strings.Fields("name model base_url requests ok errors truncated error_kinds token_source output_tokens ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server")
 	for _, e := range doc.Endpoints {
 		if len(e) != len(wantKeys) {
 			t.Errorf("%d keys, want %d", len(e), len(wantKeys))
@@ -95,7 +96,7 @@ func TestWriteJSONGolden(t *testing.T) {
 		}
 	}
 	broken := doc.Endpoints[1]
-	for _, k := range []string{"token_source", "ttft_ms", "itl_ms", "tokens_per_chunk"} {
+	for _, k := range []string{"token_source", "ttft_ms", "itl_ms", "tokens_per_chunk", "server"} {
 		if string(broken[k]) != "null" {
 			t.Errorf("%s = %s, want null", k, broken[k])
 		}
@@ -133,7 +134,7 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if len(col) != 10+7*6+1 {
+	if len(col) != 10+7*6+1+len(serverCSVHeader()) {
 		t.Errorf("%d columns", len(col))
 	}
 	for _, c := range []struct {

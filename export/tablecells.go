@@ -27,7 +27,7 @@ type TableRow struct {
 type TableEndpoint struct {
 	Name, Model, BaseURL string
 	// Lines are the lines above the distributions, in order: counts, error kinds, rate
-	// limits, open-loop arrivals, output tokens.
+	// limits, open-loop arrivals, SLO, cost, server, output tokens.
 	Lines []string
 	Rows  []TableRow
 }
@@ -54,6 +54,11 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 	if snap.Rate > 0 {
 		te.Lines = append(te.Lines, arrivalsLine(snap.Rate, e))
 	}
+	for _, l := range []string{SLOLine(e), CostLine(e), ServerLine(e)} {
+		if l != "" {
+			te.Lines = append(te.Lines, l)
+		}
+	}
 	estimated := e.TokenSource == "estimate"
 	switch {
 	case e.TokenSource == "":
@@ -74,6 +79,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 	if snap.Rate > 0 {
 		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
 	}
+	te.Rows = append(te.Rows, serverRows(e)...)
 	return te
 }
 

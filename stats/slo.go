@@ -23,6 +23,7 @@ const DefaultBreachTarget = 0.9
 // sloCounts are the SLO tallies of a set of requests.
 type sloCounts struct {
 	counted, good int
+	failed        int                // counted requests that did not succeed
 	violations    [numObjectives]int // by index in config.SLOKeys
 }
 
@@ -47,10 +48,13 @@ func (s *sloState) reset() {
 	clear(s.slots[:])
 }
 
-func (c *sloCounts) add(good bool, violated *[numObjectives]bool) {
+func (c *sloCounts) add(ok, good bool, violated *[numObjectives]bool) {
 	c.counted++
 	if good {
 		c.good++
+	}
+	if !ok {
+		c.failed++
 	}
 	for i, v := range violated {
 		if v {
@@ -124,28 +128,30 @@ func (a *Aggregator) addSLO(e *endpoint, s *probe.Sample) {
 	}
 	var good bool
 	var violated [numObjectives]bool
-	if s.Outcome == probe.OutcomeOK {
+	ok := s.Outcome == probe.OutcomeOK
+	if ok {
 		good, violated = judge(e.slo.slo, s, a.ttftFrom)
 	}
-	e.slo.whole.add(good, &violated)
+	e.slo.whole.add(ok, good, &violated)
 	sec := doneAt(s).Unix()
 	sl := &e.slo.slots[int(mod(sec, int64(recentSlots)))]
 	switch {
 	case !sl.used || sl.sec < sec:
 		*sl = sloSlot{sec: sec, used: true}
-		sl.add(good, &violated)
+		sl.add(ok, good, &violated)
 	case sl.sec == sec:
-		sl.add(good, &violated)
+		sl.add(ok, good, &violated)
 	}
 }
 
 // SLOStats are an endpoint's SLO figures; nil in EndpointStats when it has no objectives.
 type SLOStats struct {
 	Objectives []config.Objective
-	// Counted requests (see the rules above), Good ones, and per objective key the ok
-	// requests that missed it (a request may miss several).
-	Counted, Good int
-	Violations    map[string]int
+	// Counted requests (see the rules above), Good ones, Failed ones (errors and
+	// truncations, never good), and per objective key the ok requests that missed it (a
+	// request may miss several).
+	Counted, Good, Failed int
+	Violations            map[string]int
 	// Attainment is Good/Counted, GoodputRPS good requests per second of the run's wall
 	// time; both meaningful only when Counted > 0.
 	Attainment float64
@@ -180,7 +186,7 @@ func (a *Aggregator) sloStats(e *endpoint, now time.Time, wall time.Duration) *S
 	}
 	st := &SLOStats{
 		Objectives: objs,
-		Counted:    e.slo.whole.counted, Good: e.slo.whole.good,
+		Counted:    e.slo.whole.counted, Good: e.slo.whole.good, Failed: e.slo.whole.failed,
 		Violations: make(map[string]int, len(objs)),
 		Target:     DefaultBreachTarget,
 	}

@@ -87,8 +87,8 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 	a.Add(inter)
 
 	st := a.Snapshot(t0.Add(10 * time.Second)).Endpoints[0].SLO
-	if st.Counted != 11 || st.Good != 8 {
-		t.Fatalf("counted %d good %d, want 11 and 8", st.Counted, st.Good)
+	if st.Counted != 11 || st.Good != 8 || st.Failed != 2 {
+		t.Fatalf("counted %d good %d failed %d, want 11, 8 and 2", st.Counted, st.Good, st.Failed)
 	}
 	if want := 8.0 / 11; math.Abs(st.Attainment-want) > 1e-12 {
 		t.Errorf("attainment %v, want %v", st.Attainment, want)
