@@ -87,7 +87,7 @@ func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 		t.Fatalf("want 2 endpoints, got %d", len(doc.Endpoints))
 	}
 	keys := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "error_kinds", "token_source",
-		"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk"}
+		"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk", "server"}
 	for _, ep := range doc.Endpoints {
 		for _, k := range keys {
 			if _, ok := ep[k]; !ok {
