@@ -30,6 +30,7 @@ type Collector struct {
 	// first and last are the earliest t0 and the latest end of any background request,
 	// warm-ups included, in Unix nanoseconds (wall clock); first == 0 before any.
 	first, last int64
+	slo         *config.SLO // SetSLO: for endpoints added later
 }
 
 // endpointSeries is one endpoint's share of a Collector.
@@ -40,6 +41,7 @@ type endpointSeries struct {
 	// in, in millionths of a token: integer sums do not depend on the order of addition.
 	tokens map[int64]int64
 	itl    logHistogram // every gap between token-bearing chunks of counted requests, ms
+	slo    config.SLO   // the objectives its requests are judged against (slo.go)
 }
 
 // request is one finished, non-warm-up background request.
@@ -52,6 +54,8 @@ type request struct {
 	counted    bool // ok: in the latency and speed figures, as in stats
 	ttftOK     bool
 	decodeOK   bool
+	sloCounted bool // judged against the endpoint's objectives (stats.MeetsSLO)
+	sloGood    bool
 }
 
 // NewCollector returns a Collector with one (empty) series per endpoint, in the order of the
@@ -59,7 +63,7 @@ type request struct {
 func NewCollector(eps []config.Endpoint) *Collector {
 	c := &Collector{byName: map[string]int{}}
 	for _, ep := range eps {
-		c.addEndpoint(ep.Name, ep.Model)
+		c.eps[c.addEndpoint(ep.Name, ep.Model)].slo = ep.SLO
 	}
 	return c
 }
@@ -67,6 +71,9 @@ func NewCollector(eps []config.Endpoint) *Collector {
 func (c *Collector) addEndpoint(name, model string) int {
 	i := len(c.eps)
 	c.eps = append(c.eps, &endpointSeries{name: name, model: model, tokens: map[int64]int64{}, itl: newLogHistogram()})
+	if c.slo != nil {
+		c.eps[i].slo = *c.slo
+	}
 	if _, dup := c.byName[name]; !dup {
 		c.byName[name] = i
 	}
@@ -118,6 +125,7 @@ func (c *Collector) AddAt(ep int, s *probe.Sample) {
 	}
 	e := c.eps[ep]
 	r := request{start: start, end: end, prompt: s.PromptTokens, outcome: s.Outcome, counted: s.Counted()}
+	r.sloCounted, r.sloGood = stats.MeetsSLO(e.slo, s, c.ttftFrom)
 	if r.counted {
 		if d, ok := c.ttftFrom.TTFT(s); ok {
 			r.ttft, r.ttftOK = ms(d), true
@@ -248,10 +256,10 @@ func (h *logHistogram) total() int64 {
 // Clone returns a copy that shares nothing with c, so that a report can be written on
 // another goroutine while c goes on taking requests (the TUI's report key).
 func (c *Collector) Clone() *Collector {
-	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last}
+	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last, slo: c.slo}
 	for _, e := range c.eps {
 		out.eps = append(out.eps, &endpointSeries{name: e.name, model: e.model, requests: slices.Clone(e.requests),
-			tokens: maps.Clone(e.tokens), itl: logHistogram{counts: slices.Clone(e.itl.counts)}})
+			tokens: maps.Clone(e.tokens), itl: logHistogram{counts: slices.Clone(e.itl.counts)}, slo: e.slo})
 	}
 	return out
 }

@@ -235,3 +235,16 @@ func (a *Aggregator) sloStats(e *endpoint, now time.Time, wall time.Duration) *S
 func objectiveLimit(s *config.SLO, i int) *time.Duration {
 	return [numObjectives]*time.Duration{&s.TTFT, &s.TPOT, &s.E2E, &s.ITL}[i]
 }
+
+// MeetsSLO applies the SLO rules above to one finished non-warm-up request: whether it counts
+// towards slo's attainment, and whether it is good (for the report's attainment over time).
+func MeetsSLO(slo config.SLO, s *probe.Sample, ttftFrom probe.TTFTFrom) (counted, good bool) {
+	if !slo.Set() || !sloCounted(s) {
+		return false, false
+	}
+	if s.Outcome != probe.OutcomeOK {
+		return true, false
+	}
+	good, _ = judge(slo, s, ttftFrom)
+	return true, good
+}
