@@ -208,6 +208,11 @@ func distributionCharts(in *Input, eps []endpointRef) []*chart {
 		yLabel: "fraction of gaps", note: "Every gap between consecutive chunks carrying text, over ok requests; dots mark the summary's p50, p90 and p99.", logX: true}
 	decode := &chart{id: "dist-decode", title: "Decode speed per request", xLabel: "decode tok/s (per request)", yLabel: "fraction of ok requests",
 		note: "Cumulative distribution of each ok request's (N − 1) / (last token − first token); dots mark the summary's p50, p90 and p99.", xFromZero: true}
+	// Coalesced reads leave a few gaps of microseconds; a log axis reaching down to them
+	// squeezes every curve against the right edge. The axis starts near the lowest value at
+	// which some endpoint's CDF reaches itlTrim.
+	const itlTrim = 0.005
+	itlLo := 0.0
 	for i := range eps {
 		e := &eps[i]
 		if e.series == nil {
@@ -230,9 +235,17 @@ func distributionCharts(in *Input, eps []endpointRef) []*chart {
 		xs, ys := histogramCDF(&e.series.itl)
 		for k := range xs {
 			xs[k] = math.Max(xs[k], histLowMS) // a log axis has no 0
+			if ys[k] >= itlTrim && (itlLo == 0 || xs[k] < itlLo) {
+				itlLo = xs[k]
+			}
 		}
 		addCDF(itl, e, [2][]float64{xs, ys}, whole.ITL)
 		addCDF(decode, e, cdfOf(rates), whole.DecodeTPS)
+	}
+	if itlLo > 0 {
+		lo := itlLo / 1.5
+		itl.xMin = &lo
+		itl.note += " The axis starts where the first 0.5 % of some endpoint's gaps end."
 	}
 	for _, c := range []*chart{ttft, itl, decode} {
 		if c.hasData() {
