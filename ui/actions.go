@@ -60,6 +60,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.togglePauseAll()
 	case key.Matches(msg, k.Reset):
 		return m.resetStats()
+	case key.Matches(msg, k.Report):
+		return m.saveReport()
 	case key.Matches(msg, k.MoreStreams):
 		return m.changeConcurrency(1)
 	case key.Matches(msg, k.FewerStreams):
@@ -184,6 +186,9 @@ func (m *Model) changeConcurrency(delta int) tea.Cmd {
 
 func (m *Model) resetStats() tea.Cmd {
 	m.agg.Reset()
+	if m.reporter != nil {
+		m.reporter.Reset()
+	}
 	for _, st := range m.states {
 		st.reset()
 	}

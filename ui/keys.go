@@ -12,6 +12,7 @@ type KeyMap struct {
 	Pause, PauseAll, Reset, MoreStreams, FewerStreams key.Binding
 	Sort, SortReverse                                 key.Binding
 	Prompt, Race                                      key.Binding
+	Report                                            key.Binding // write the HTML report
 
 	// While the prompt input has focus only these act; every other key is text.
 	Submit, Blur, ForceQuit key.Binding
@@ -47,6 +48,7 @@ func DefaultKeyMap() KeyMap {
 		SortReverse:  b("S", "reverse sort", "S"),
 		Prompt:       b("/", "prompt", "/"),
 		Race:         b("ctrl+r", "race all", "ctrl+r"),
+		Report:       b("w", "write HTML report", "w"),
 
 		Submit:    b("enter", "stream to selected", "enter"),
 		Blur:      b("esc", "leave prompt", "esc"),
@@ -64,7 +66,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextView, k.PrevView, k.Dashboard, k.Compare, k.Detail, k.Stream, k.Sweep, k.Enter, k.Back},
 		{k.Up, k.Down, k.Left, k.Right, k.Sort, k.SortReverse},
-		{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Reset},
+		{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Reset, k.Report},
 		{k.Prompt, k.Submit, k.Race, k.Blur, k.Help, k.Quit},
 	}
 }

@@ -31,6 +31,8 @@ type Options struct {
 	Rate float64
 	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
 	Sweep *sweep.Sweep
+	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
+	Reporter Reporter
 }
 
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
@@ -71,6 +73,8 @@ type Model struct {
 	str   *streamView    // views[viewStream], for the prompt and the stream events
 	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
+	reporter Reporter // writes the report of the session (report.go); nil: none
+
 	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
 	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
 
@@ -90,18 +94,19 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	}
 	st, keys := DefaultStyles(), DefaultKeyMap()
 	m := Model{
-		eng:     eng,
-		eps:     eps,
-		events:  events,
-		now:     now,
-		keys:    &keys,
-		styles:  &st,
-		help:    help.New(),
-		agg:     newStatistics(eps, opts.TTFTFrom),
-		h2h:     &headToHead{},
-		replay:  opts.Replay,
-		states:  make([]*endpointState, len(eps)),
-		started: now(),
+		eng:      eng,
+		eps:      eps,
+		events:   events,
+		now:      now,
+		keys:     &keys,
+		styles:   &st,
+		help:     help.New(),
+		agg:      newStatistics(eps, opts.TTFTFrom),
+		h2h:      &headToHead{},
+		replay:   opts.Replay,
+		reporter: opts.Reporter,
+		states:   make([]*endpointState, len(eps)),
+		started:  now(),
 	}
 	m.help.Styles = st.Help
 	for i, ep := range eps {
@@ -170,6 +175,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(tickClock(), m.refreshHeadToHead())
 	case headToHeadMsg:
 		return m.handleHeadToHead(msg)
+	case reportSavedMsg:
+		return m.handleReportSaved(msg)
 	case clearNoticeMsg:
 		if msg.id == m.noticeID && m.notice != "" {
 			m.notice = ""
@@ -219,6 +226,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 		} else if st := m.state(ev.Endpoint); st != nil {
 			st.inflight = max(0, st.inflight-1)
 			m.agg.Observe(ev)
+			m.observeReport(ev)
 			s := ev.Sample
 			st.addSample(&s)
 			m.statsDirty = true
@@ -243,6 +251,7 @@ func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 		st.concurrency = ev.Concurrency
 	}
 	m.agg.Observe(ev)
+	m.observeReport(ev)
 	st.version++
 	m.statsDirty = true
 }
