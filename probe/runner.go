@@ -331,9 +331,9 @@ func (r *Runner) Race(prompt string) uint64 {
 
 // lane is one endpoint's scheduling state.
 type lane struct {
-	r      *Runner
-	idx    int
-	ep     config.Endpoint
+	r       *Runner
+	idx     int
+	ep      config.Endpoint
 	client  *Client
 	work    *workload.Workload
 	workErr error // the workload could not be built: every request fails with it
