@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -136,8 +137,8 @@ func TestHeadlessSignals(t *testing.T) {
 	url := busySim(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "rec.jsonl")
-			p := startBinary(t, "--no-tui", "-o", "json", "--duration", "0", "-i", "0s", "-n", "4", "--record", path, "-u", url, "-m", "m")
+			path, page := filepath.Join(t.TempDir(), "rec.jsonl"), filepath.Join(t.TempDir(), "run.html")
+			p := startBinary(t, "--no-tui", "-o", "json", "--duration", "0", "-i", "0s", "-n", "4", "--record", path, "--report", page, "-u", url, "-m", "m")
 			waitForLines(t, path, 20)
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
@@ -171,6 +172,14 @@ func TestHeadlessSignals(t *testing.T) {
 			}
 			if p.stderr.Len() != 0 {
 				t.Errorf("stderr after %v: %s", sig, p.stderr.String())
+			}
+			// The --report of what was measured is written too, with the summary's figures.
+			html, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatalf("no --report after %v: %v", sig, err)
+			}
+			if want := fmt.Sprintf("requests %d  ok %d  errors 0", got.Requests, got.OK); !strings.Contains(string(html), want) {
+				t.Errorf("the report after %v does not say %q", sig, want)
 			}
 		})
 	}

@@ -21,6 +21,7 @@ type engine struct {
 	endpoints []config.Endpoint
 	sweep     *sweep.Sweep     // nil unless --sweep
 	recorder  *export.Recorder // nil unless --record
+	report    *runReport       // --report, or the TUI's w key; nil otherwise
 }
 
 // buildEngine puts the run's flags into a Runner over cfg's endpoints: the schedule, the

@@ -9,6 +9,7 @@ import (
 	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/stats"
+	"tokscope/sweep"
 )
 
 // runHeadless feeds every event into the statistics until the run ends, then prints the
@@ -20,6 +21,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 	failed := false
 	for ev := range eng.runner.Events() {
 		agg.Observe(ev)
+		eng.observeReport(ev)
 		failed = failed || requestFailed(ev)
 	}
 	if err := wait(); err != nil {
@@ -27,7 +29,9 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 		failed = true
 	}
 	recordArrivals(agg, eng.runner)
-	return printSummary(stdout, stderr, o.output, agg.Snapshot(time.Now()), failed)
+	snap := agg.Snapshot(time.Now())
+	code := printSummary(stdout, stderr, o.output, snap, failed)
+	return eng.report.write(snap, nil, code, stderr)
 }
 
 // runSweepHeadless runs the sweep, stops the Runner once every step's results are final, and
@@ -39,26 +43,52 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 	tr.SetTTFTFrom(o.ttftFrom)
 	wait := eng.start(ctx)
 	failed := false
+	var agg *stats.Aggregator // the whole run, for the report's summary
+	if eng.report != nil {
+		agg = stats.New(eng.endpoints)
+		agg.SetTTFTFrom(o.ttftFrom)
+	}
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
 		failed = failed || requestFailed(ev)
+		if agg != nil {
+			agg.Observe(ev)
+			eng.observeReport(ev)
+		}
 	}, cancel) // cancel once every request of the last step has reported
 	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
 	}
 	rep := tr.Report()
-	if err := export.WriteSweep(stdout, o.output, rep); err != nil {
+	code := sweepStatus(stdout, stderr, o.output, &rep, tr.Progress().Finished, failed)
+	if agg != nil {
+		code = eng.report.write(agg.Snapshot(time.Now()), &rep, code, stderr)
+	}
+	return code
+}
+
+// sweepStatus prints the sweep's steps and returns the exit status: 1 when it was
+// interrupted, a request failed, or the steps could not be written.
+func sweepStatus(stdout, stderr io.Writer, format string, rep *sweep.Report, finished int, failed bool) int {
+	if err := export.WriteSweep(stdout, format, *rep); err != nil {
 		fmt.Fprintf(stderr, "tokscope: writing the sweep: %v\n", err)
 		return ExitFailed
 	}
 	if !rep.Complete {
-		fmt.Fprintf(stderr, "tokscope: sweep interrupted after %d of %d steps\n", tr.Progress().Finished, len(rep.Plan.Concurrency))
+		fmt.Fprintf(stderr, "tokscope: sweep interrupted after %d of %d steps\n", finished, len(rep.Plan.Concurrency))
 		return ExitFailed
 	}
 	if failed {
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// observeReport hands an event to the report, when one is written.
+func (e *engine) observeReport(ev probe.Event) {
+	if e.report != nil {
+		e.report.Observe(ev)
+	}
 }
 
 // requestFailed reports whether ev is a counted request that failed: the exit status is 1.

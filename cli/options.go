@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +60,11 @@ type options struct {
 	sweepSteps   []int // parsed by checkLoad; nil = no sweep
 	stepDuration time.Duration
 
+	report string // --report FILE: the HTML report written when the run ends (report.go)
+
+	args  []string // the command line as given, for the report's settings
+	build string   // tokscope's version, for the report (set by Main)
+
 	set func(name string) bool // whether a flag was given on the command line
 }
 
@@ -96,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep step")
+	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -104,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, flagParseError(err)
 	}
-	o.set = fs.Changed
+	o.set, o.args = fs.Changed, args
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (flags only; see --help)", fs.Arg(0))
 	}
@@ -166,6 +174,9 @@ func (o *options) check() error {
 	if err := o.checkLoad(); err != nil {
 		return err
 	}
+	if err := o.checkReport(); err != nil {
+		return err
+	}
 	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
@@ -224,6 +235,31 @@ func (o *options) checkLoad() error {
 			"replay":      "a replay shows a recorded run and sends no request",
 		}[name]
 		return usagef("--sweep and --%s exclude each other: %s", name, why)
+	}
+	return nil
+}
+
+// checkReport: --report is written when a run without the TUI ends (the TUI has its key),
+// into a directory that must exist now, not after an hour of measuring.
+func (o *options) checkReport() error {
+	if !o.set("report") {
+		return nil
+	}
+	if o.report == "" {
+		return usagef("invalid value \"\" for --report: must be a file name, e.g. run.html")
+	}
+	if !o.noTUI {
+		return usagef("--report needs --no-tui: it is written when a headless run, a --sweep or a --replay ends (in the TUI, the w key writes it)")
+	}
+	if o.listModels || o.calibrate {
+		return usagef("--report and --%s exclude each other: there is no run to report", map[bool]string{true: "list-models", false: "calibrate"}[o.listModels])
+	}
+	dir := filepath.Dir(o.report)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usagef("invalid value %q for --report: its directory %s does not exist", o.report, dir)
+	}
+	if st, err := os.Stat(o.report); err == nil && st.IsDir() {
+		return usagef("invalid value %q for --report: is a directory; must be a file name, e.g. run.html", o.report)
 	}
 	return nil
 }

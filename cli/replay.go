@@ -23,14 +23,21 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
 		return ExitUsage
 	}
+	rep := newRunReport(o, rp.Endpoints, nil) // --report, or the TUI's w key
 	if o.noTUI {
 		warnReplay(stderr, rp)
 		agg := stats.New(rp.Endpoints)
 		agg.SetTTFTFrom(o.ttftFrom)
 		for _, ev := range rp.Events {
 			agg.Observe(ev)
+			rep.Observe(ev)
 		}
-		return printSummary(stdout, stderr, o.output, agg.Snapshot(rp.End), rp.Failed)
+		snap := agg.Snapshot(rp.End)
+		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
+		if o.report == "" {
+			return code
+		}
+		return rep.write(snap, nil, code, stderr)
 	}
 
 	// The UI reads the records as the events of a finished run, then shows "replay". Its
@@ -47,6 +54,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		Prompt:   o.prompt,
 		TTFTFrom: o.ttftFrom,
 		Replay:   filepath.Base(o.replay),
+		Reporter: rep,
 	})
 	if code := exitStatus(stderr, uiErr); code != ExitOK {
 		return code

@@ -51,6 +51,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stdout, "tokscope %s\n", versionString(version))
 		return ExitOK
 	}
+	opts.build = versionString(version)
 	closeLog, err := setupLog(opts.logFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --log: %v\n", err)
@@ -86,6 +87,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) (code int) {
 		return ExitUsage
 	}
 	defer eng.close() // on a panic too; closing twice is a no-op
+	if opts.report != "" || !opts.noTUI {
+		eng.report = newRunReport(opts, eng.endpoints, cfg)
+	}
 
 	// Run the UI or headless.
 	switch {

@@ -19,6 +19,7 @@ func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int 
 		TTFTFrom: o.ttftFrom,
 		Rate:     o.rate,
 		Sweep:    eng.sweep,
+		Reporter: eng.report,
 	})
 	cancel()
 	return exitStatus(stderr, uiErr, wait())

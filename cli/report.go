@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/report"
+	"tokscope/stats"
+	"tokscope/sweep"
+)
+
+// runReport gathers the HTML report of a run (--report, or the TUI's w key) from the events
+// its consumer sees, and writes it. It implements ui.Reporter. Like the statistics, it is fed
+// by the one goroutine that reads the events.
+type runReport struct {
+	path     string // --report; "" in the TUI, where every w writes a new file (reportName)
+	settings []report.Setting
+	version  string
+	col      *report.Collector
+}
+
+// newRunReport prepares the report of a run over eps; cfg describes the endpoints in the
+// settings (nil in a replay, whose record does not keep them).
+func newRunReport(o *options, eps []config.Endpoint, cfg *config.Config) *runReport {
+	settings := report.Settings(o.args, cfg)
+	if o.replay != "" {
+		settings = append(settings, report.Setting{Name: "replay of", Value: o.replay})
+	}
+	col := report.NewCollector(eps)
+	col.SetTTFTFrom(o.ttftFrom)
+	return &runReport{path: o.report, settings: settings, version: o.build, col: col}
+}
+
+func (r *runReport) Observe(ev probe.Event) { r.col.Observe(ev) }
+func (r *runReport) Reset()                 { r.col.Reset() }
+
+// Save captures the report as it stands and returns the work of writing it (ui.Reporter).
+func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, error) {
+	in := report.Input{Summary: snap, Requests: r.col.Clone(), Sweep: sw, Settings: r.settings, Version: r.version}
+	path := r.path
+	if path == "" {
+		path = reportName(time.Now())
+	}
+	return func() (string, error) { return path, report.WriteFile(path, in) }
+}
+
+// write writes the report at the end of a headless run, a sweep or a replay; a failure is
+// one line on stderr and makes the exit status at least 1.
+func (r *runReport) write(snap stats.Snapshot, sw *sweep.Report, code int, stderr io.Writer) int {
+	if r == nil {
+		return code
+	}
+	if _, err := r.Save(snap, sw)(); err != nil {
+		fmt.Fprintf(stderr, "tokscope: --report: %v\n", err)
+		return max(code, ExitFailed)
+	}
+	return code
+}
+
+// reportName is the file the TUI's w key writes: in the working directory, named for when.
+func reportName(now time.Time) string {
+	return "tokscope-report-" + now.Format("20060102-150405") + ".html"
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// --report is refused, one line naming it, where no headless run ends to write it.
+func TestReportFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args    []string
+		accepts string
+	}{
+		{[]string{"--demo", "--report", "run.html"}, "needs --no-tui"},
+		{[]string{"--replay", "run.jsonl", "--report", "run.html"}, "needs --no-tui"},
+		{[]string{"--demo", "--sweep", "1,2", "--report", "run.html"}, "needs --no-tui"},
+		{[]string{"--demo", "--no-tui", "--duration", "1s", "--report="}, "must be a file name"},
+		{[]string{"--demo", "--no-tui", "--duration", "1s", "--report", filepath.Join(dir, "missing", "run.html")}, "does not exist"},
+		{[]string{"--demo", "--no-tui", "--duration", "1s", "--report", dir}, "is a directory"},
+		{[]string{"--demo", "--no-tui", "--list-models", "--report", "run.html"}, "exclude each other"},
+	}
+	for _, c := range cases {
+		oneLineNaming(t, c.args, "--report", c.accepts)
+	}
+}
+
+// A headless run, a sweep and a replay each write their report when they end; the sweep's
+// has its trade-off charts and step table, the replay's says what it replayed.
+func TestReportWrittenWhenTheRunEnds(t *testing.T) {
+	url := busySim(t)
+	dir := t.TempDir()
+	rec, live, sw, replay := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "live.html"), filepath.Join(dir, "sweep.html"), filepath.Join(dir, "replay.html")
+	run := func(args ...string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if code := Main("v9.9.9", args, &out, &errOut); code != ExitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut.String())
+		}
+	}
+	run("--no-tui", "-o", "json", "--requests", "6", "-i", "0s", "-u", url, "-m", "m", "--record", rec, "--report", live)
+	run("--no-tui", "-o", "csv", "--sweep", "1,2", "--step-duration", "700ms", "-u", url, "-m", "m", "--report", sw)
+	run("--replay", rec, "--no-tui", "--report", replay)
+	for path, want := range map[string][]string{
+		live:   {"tokscope v9.9.9", "requests 6  ok 6", `id="ts-throughput"`, "--requests 6"},
+		sw:     {`<section id="sweep">`, `id="sweep-tradeoff"`, `<table class="steps">`},
+		replay: {"requests 6  ok 6", "replay of", rec},
+	} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %q", filepath.Base(path), w)
+			}
+		}
+	}
+}
