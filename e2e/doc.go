@@ -1,7 +1,7 @@
 // Package e2e holds tokscope's end-to-end tests and nothing else (there is no non-test
 // code). Each builds the real binary and runs it against a real outside program, which the
 // test requires: a missing one fails the test with the command that installs it (.ci/run
-// installs both).
+// installs them).
 //
 //   - TestTUIInTmux runs `tokscope --demo` in a detached session of a private tmux server
 //     (its own socket in a temporary directory, so a user's tmux is never touched), drives it
@@ -12,6 +12,10 @@
 //     skips it.
 //   - TestPrometheusScrapesTokscope has a real Prometheus scrape a headless run and compares
 //     its view with tokscope's own summary.
+//   - TestReportRendersInChromium writes the --report of a headless demo run and of its
+//     --replay (equal but for what a record does not keep) and renders it in headless
+//     Chromium behind a recording proxy on loopback: no console message, no request from the
+//     page, every chart in the DOM, the endpoints' colours in the screenshot.
 //
 // Under -race the binary is built race-enabled too.
 package e2e
