@@ -65,9 +65,13 @@ footer { margin-top: 36px; font-size: 12px; color: var(--muted); }
   body { font-size: 10pt; }
   main { max-width: none; padding: 0; }
   nav { display: none; }
-  h2 { break-after: avoid; page-break-after: avoid; }
+  h2, p.intro { break-after: avoid; page-break-after: avoid; }
   .grid { grid-template-columns: minmax(0, 1fr); gap: 10px; }
-  figure { max-width: 170mm; margin: 0 auto; }
+  .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px; }
+  .card { padding: 6px 8px; }
+  .card ul, table.figures { font-size: 7.5pt; }
+  table.figures th, table.figures td { padding: 1px 3px; }
+  figure { width: 100%; max-width: 170mm; justify-self: center; }
   pre { white-space: pre-wrap; }
 }
 </style>
