@@ -25,11 +25,13 @@ type Candidate struct {
 	BaseURL string // e.g. http://127.0.0.1:11434/v1
 }
 
-// Found is a server that answered with a valid OpenAI models list.
+// Found is a server that answered with a valid OpenAI models list, or that refused to list
+// its models without a key (401 or 403: a server is there, and it needs --api-key-env).
 type Found struct {
-	Server  string   // the candidate's name, or the server the models list names (owned_by)
-	BaseURL string   // ready for --url
-	Models  []string // model ids in the server's order; empty when it has none loaded
+	Server   string   // the candidate's name, or the server the models list names (owned_by)
+	BaseURL  string   // ready for --url
+	Models   []string // model ids in the server's order; empty when it has none loaded
+	NeedsKey string   // the refusal ("401 Unauthorized") when the server wants a key; else ""
 }
 
 // LocalCandidates are the default ports of the servers tokscope users run most, on 127.0.0.1
@@ -55,9 +57,9 @@ func Local(ctx context.Context, client *http.Client) []Found {
 }
 
 // LocalWith probes every candidate's /models in parallel, each bounded by ProbeTimeout, and
-// returns those that answered with a valid models list, in candidate order. Candidates that
-// refuse, time out or answer with something else are silently absent. A nil client means a
-// fresh client that keeps no idle connections.
+// returns those that answered with a valid models list or with 401/403 (NeedsKey), in
+// candidate order. Candidates that refuse the connection, time out or answer with something
+// else are silently absent. A nil client means a fresh client that keeps no idle connections.
 func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate) []Found {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -69,6 +71,11 @@ func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate)
 			pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 			defer cancel()
 			list, err := fetch(pctx, client, c.BaseURL, "")
+			var refused *StatusError
+			if errors.As(err, &refused) && (refused.Code == http.StatusUnauthorized || refused.Code == http.StatusForbidden) {
+				results[i] = &Found{Server: c.Server, BaseURL: strings.TrimRight(c.BaseURL, "/"), NeedsKey: refused.Status}
+				return
+			}
 			if err != nil {
 				return
 			}
@@ -178,10 +185,13 @@ func fetch(ctx context.Context, client *http.Client, baseURL, apiKey string) (*m
 		return nil, fail("response larger than %d MiB", maxBody>>20)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		err := fail("%s", resp.Status)
 		if msg := apiErrorMessage(body); msg != "" {
-			return nil, fail("%s: %s", resp.Status, msg)
+			err = fail("%s: %s", resp.Status, msg)
 		}
-		return nil, fail("%s", resp.Status)
+		// Status is the canonical text, not the server's reason phrase: it is printed as is.
+		status := strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
+		return nil, &StatusError{Code: resp.StatusCode, Status: status, err: err}
 	}
 	var list modelsList
 	if err := json.Unmarshal(body, &list); err != nil {
@@ -197,6 +207,15 @@ func fetch(ctx context.Context, client *http.Client, baseURL, apiKey string) (*m
 	}
 	return &list, nil
 }
+
+// StatusError is a models list refused with a non-2xx HTTP status.
+type StatusError struct {
+	Code   int    // e.g. 401
+	Status string // e.g. "401 Unauthorized"
+	err    error  // the whole message, URL and server's reason included, key redacted
+}
+
+func (e *StatusError) Error() string { return e.err.Error() }
 
 // apiErrorMessage pulls a short message out of an error body: OpenAI's {"error": {"message"}},
 // {"error": "text"}, or the first line of plain text.

@@ -43,6 +43,8 @@ func TestLocalWith(t *testing.T) {
 	lmStudio := server(t, 200, emptyList)
 	html := server(t, 200, `<html>router admin</html>`)
 	needsKey := server(t, 401, `{"error":{"message":"Unauthorized"}}`)
+	forbidden := server(t, 403, `forbidden`)
+	notFound := server(t, 404, `{"detail":"Not Found"}`)
 	noData := server(t, 200, `{"models":[{"name":"x"}]}`)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
@@ -60,6 +62,8 @@ func TestLocalWith(t *testing.T) {
 		{"HTML", html.URL + "/v1"},
 		{"NeedsKey", needsKey.URL + "/v1"},
 		{"NoData", noData.URL + "/v1"},
+		{"Forbidden", forbidden.URL + "/v1"},
+		{"NotFound", notFound.URL + "/v1"},
 		{"LM Studio", lmStudio.URL + "/v1"},
 	}
 	start := time.Now()
@@ -69,6 +73,8 @@ func TestLocalWith(t *testing.T) {
 	want := []Found{
 		{Server: "Ollama", BaseURL: ollama.URL + "/v1", Models: []string{"llama3.2:3b", "qwen3:8b"}},
 		{Server: "vLLM", BaseURL: vllmOn8080.URL + "/v1", Models: []string{"Qwen/Qwen3-8B"}},
+		{Server: "NeedsKey", BaseURL: needsKey.URL + "/v1", NeedsKey: "401 Unauthorized"},
+		{Server: "Forbidden", BaseURL: forbidden.URL + "/v1", NeedsKey: "403 Forbidden"},
 		{Server: "LM Studio", BaseURL: lmStudio.URL + "/v1", Models: []string{}},
 	}
 	if !reflect.DeepEqual(got, want) {
