@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,19 +26,80 @@ func TestListModels(t *testing.T) {
 	}
 }
 
-// With no config file and no --url, tokscope looks for local servers; when none answers it
-// explains --demo, --url and the config file, and exits 2.
-func TestNoEndpointsExplains(t *testing.T) {
-	dir := t.TempDir()
-	r := runBinary(t, []string{"XDG_CONFIG_HOME=" + dir, "HOME=" + dir, "TOKSCOPE_CONFIG="}, "--no-tui", "--requests", "1")
-	if r.code != 2 {
-		t.Fatalf("exit %d, want 2; stderr %s", r.code, r.stderr)
+// Discovery (no config file, no --url) is tested in package cli with injected candidates:
+// a test of the built binary would scan this machine's real ports 8080, 8000, 11434, 1234 and
+// 30000 and fail whenever something listens there.
+
+// `tokscope --demo > out.txt`: the live view needs a terminal; with stdout in a file it would
+// write escape codes there and show nothing. One line on stderr naming --no-tui, exit 2,
+// nothing in the file.
+func TestTUIRefusedWithoutTerminal(t *testing.T) {
+	r := runBinary(t, nil, "--demo")
+	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--no-tui") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line naming --no-tui", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"--demo", "--url", "--config", "11434"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr does not mention %s:\n%s", want, r.stderr)
+}
+
+// --version names what was built: the VCS revision and commit time the toolchain stamped
+// into the binary (read back with `go version -m`), not "(devel)". The binary is built with
+// -buildvcs=true, since a machine's GOFLAGS may turn stamping off.
+func TestVersionNamesTheBuild(t *testing.T) {
+	bin := buildWith(t, "-buildvcs=true")
+	out, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	settings := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "build" {
+			if k, v, ok := strings.Cut(f[1], "="); ok {
+				settings[k] = v
+			}
 		}
 	}
+	got := versionOf(t, bin)
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		// A tree git does not see as a repository (an unpacked archive; a git worktree, whose
+		// .git is a file the Go toolchain does not follow): the line must say why.
+		if !strings.Contains(got, "without version control") {
+			t.Fatalf("--version = %q for a build without VCS information", got)
+		}
+		t.Logf("built without VCS information: --version = %q", got)
+	} else {
+		for _, want := range []string{rev[:12], settings["vcs.time"]} {
+			if !strings.Contains(got, want) {
+				t.Errorf("--version = %q, want it to hold %q (go version -m: %v)", got, want, settings)
+			}
+		}
+		if dirty := strings.Contains(got, "+dirty"); dirty != (settings["vcs.modified"] == "true") {
+			t.Errorf("--version = %q, vcs.modified = %s", got, settings["vcs.modified"])
+		}
+	}
+	if got := versionOf(t, buildWith(t, "-ldflags=-X main.version=v9.8.7")); got != "tokscope v9.8.7\n" {
+		t.Errorf("with -X main.version: --version = %q", got)
+	}
+}
+
+// buildWith builds tokscope with extra go build flags.
+func buildWith(t *testing.T, flags ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tokscope")
+	if out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...).CombinedOutput(); err != nil {
+		t.Fatalf("go build %v: %v\n%s", flags, err, out)
+	}
+	return bin
+}
+
+// versionOf is what bin --version prints.
+func versionOf(t *testing.T, bin string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 func TestMetricsListenValidated(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // loadConfig merges, in order of precedence, the flags, then --demo / --url or the config
 // file (or the local servers discovery finds), then the defaults. cleanup stops the
 // simulator when --demo started one.
-func loadConfig(ctx context.Context, o *options, stderr io.Writer) (*config.Config, func(), error) {
+func loadConfig(ctx context.Context, o *options, proc process, stderr io.Writer) (*config.Config, func(), error) {
 	cleanup := func() {}
 	var cfg *config.Config
 	switch {
@@ -58,7 +58,7 @@ func loadConfig(ctx context.Context, o *options, stderr io.Writer) (*config.Conf
 			path = found
 		}
 		if path == "" {
-			found, err := discoverEndpoints(ctx, !o.noTUI, stderr)
+			found, err := discoverEndpoints(ctx, proc, !o.noTUI, stderr)
 			if err != nil {
 				return nil, cleanup, err
 			}
@@ -85,20 +85,27 @@ usual ports (Ollama 11434, llama.cpp 8080, vLLM 8000, LM Studio 1234, SGLang 300
   tokscope --url http://127.0.0.1:8080/v1 --model llama3    one OpenAI-compatible endpoint
   tokscope --config tokscope.yaml                           endpoints from a config file (see README)`
 
-// discoverEndpoints looks for OpenAI-compatible servers on their usual loopback ports. When
-// some answer, it lists them with the command that monitors them, and, when it may ask (a
-// TUI run on an interactive terminal), offers to monitor them now (one endpoint per server,
-// its first model).
-func discoverEndpoints(ctx context.Context, mayAsk bool, stderr io.Writer) (*config.Config, error) {
-	found := discover.Local(ctx, &http.Client{})
+// discoverEndpoints looks for OpenAI-compatible servers where proc says local servers
+// listen. When some answer, it lists them with the command that monitors them, and, when it
+// may ask (a TUI run whose standard input is a terminal), offers to monitor them now (one
+// endpoint per server, its first model). A server that wants a key (401/403) is listed with
+// the flag that gives it one.
+func discoverEndpoints(ctx context.Context, proc process, mayAsk bool, stderr io.Writer) (*config.Config, error) {
+	found := discover.LocalWith(ctx, &http.Client{}, proc.localServers)
 	if len(found) == 0 {
 		return nil, errors.New(noEndpointsHelp)
 	}
 	var cmd strings.Builder
 	cmd.WriteString("tokscope")
 	cfg := &config.Config{}
+	var locked []string // base URLs of servers that want a key
 	fmt.Fprintln(stderr, "tokscope: no config file and no --url; found these local servers:")
 	for _, f := range found {
+		if f.NeedsKey != "" {
+			fmt.Fprintf(stderr, "  %-10s %s  needs a key (%s): --api-key-env NAME, NAME holding the key\n", f.Server, f.BaseURL, f.NeedsKey)
+			locked = append(locked, f.BaseURL)
+			continue
+		}
 		fmt.Fprintf(stderr, "  %-10s %s  models: %s\n", f.Server, f.BaseURL, strings.Join(f.Models, ", "))
 		if len(f.Models) == 0 {
 			continue
@@ -108,22 +115,23 @@ func discoverEndpoints(ctx context.Context, mayAsk bool, stderr io.Writer) (*con
 		ep.Name = strings.ToLower(f.Server) + "/" + f.Models[0]
 		cfg.Endpoints = append(cfg.Endpoints, ep)
 	}
+	if len(locked) > 0 {
+		fmt.Fprintf(stderr, "to see the models of a server that needs a key:\n  tokscope --list-models -u %s -m any --api-key-env NAME\n", locked[0])
+	}
 	if len(cfg.Endpoints) == 0 {
+		if len(locked) > 0 {
+			return nil, errors.New("the servers found need a key: put it in an environment variable and name it with --api-key-env")
+		}
 		return nil, errors.New("the servers found offer no model yet: load one, or see --help")
 	}
 	fmt.Fprintf(stderr, "to monitor them:\n  %s\n", cmd.String())
-	if !mayAsk || !isTerminal(os.Stdin) {
+	if !mayAsk || !isTerminal(proc.stdin) {
 		return nil, errors.New("not monitoring discovered servers without confirmation: run the command above")
 	}
 	fmt.Fprint(stderr, "Monitor them now? [Y/n] ")
-	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	answer, _ := bufio.NewReader(proc.stdin).ReadString('\n')
 	if a := strings.TrimSpace(strings.ToLower(answer)); a != "" && a != "y" && a != "yes" {
 		return nil, errors.New("nothing to monitor")
 	}
 	return cfg, nil
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

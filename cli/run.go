@@ -20,6 +20,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"tokscope/discover"
 )
 
 // Main runs tokscope with args (the command line without the program name) and returns the
@@ -31,7 +34,19 @@ import (
 // error. By then the deferred calls below have closed the record file and stopped the
 // simulator. Panics inside the UI never get here: bubbletea recovers them, restores the
 // terminal, and ui.Run returns tea.ErrProgramPanic.
-func Main(version string, args []string, stdout, stderr io.Writer) (code int) {
+func Main(version string, args []string, stdout, stderr io.Writer) int {
+	return run(version, args, stdout, stderr, process{stdin: os.Stdin, localServers: discover.LocalCandidates})
+}
+
+// process is what Main takes from the machine beyond the command line and the output
+// streams, so that tests can give their own: the standard input (where discovery asks before
+// monitoring what it found) and the places discovery looks for local servers.
+type process struct {
+	stdin        *os.File
+	localServers []discover.Candidate
+}
+
+func run(version string, args []string, stdout, stderr io.Writer, proc process) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "tokscope: internal error: %v\n%s", p, debug.Stack())
@@ -50,6 +65,11 @@ func Main(version string, args []string, stdout, stderr io.Writer) (code int) {
 	case opts.version:
 		fmt.Fprintf(stdout, "tokscope %s\n", versionString(version))
 		return ExitOK
+	case needsTerminal(opts) && !isTerminal(stdout):
+		// bubbletea would draw into the file or pipe and leave the screen blank.
+		fmt.Fprintln(stderr, "tokscope: standard output is not a terminal, so the live view cannot be shown; "+
+			"for a summary on stdout add --no-tui and --requests N or --duration D")
+		return ExitUsage
 	}
 	opts.build = versionString(version)
 	closeLog, err := setupLog(opts.logFile)
@@ -70,7 +90,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) (code int) {
 	}
 
 	// Load the endpoints.
-	cfg, cleanup, err := loadConfig(ctx, opts, stderr)
+	cfg, cleanup, err := loadConfig(ctx, opts, proc, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage
@@ -119,13 +139,60 @@ func setupLog(path string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// versionString is the version given at build time, else the module's.
+// needsTerminal says whether the run shows the interactive UI.
+func needsTerminal(o *options) bool {
+	return !o.noTUI && !o.calibrate && !o.listModels
+}
+
+// isTerminal says whether f is a terminal. A character device is not enough: /dev/null is
+// one too.
+func isTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
+}
+
+// versionString is the version given at build time, else what the Go toolchain stamped into
+// the binary (see buildVersion).
 func versionString(version string) string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return buildVersion(bi)
+}
+
+// buildVersion says what was built: the module's version (a release for `go install
+// tokscope@v1.2.0`; for a build from a checkout, Go ≥ 1.24 derives a pseudo-version from the
+// commit), then the VCS revision and commit time the toolchain stamps into a build from a
+// checkout ("+dirty" when the tree had uncommitted changes). A build outside a repository or
+// with -buildvcs=false has neither; the line says so instead of a bare "(devel)".
+func buildVersion(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "(devel: no build information)"
 	}
-	return "(devel)"
+	setting := map[string]string{}
+	for _, s := range bi.Settings {
+		setting[s.Key] = s.Value
+	}
+	version := bi.Main.Version
+	if version == "" || version == "(devel)" {
+		version = "(devel)"
+	}
+	rev := setting["vcs.revision"]
+	if rev == "" {
+		if version == "(devel)" {
+			return "(devel: built without version control information)"
+		}
+		return version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if setting["vcs.modified"] == "true" {
+		rev += "+dirty"
+	}
+	if t := setting["vcs.time"]; t != "" {
+		rev += ", " + t
+	}
+	return version + " (commit " + rev + ")"
 }

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"tokscope/discover"
+	"tokscope/sim"
+)
+
+// closedPort is a loopback base URL where nothing listens (a port just released).
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/v1"
+}
+
+// noConfigFile points every config lookup at an empty directory.
+func noConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HOME", dir)
+	t.Setenv("TOKSCOPE_CONFIG", "")
+}
+
+// With no config file and no --url, tokscope looks for local servers; when none answers it
+// explains --demo, --url and the config file, and exits 2. The candidates are injected: the
+// test must not depend on what listens on this machine's 8080 or 11434.
+func TestNoEndpointsExplains(t *testing.T) {
+	noConfigFile(t)
+	var stdout, stderr bytes.Buffer
+	code := run("", []string{"--no-tui", "--requests", "1"}, &stdout, &stderr,
+		process{localServers: []discover.Candidate{{Server: "Ollama", BaseURL: closedPort(t)}}})
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d; stderr %s", code, ExitUsage, stderr.String())
+	}
+	for _, want := range []string{"--demo", "--url", "--config", "11434"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not mention %s:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// A server that answers the models list with 401 is there, and wants a key: discovery says
+// so and names the flag, instead of passing over it as if nothing listened.
+func TestDiscoveryHintsAtKeyOn401(t *testing.T) {
+	noConfigFile(t)
+	locked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"missing API key"}}`, http.StatusUnauthorized)
+	}))
+	defer locked.Close()
+	var stdout, stderr bytes.Buffer
+	code := run("", []string{"--no-tui", "--requests", "1"}, &stdout, &stderr,
+		process{localServers: []discover.Candidate{{Server: "vLLM", BaseURL: locked.URL + "/v1"}}})
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d; stderr %s", code, ExitUsage, stderr.String())
+	}
+	for _, want := range []string{"vLLM", locked.URL + "/v1", "needs a key (401 Unauthorized)", "--api-key-env",
+		"tokscope --list-models -u " + locked.URL + "/v1"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "no local server answered") {
+		t.Errorf("a server that answered 401 is reported as absent:\n%s", stderr.String())
+	}
+}
+
+// With standard input redirected from /dev/null (a character device, but no terminal),
+// discovery lists what it found and the command, and does not ask: there is nobody to answer.
+func TestDiscoveryDoesNotAskWithoutTerminal(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "model-a", TokensPerSecond: 100, TokensPerChunk: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	if isTerminal(devNull) {
+		t.Fatalf("isTerminal(%s) = true", os.DevNull)
+	}
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg, err := discoverEndpoints(ctx, process{stdin: devNull, localServers: []discover.Candidate{{Server: "llama.cpp", BaseURL: srv.BaseURL("a")}}}, true, &stderr)
+	if cfg != nil || err == nil || !strings.Contains(err.Error(), "without confirmation") {
+		t.Errorf("discoverEndpoints with stdin %s = %v, %v; want no endpoints and a refusal", os.DevNull, cfg, err)
+	}
+	if strings.Contains(stderr.String(), "Monitor them now?") {
+		t.Errorf("asked a question nobody can answer:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "-u "+srv.BaseURL("a")+" -m model-a") {
+		t.Errorf("the command that monitors the server is missing:\n%s", stderr.String())
+	}
+}
+
+// The live view needs a terminal on stdout: into a file or a pipe it would write escape codes
+// and show nothing. tokscope refuses with one line naming --no-tui, exit 2, before it starts
+// anything (the built binary's case is TestTUIRefusedWithoutTerminal in the root package).
+func TestTUIRefusedWhenStdoutIsNotATerminal(t *testing.T) {
+	out, err := os.Create(t.TempDir() + "/out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	for _, args := range [][]string{{"--demo"}, {"--replay", "run.jsonl"}} {
+		var stderr bytes.Buffer
+		code := run("", args, out, &stderr, process{})
+		if code != ExitUsage || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "--no-tui") {
+			t.Errorf("%v with stdout in a file: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+	if st, _ := out.Stat(); st.Size() != 0 {
+		t.Errorf("%d bytes written to the file", st.Size())
+	}
+}
