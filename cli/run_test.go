@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +87,36 @@ func wholeRecords(t *testing.T, path string) []export.Record {
 		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
 	}
 	return recs
+}
+
+// buildVersion: a released module's version, else the revision and time stamped from the
+// checkout, else why there is none.
+func TestBuildVersion(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	const rev = "0a39ca6e1f2d3c4b5a6978877665544332211000"
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261120140311-0a39ca6e1f2d"}, Settings: vcs("vcs.revision", rev, "vcs.time", "2026-11-20T14:03:11Z", "vcs.modified", "false")},
+			"v0.0.0-20261120140311-0a39ca6e1f2d (commit 0a39ca6e1f2d, 2026-11-20T14:03:11Z)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", rev, "vcs.time", "2026-11-20T14:03:11Z", "vcs.modified", "true")},
+			"(devel) (commit 0a39ca6e1f2d+dirty, 2026-11-20T14:03:11Z)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel: built without version control information)"},
+		{nil, "(devel: no build information)"},
+	} {
+		if got := buildVersion(c.bi); got != c.want {
+			t.Errorf("buildVersion(%+v) = %q, want %q", c.bi, got, c.want)
+		}
+	}
+	if got := versionString("v2.0.0-rc1"); got != "v2.0.0-rc1" {
+		t.Errorf("versionString with -X main.version = %q", got)
+	}
 }
