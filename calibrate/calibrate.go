@@ -42,6 +42,19 @@ type Result struct {
 	DecodeErrPct             float64 // mean |measured − sent| / sent decode tok/s, in percent
 }
 
+// Estimate is how long Run takes on levels when the simulator keeps its schedule: each
+// stream slot sends one warm-up and then its requests back to back, each lasting the
+// profile's TTFT and then its remaining tokens at its decode speed. A loaded machine adds a
+// little; it never takes less.
+func Estimate(levels []Level) time.Duration {
+	perRequest := Profile.TTFT + time.Duration(float64(Profile.MaxTokens-1)/Profile.TokensPerSecond*float64(time.Second))
+	var total time.Duration
+	for _, lv := range levels {
+		total += time.Duration(lv.Requests+1) * perRequest
+	}
+	return total
+}
+
 // Run measures every level in turn on a fresh simulator.
 func Run(ctx context.Context, levels []Level) ([]Result, error) {
 	srv, err := sim.Start(sim.Options{TrackSends: true}, Profile)
@@ -72,6 +85,10 @@ func runLevel(ctx context.Context, srv *sim.Server, lv Level) (Result, error) {
 func measure(ctx context.Context, srv *sim.Server, lv Level) ([]probe.Sample, error) {
 	ep := config.NewEndpoint(srv.BaseURL(Profile.Name), Profile.Model)
 	ep.Name, ep.Concurrency, ep.Interval = "calibrate", lv.Concurrency, 0
+	// The profile's length, not the endpoint default (256): the simulator answers the
+	// request's max_tokens, and 256 tokens would make every request, and the whole run,
+	// 3.6 times longer than Estimate says.
+	ep.MaxTokens = Profile.MaxTokens
 	var samples []probe.Sample
 	runner := probe.NewRunner([]config.Endpoint{ep}, probe.Options{Warmup: lv.Concurrency, Requests: lv.Requests * lv.Concurrency})
 	errc := make(chan error, 1)

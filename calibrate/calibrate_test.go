@@ -57,6 +57,11 @@ func TestCompareSeesShift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range samples {
+		if s.Tokens != Profile.MaxTokens {
+			t.Fatalf("a calibration request streamed %d tokens, the profile's schedule has %d", s.Tokens, Profile.MaxTokens)
+		}
+	}
 	for i := range samples {
 		samples[i].Start = samples[i].Start.Add(7 * time.Millisecond)
 	}
@@ -66,5 +71,25 @@ func TestCompareSeesShift(t *testing.T) {
 	}
 	if shifted.TTFTErrP50 < 6 || shifted.ChunkErrP50 < 6 {
 		t.Errorf("a 7 ms shift shows as TTFT %.3f ms, chunk %.3f ms", shifted.TTFTErrP50, shifted.ChunkErrP50)
+	}
+}
+
+// `tokscope --calibrate` announces Estimate(DefaultLevels); a run must take about that long.
+// It cannot be faster than the simulator's schedule; the upper bound is loose for a loaded
+// 2-core machine, but fails when requests stream more tokens than the schedule (the old
+// 256-token requests took 3.6 times the estimate).
+func TestRunTakesAboutItsEstimate(t *testing.T) {
+	levels := []Level{{2, 3}, {4, 2}}
+	want := Estimate(levels)
+	start := time.Now()
+	if _, err := Run(context.Background(), levels); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if took < want || took > 2*want+time.Second {
+		t.Errorf("Run took %v, Estimate says %v", took.Round(time.Millisecond), want)
+	}
+	if d := Estimate(DefaultLevels); d < 10*time.Second || d > 14*time.Second {
+		t.Errorf("Estimate(DefaultLevels) = %v: update the README's --calibrate section", d)
 	}
 }

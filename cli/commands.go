@@ -36,7 +36,8 @@ func listModels(ctx context.Context, cfg *config.Config, stdout, stderr io.Write
 
 // runCalibrate measures tokscope's own timing error against the built-in simulator.
 func runCalibrate(ctx context.Context, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "tokscope: calibrating against the built-in simulator (about 20 s)…")
+	fmt.Fprintf(stderr, "tokscope: calibrating against the built-in simulator (about %.0f s)…\n",
+		calibrate.Estimate(calibrate.DefaultLevels).Seconds())
 	results, err := calibrate.Run(ctx, calibrate.DefaultLevels)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --calibrate: %v\n", err)
