@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The test command of the README, for a fresh Debian machine that has only Go.
+#
+# The end-to-end tests use real programs: tmux (the TUI in a terminal), prometheus (a real
+# scrape of --metrics-listen) and chromium (the HTML report rendered). The ones missing are
+# installed with apt-get when this user may (root, or sudo without a password); otherwise
+# the script says which to install and the tests that need them fail, naming them. Then:
+# go vet and the race-enabled tests of every package. .ci/run calls this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for tool in tmux prometheus chromium; do
+  command -v "$tool" >/dev/null || need+=("$tool")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  as_root=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+      as_root=(sudo -n)
+    else
+      as_root=(cannot)
+    fi
+  fi
+  if [ "${as_root[*]}" = cannot ] || ! command -v apt-get >/dev/null; then
+    echo "scripts/test.sh: ${need[*]} missing and cannot be installed here (needs apt-get as root or sudo):" \
+      "install them (apt-get install -y ${need[*]}), or the tests that use them fail" >&2
+  else
+    echo "scripts/test.sh: installing ${need[*]} with apt-get…" >&2
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+fi
+
+go vet ./... && go test -race ./...
