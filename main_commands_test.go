@@ -103,7 +103,7 @@ func versionOf(t *testing.T, bin string) string {
 }
 
 func TestMetricsListenValidated(t *testing.T) {
-	r := runBinary(t, nil, "--demo", "--metrics-listen", "127.0.0.1:notaport")
+	r := runBinary(t, nil, "--demo", "--no-tui", "--requests", "1", "--metrics-listen", "127.0.0.1:notaport")
 	if r.code != 2 || !strings.Contains(r.stderr, "--metrics-listen") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
 	}
