@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
+	"tokscope/config"
 	"tokscope/stats"
 )
 
@@ -48,6 +49,52 @@ var compareColumns = []column{
 	distCol("tok/chk", func(w *stats.Window) stats.Dist { return w.TokensPerChunk }, p50, num, 0, true),
 }
 
+// sloColumns and costColumns join the table when some endpoint has objectives or a price:
+// the share of counted requests meeting every objective, goodput, the run's cost and its USD
+// per 1M output tokens.
+var (
+	sloColumns = []column{
+		{title: "slo %", format: pct, better: +1, value: func(es *stats.EndpointStats) (float64, bool) {
+			if es.SLO == nil || es.SLO.Counted == 0 {
+				return 0, false
+			}
+			return 100 * es.SLO.Attainment, true
+		}},
+		{title: "good/s", format: num, better: +1, value: func(es *stats.EndpointStats) (float64, bool) {
+			if es.SLO == nil || es.SLO.Counted == 0 {
+				return 0, false
+			}
+			return es.SLO.GoodputRPS, true
+		}},
+	}
+	costColumns = []column{
+		{title: "$ run", format: dollars, better: -1, value: func(es *stats.EndpointStats) (float64, bool) {
+			if es.Cost == nil {
+				return 0, false
+			}
+			return es.Cost.USD, true
+		}},
+		{title: "$/1M out", format: dollars, better: -1, tokens: true, value: func(es *stats.EndpointStats) (float64, bool) {
+			if es.Cost == nil || es.Cost.OutputTokens == 0 {
+				return 0, false
+			}
+			return es.Cost.USDPerMTokOut, true
+		}},
+	}
+)
+
+// columnsFor is the compare table's columns for eps.
+func columnsFor(eps []config.Endpoint) []column {
+	var cols []column // what the user asked for first: the objectives, the cost
+	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.SLO.Set() }) {
+		cols = append(cols, sloColumns...)
+	}
+	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.Price != nil }) {
+		cols = append(cols, costColumns...)
+	}
+	return append(cols, compareColumns...)
+}
+
 // Sort keys beyond the numeric columns.
 const (
 	sortConfig = -2 // configuration order
@@ -60,10 +107,11 @@ type compareView struct {
 	common
 	n int
 
-	sortCol int  // sortConfig, sortName, a column index, or len(compareColumns) for the source
-	reverse bool // S: reverse the column's natural (best first) order
-	offset  int  // first numeric column shown (←/→ scroll)
-	shown   int  // numeric columns shown at the last render
+	cols    []column // the SLO and cost columns when some endpoint has them, then compareColumns
+	sortCol int      // sortConfig, sortName, a column index, or len(cols) for the source
+	reverse bool     // S: reverse the column's natural (best first) order
+	offset  int      // first numeric column shown (←/→ scroll)
+	shown   int      // numeric columns shown at the last render
 	order   []int
 	key     compareKey
 	body    string
@@ -77,9 +125,10 @@ type compareKey struct {
 	snap, h2h                  uint64
 }
 
-// newCompareView builds the table of n endpoints, with the head-to-head rows of h2h.
-func newCompareView(c common, n int, h2h *headToHead) *compareView {
-	v := &compareView{common: c, n: n, sortCol: sortConfig, h2h: h2h}
+// newCompareView builds the table of eps, with the head-to-head rows of h2h.
+func newCompareView(c common, eps []config.Endpoint, h2h *headToHead) *compareView {
+	n := len(eps)
+	v := &compareView{common: c, n: n, sortCol: sortConfig, h2h: h2h, cols: columnsFor(eps)}
 	v.order = make([]int, n)
 	for i := range v.order {
 		v.order[i] = i
@@ -102,10 +151,10 @@ func (c *compareView) CycleSort(reverse bool) {
 	}
 	c.reverse = false
 	c.sortCol++
-	if c.sortCol > len(compareColumns) {
+	if c.sortCol > len(c.cols) {
 		c.sortCol = sortConfig
 	}
-	if c.sortCol >= 0 && c.sortCol < len(compareColumns) {
+	if c.sortCol >= 0 && c.sortCol < len(c.cols) {
 		if c.sortCol < c.offset {
 			c.offset = c.sortCol
 		} else if c.shown > 0 && c.sortCol >= c.offset+c.shown {
@@ -116,7 +165,7 @@ func (c *compareView) CycleSort(reverse bool) {
 
 // Scroll moves the visible columns by dx.
 func (c *compareView) Scroll(dx int) {
-	c.offset = clamp(c.offset+dx, 0, len(compareColumns)-max(c.shown, 1))
+	c.offset = clamp(c.offset+dx, 0, len(c.cols)-max(c.shown, 1))
 }
 
 // Move moves the selection dy rows in the displayed order; dx scrolls the columns instead.
@@ -138,10 +187,10 @@ func (c *compareView) sortName() string {
 		return "config order"
 	case c.sortCol == sortName:
 		return "name"
-	case c.sortCol == len(compareColumns):
+	case c.sortCol == len(c.cols):
 		return "tok src"
 	}
-	return compareColumns[c.sortCol].title
+	return c.cols[c.sortCol].title
 }
 
 // Info is the footer's sort and scroll indicator.
@@ -151,8 +200,8 @@ func (c *compareView) Info() string {
 		dir = "▼"
 	}
 	info := "sort " + c.sortName() + " " + dir
-	if c.shown < len(compareColumns) {
-		info += " · cols " + itoa(c.offset+1) + "-" + itoa(c.offset+c.shown) + "/" + itoa(len(compareColumns)) + " ←→"
+	if c.shown < len(c.cols) {
+		info += " · cols " + itoa(c.offset+1) + "-" + itoa(c.offset+c.shown) + "/" + itoa(len(c.cols)) + " ←→"
 	}
 	return info
 }
@@ -174,10 +223,10 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 			return dir * cmp.Compare(a, b)
 		case c.sortCol == sortName:
 			return dir * strings.Compare(ea.Name, eb.Name)
-		case c.sortCol == len(compareColumns):
+		case c.sortCol == len(c.cols):
 			return dir * strings.Compare(ea.TokenSource, eb.TokenSource)
 		}
-		col := compareColumns[c.sortCol]
+		col := c.cols[c.sortCol]
 		va, oka := col.value(ea)
 		vb, okb := col.value(eb)
 		switch {
@@ -215,8 +264,8 @@ func (c *compareView) Render(f *frame) string {
 	if c.styles.Plain {
 		wd.col++ // room for the "*" that marks a best value without colour
 	}
-	c.shown, c.offset = visibleColumns(len(compareColumns), c.w, wd, c.offset)
-	cols := compareColumns[c.offset : c.offset+c.shown]
+	c.shown, c.offset = visibleColumns(len(c.cols), c.w, wd, c.offset)
+	cols := c.cols[c.offset : c.offset+c.shown]
 	best := bestRows(cols, eps)
 
 	lines := []string{c.headerRow(cols, wd)}
@@ -302,7 +351,7 @@ func (c *compareView) headerRow(cols []column, wd compareWidths) string {
 	for j, col := range cols {
 		b.WriteString(" " + c.headerCell(col.title, wd.col, c.offset+j, false))
 	}
-	b.WriteString(" " + c.headerCell("tok src", wd.src, len(compareColumns), true))
+	b.WriteString(" " + c.headerCell("tok src", wd.src, len(c.cols), true))
 	return b.String()
 }
 
@@ -364,7 +413,12 @@ func (c *compareView) legend() string {
 	if c.styles.Plain {
 		best = " · * best"
 	}
+	extra := ""
+	if len(c.cols) > len(compareColumns) {
+		extra = " · slo %: met every objective · $ in USD"
+	}
 	for _, l := range []string{
+		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e in tok/s · ≈ estimated tokens" + extra + best,
 		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e in tok/s · ≈ estimated tokens" + best,
 		"whole run · ms: ttft ttfa itl stall · tok/s: dec e2e · ≈ estimate" + best,
 		"whole run · ms / tok/s · ≈ estimate" + best,

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/probe"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 )
 
@@ -22,6 +23,7 @@ const detailSpan = 15 * time.Minute
 type detailView struct {
 	common
 	ttft, decode *timeChart
+	waiting, kv  *timeChart // the server's own queue and KV cache (servermetrics)
 	key          detailKey
 	body         string
 }
@@ -35,9 +37,11 @@ type detailKey struct {
 
 func newDetailView(c common) *detailView {
 	return &detailView{
-		common: c,
-		ttft:   newTimeChart(c.styles, c.styles.SparkTTFT),
-		decode: newTimeChart(c.styles, c.styles.SparkDecode),
+		common:  c,
+		ttft:    newTimeChart(c.styles, c.styles.SparkTTFT),
+		decode:  newTimeChart(c.styles, c.styles.SparkDecode),
+		waiting: newTimeChart(c.styles, c.styles.SparkTTFT),
+		kv:      &timeChart{styles: c.styles, style: c.styles.SparkDecode, limit: 100},
 	}
 }
 
@@ -65,9 +69,20 @@ func (d *detailView) Render(f *frame) string {
 	title := s.Title.Render(es.Name) + s.Muted.Render(" · "+es.Model+" · "+es.BaseURL) + "  " +
 		statusStyle(s, kind).Render(status) + s.Muted.Render(" · c"+itoa(st.concurrency))
 	lines := []string{truncate(title, d.w)}
-
-	// Charts: side by side when wide enough, else stacked.
 	rest := d.h - 1
+	srv := es.Server
+	if srv != nil && srv.Scrapes == 0 {
+		lines = append(lines, serverLine(s, srv, d.w)) // the quiet note
+		rest--
+	}
+
+	// Charts: side by side when wide enough, else stacked; the server's below the client's
+	// when it was scraped and there is room.
+	serverH := 0
+	if srv != nil && srv.Scrapes > 0 && rest >= 16 {
+		serverH = clamp(rest/4, 4, 10)
+		rest -= serverH
+	}
 	chartH := clamp(rest*2/5, 4, 16)
 	var ttftPts, decPts []timeserieslinechart.TimePoint
 	for _, p := range es.History {
@@ -94,6 +109,9 @@ func (d *detailView) Render(f *frame) string {
 		lines = append(lines, d.ttft.View(), d.decode.View())
 	}
 	rest -= chartH
+	if serverH > 0 {
+		lines = append(lines, d.serverCharts(es, f.now, serverH))
+	}
 
 	// Below: breakdown | ITL, reasoning split, errors.
 	if rest > 0 {
@@ -111,6 +129,82 @@ func (d *detailView) Render(f *frame) string {
 	}
 	d.body = fit(strings.Join(lines, "\n"), d.w, d.h)
 	return d.body
+}
+
+// serverCharts are the server's requests waiting (under TTFT: a queue building up is what a
+// rising TTFT is made of) and its KV-cache usage (under decode), h rows, with the latest
+// figures and the server's generation rate beside the client's aggregate in their titles.
+func (d *detailView) serverCharts(es *stats.EndpointStats, now time.Time, h int) string {
+	s, srv := d.styles, es.Server
+	var waitPts, kvPts []timeserieslinechart.TimePoint
+	for _, p := range srv.History {
+		if now.Sub(p.At) > detailSpan {
+			continue
+		}
+		if p.Waiting.OK {
+			waitPts = append(waitPts, timeserieslinechart.TimePoint{Time: p.At, Value: p.Waiting.V})
+		}
+		if p.KVCacheUsage.OK {
+			kvPts = append(kvPts, timeserieslinechart.TimePoint{Time: p.At, Value: 100 * p.KVCacheUsage.V})
+		}
+	}
+	r := &srv.Latest
+	figure := func(v servermetrics.Value, f func(float64) string) string {
+		if !v.OK {
+			return dash
+		}
+		return f(v.V)
+	}
+	count := func(v float64) string { return itoa(int(v + 0.5)) }
+	waitTitle := "server waiting" + s.Muted.Render("  run "+figure(r.Running, count)+" · wait "+figure(r.Waiting, count)+" ("+string(srv.Kind)+")")
+	kvTitle := "server KV %" + s.Muted.Render("  gen "+figure(r.GenTPS, num)+" tok/s · client agg "+approx(es.TokenSource)+num(es.AggregateTPS))
+	if len(kvPts) == 0 {
+		kvTitle = "server KV %" + s.Muted.Render(" (not exposed) · gen "+figure(r.GenTPS, num)+" tok/s")
+	}
+	if d.w >= 70 {
+		cw := (d.w - 1) / 2
+		d.waiting.Set(waitTitle, waitPts, cw, h)
+		d.kv.Set(kvTitle, kvPts, d.w-1-cw, h)
+		return lipgloss.JoinHorizontal(lipgloss.Top, d.waiting.View(), " ", d.kv.View())
+	}
+	hh := max(2, h/2)
+	d.waiting.Set(waitTitle, waitPts, d.w, hh)
+	d.kv.Set(kvTitle, kvPts, d.w, h-hh)
+	return d.waiting.View() + "\n" + d.kv.View()
+}
+
+// sloCostLines are the detail view's SLO and cost figures: whole-run attainment, goodput,
+// misses by objective and failures, the recent window; the run's cost.
+func sloCostLines(s *Styles, es *stats.EndpointStats, w int) []string {
+	var out []string
+	if st := es.SLO; st != nil && st.Counted > 0 {
+		out = append(out, figureFit(w,
+			s.Label.Render("slo ")+s.Value.Render(share(st.Attainment))+s.Label.Render(" met ")+s.Muted.Render("("+itoa(st.Good)+"/"+itoa(st.Counted)+")")+
+				s.Label.Render("  goodput ")+s.Value.Render(num(st.GoodputRPS))+s.Unit.Render("/s"),
+			s.Label.Render("slo ")+s.Value.Render(share(st.Attainment))+s.Label.Render(" · ")+s.Value.Render(num(st.GoodputRPS))+s.Unit.Render("/s")))
+		var missed []string
+		for _, o := range st.Objectives {
+			missed = append(missed, o.Key+" "+itoa(st.Violations[o.Key]))
+		}
+		line := s.Muted.Render("missed " + strings.Join(missed, " · ") + " · failed " + itoa(st.Failed))
+		if st.RecentCounted > 0 {
+			recent := "60s " + share(st.RecentAttainment)
+			if st.Breach {
+				line += " " + s.Warn.Render(recent+" ⚠ "+st.Worst)
+			} else {
+				line += s.Muted.Render(" · " + recent)
+			}
+		}
+		out = append(out, line)
+	}
+	if c := es.Cost; c != nil {
+		line := s.Label.Render("cost ") + s.Value.Render("$"+dollars(c.USD))
+		if c.OutputTokens > 0 {
+			line += s.Label.Render(" · ") + s.Value.Render("$"+dollars(c.USDPerMTokOut)) + s.Unit.Render(" per 1M out")
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // breakdownWidth is the width of the breakdown table: time 8, three cells of 5, three of 6.
@@ -183,6 +277,7 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) 
 			}
 		}
 	}
+	phases = append(phases, sloCostLines(s, es, w)...)
 	phases = append(phases, rateLimitLines(s, es, w)...)
 	var errs []string
 	if len(es.RecentErrors) > 0 {
@@ -297,7 +392,8 @@ type timeChart struct {
 	title  string
 	pts    []timeserieslinechart.TimePoint
 	view   string
-	small  *spark // stands in for the chart when there is no room for axes
+	small  *spark  // stands in for the chart when there is no room for axes
+	limit  float64 // when > 0, the Y axis never goes above it (a percentage: 100)
 }
 
 func newTimeChart(st *Styles, style lipgloss.Style) *timeChart {
@@ -347,6 +443,9 @@ func (c *timeChart) Set(title string, pts []timeserieslinechart.TimePoint, w, h 
 	top := niceCeil(peak*1.05/float64(steps)) * float64(gh) / 2
 	if gh < 2 {
 		top = niceCeil(peak * 1.05)
+	}
+	if c.limit > 0 && peak <= c.limit {
+		top = min(top, c.limit)
 	}
 	chart := timeserieslinechart.New(w, ch,
 		timeserieslinechart.WithXLabelFormatter(clockLabel),

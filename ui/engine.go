@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"tokscope/probe"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 )
 
@@ -25,6 +26,7 @@ type Engine interface {
 // statistics is the part of stats.Aggregator the UI uses; Update is its only writer.
 type statistics interface {
 	Observe(ev probe.Event) bool
+	ObserveServer(u servermetrics.Update) bool
 	Reset()
 	Snapshot(now time.Time) stats.Snapshot
 }

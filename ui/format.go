@@ -45,6 +45,21 @@ func ms(v float64) string {
 	}
 }
 
+// dollars formats USD with about three significant digits: "12.3", "0.0123".
+func dollars(v float64) string {
+	switch {
+	case !finite(v):
+		return dash
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v <= 0:
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'f', min(2-int(math.Floor(math.Log10(v))), 9), 64)
+}
+
 // pct formats a percentage with one decimal.
 func pct(v float64) string {
 	if !finite(v) {

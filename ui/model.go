@@ -12,6 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -33,6 +34,13 @@ type Options struct {
 	Sweep *sweep.Sweep
 	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
 	Reporter Reporter
+	// ServerMetrics, when not nil, carries the server-metrics scraper's Updates
+	// (--server-metrics): the cards, the compare and the detail view then show the servers'
+	// own figures beside the client's. Read until closed.
+	ServerMetrics <-chan servermetrics.Update
+	// SLOTarget is --slo-target: the recent attainment below which a card shows a breach
+	// (0: stats.DefaultBreachTarget).
+	SLOTarget float64
 }
 
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
@@ -41,7 +49,8 @@ type Model struct {
 	eng    Engine
 	eps    []config.Endpoint
 	events <-chan probe.Event
-	done   <-chan struct{} // closed when Run's context ends; unblocks waitForEvent
+	server <-chan servermetrics.Update // nil without server metrics
+	done   <-chan struct{}             // closed when Run's context ends; unblocks waitForEvent
 	now    func() time.Time
 	keys   *KeyMap
 	styles *Styles
@@ -101,7 +110,8 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		keys:     &keys,
 		styles:   &st,
 		help:     help.New(),
-		agg:      newStatistics(eps, opts.TTFTFrom),
+		agg:      newStatistics(eps, opts.TTFTFrom, opts.SLOTarget),
+		server:   opts.ServerMetrics,
 		h2h:      &headToHead{},
 		replay:   opts.Replay,
 		reporter: opts.Reporter,
@@ -121,7 +131,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	}
 	m.initLoad(opts)
 	c := common{styles: m.styles, keys: m.keys}
-	m.cmp = newCompareView(c, len(eps), m.h2h)
+	m.cmp = newCompareView(c, eps, m.h2h)
 	m.str = newStreamView(c, prompt, eng)
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
@@ -136,7 +146,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 
 // Init starts reading events and the idle clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(waitForEvent(m.events, m.done), tickClock())
+	return tea.Batch(waitForEvent(m.events, m.done), waitForServer(m.server, m.done), tickClock())
 }
 
 // Update handles one message; it is the only writer of the model and of the Aggregator.
@@ -166,6 +176,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.handleKey(msg)
 	case eventsMsg:
 		return m.handleEvents(msg)
+	case servermetrics.Update:
+		if m.agg.ObserveServer(msg) {
+			m.statsDirty = true
+		}
+		return tea.Batch(waitForServer(m.server, m.done), m.armRedraw())
 	case redrawMsg:
 		m.redrawArmed = false
 		m.flush()

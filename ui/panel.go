@@ -22,8 +22,19 @@ type panel struct {
 	open         bool   // open-loop run: show the client queue line
 	content      string // inner content, exactly (w-4)×(h-2)
 	key          panelKey
-	framed       [2][2]string // bordered content by [selected][inError]
+	framed       [2][nCardMarks]string // bordered content by [selected][mark]
 }
+
+// cardMark is what a card's border says beyond selection: nothing, an SLO breach in the
+// recent window, or an endpoint in error (which wins).
+type cardMark int
+
+const (
+	markNone cardMark = iota
+	markBreach
+	markError
+	nCardMarks
+)
 
 // panelKey is what the content was drawn from; equal keys mean nothing to redraw.
 type panelKey struct {
@@ -51,26 +62,41 @@ func (p *panel) Update(es *stats.EndpointStats, st *endpointState, snapVer uint6
 		return
 	}
 	p.key = k
-	p.framed = [2][2]string{}
+	p.framed = [2][nCardMarks]string{}
 	p.content = p.draw(es, st, now)
 }
 
 // View is the card, border included, exactly w×h.
-func (p *panel) View(selected, inError bool) string {
-	si, ei := b2i(selected), b2i(inError)
-	if p.framed[si][ei] == "" {
+func (p *panel) View(selected bool, mark cardMark) string {
+	si := b2i(selected)
+	if p.framed[si][mark] == "" {
 		style := p.styles.Card
 		switch {
-		case selected && inError:
+		case selected && mark == markError:
 			style = p.styles.CardErrorSelected
+		case selected && mark == markBreach:
+			style = p.styles.CardBreachSelected
 		case selected:
 			style = p.styles.CardSelected
-		case inError:
+		case mark == markError:
 			style = p.styles.CardError
+		case mark == markBreach:
+			style = p.styles.CardBreach
 		}
-		p.framed[si][ei] = style.Render(p.content)
+		p.framed[si][mark] = style.Render(p.content)
 	}
-	return p.framed[si][ei]
+	return p.framed[si][mark]
+}
+
+// markOf is what endpoint es's card border says.
+func markOf(es *stats.EndpointStats, st *endpointState) cardMark {
+	switch {
+	case st.inError():
+		return markError
+	case es.SLO != nil && es.SLO.Breach:
+		return markBreach
+	}
+	return markNone
 }
 
 func b2i(b bool) int {
@@ -90,7 +116,9 @@ const (
 	lineTTFT
 	lineTTFTSpark
 	lineTotals
-	lineQueue // open-loop runs only
+	lineQueue  // open-loop runs only
+	lineSLO    // with objectives (--slo, slo:)
+	lineServer // once the server-metrics scraper reported
 	lineErrors
 	lineLastError
 	nLines
@@ -102,7 +130,10 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	rows := chooseCardRows(h, st.tlsUnverified, es.Errors > 0, es.LastError != nil, p.open)
+	rows := chooseCardRows(h, cardFacts{
+		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
+		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
+	})
 	decodeVals, ttftVals := sparkValues(es.History, w)
 	p.decode.Set(decodeVals, w, rows.sparkH)
 	p.ttft.Set(ttftVals, w, rows.sparkH)
@@ -123,16 +154,22 @@ type cardRows struct {
 	sparkH     int
 }
 
+// cardFacts are what decides which of a card's lines may show.
+type cardFacts struct {
+	tls, errors, lastError, openLoop bool
+	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
+}
+
 // chooseCardRows fits a card's lines into h rows: the five essentials, the TLS marker, then
-// by priority (errors first once there are some; the queue after the totals in an open-loop
-// run; the last error only if there is one). Spare rows make the sparklines taller, up to a
-// third of the card each.
-func chooseCardRows(h int, tlsUnverified, errors, lastError, openLoop bool) cardRows {
+// by priority (errors first once there are some, an SLO breach before them; the queue after
+// the totals in an open-loop run; the SLO, then the server, next; the last error only if
+// there is one). Spare rows make the sparklines taller, up to a third of the card each.
+func chooseCardRows(h int, f cardFacts) cardRows {
 	r := cardRows{}
 	r.show[lineTitle], r.show[lineDecode], r.show[lineDecodeSpark] = true, true, true
 	r.show[lineTTFT], r.show[lineTTFTSpark] = true, true
 	room := h - 5
-	if tlsUnverified {
+	if f.tls {
 		if room > 0 {
 			r.show[lineTLS] = true
 			room--
@@ -141,17 +178,26 @@ func chooseCardRows(h int, tlsUnverified, errors, lastError, openLoop bool) card
 		}
 	}
 	priority := []int{lineTotals, lineErrors, lineModel, lineLastError}
-	if errors {
+	if f.errors {
 		priority = []int{lineErrors, lineTotals, lineLastError, lineModel}
 	}
-	if openLoop {
+	if f.openLoop {
 		priority = slices.Insert(priority, slices.Index(priority, lineTotals)+1, lineQueue)
+	}
+	if f.server {
+		priority = slices.Insert(priority, 1, lineServer)
+	}
+	switch {
+	case f.breach:
+		priority = slices.Insert(priority, 0, lineSLO)
+	case f.slo:
+		priority = slices.Insert(priority, 1, lineSLO)
 	}
 	for _, l := range priority {
 		if room == 0 {
 			break
 		}
-		if l == lineLastError && !lastError {
+		if l == lineLastError && !f.lastError {
 			continue
 		}
 		r.show[l] = true
@@ -211,6 +257,10 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return totalsLine(s, es, w)
 	case lineQueue:
 		return queueLine(s, es, w)
+	case lineSLO:
+		return sloLine(s, es.SLO, w)
+	case lineServer:
+		return serverLine(s, es.Server, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:

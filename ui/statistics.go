@@ -7,8 +7,9 @@ import (
 )
 
 // newStatistics is the one place that names the Aggregator's constructor.
-func newStatistics(eps []config.Endpoint, ttftFrom probe.TTFTFrom) statistics {
+func newStatistics(eps []config.Endpoint, ttftFrom probe.TTFTFrom, sloTarget float64) statistics {
 	a := stats.New(eps)
 	a.SetTTFTFrom(ttftFrom)
+	a.SetSLOTarget(sloTarget)
 	return a
 }

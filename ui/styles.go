@@ -35,6 +35,7 @@ type Styles struct {
 	Good, Warn, Bad, Best                   lipgloss.Style
 
 	Card, CardSelected, CardError, CardErrorSelected lipgloss.Style
+	CardBreach, CardBreachSelected                   lipgloss.Style // an SLO breach in the recent window
 	Pane, PaneSelected                               lipgloss.Style
 
 	StatusStreaming, StatusIdle, StatusPaused, StatusBackoff, StatusError, StatusStopped lipgloss.Style
@@ -83,12 +84,14 @@ func DefaultStyles() Styles {
 		Bad:   fg(colorBad),
 		Best:  fg(colorGood).Bold(true),
 
-		Card:              card,
-		CardSelected:      card.BorderForeground(colorSelected),
-		CardError:         card.BorderForeground(colorBad),
-		CardErrorSelected: card.Border(lipgloss.ThickBorder()).BorderForeground(colorBad),
-		Pane:              card,
-		PaneSelected:      card.BorderForeground(colorSelected),
+		Card:               card,
+		CardSelected:       card.BorderForeground(colorSelected),
+		CardError:          card.BorderForeground(colorBad),
+		CardErrorSelected:  card.Border(lipgloss.ThickBorder()).BorderForeground(colorBad),
+		CardBreach:         card.BorderForeground(colorWarn),
+		CardBreachSelected: card.Border(lipgloss.ThickBorder()).BorderForeground(colorWarn),
+		Pane:               card,
+		PaneSelected:       card.BorderForeground(colorSelected),
 
 		StatusStreaming: fg(colorGood),
 		StatusIdle:      fg(colorMuted),
@@ -116,10 +119,12 @@ func DefaultStyles() Styles {
 	}
 	if plain {
 		// Without colour, the border shape says what its colour would: thick = selected,
-		// double = error.
+		// double = error, square corners = an SLO breach (its card line says which).
 		st.CardSelected = card.Border(lipgloss.ThickBorder())
 		st.CardError = card.Border(lipgloss.DoubleBorder())
 		st.CardErrorSelected = card.Border(lipgloss.ThickBorder())
+		st.CardBreach = card.Border(lipgloss.NormalBorder())
+		st.CardBreachSelected = card.Border(lipgloss.ThickBorder())
 		st.PaneSelected = card.Border(lipgloss.ThickBorder())
 	}
 	st.Help = help.Styles{

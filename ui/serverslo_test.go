@@ -1,0 +1,163 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/servermetrics"
+)
+
+// sloModel is the test model with objectives on every endpoint (ollama's and openrouter's
+// TTFTs miss them: breaches), prices on two, and the server-metrics scraper reporting: a vLLM behind endpoint
+// 0 whose queue builds up, a llama.cpp behind endpoint 1 (no KV gauge), a 404 behind 2.
+func sloModel(t testing.TB, w, h int) Model {
+	t.Helper()
+	eps := testEndpoints(4)
+	for i := range eps {
+		eps[i].SLO = config.SLO{TTFT: 400 * time.Millisecond, ITL: 250 * time.Millisecond}
+	}
+	eps[0].Price = &config.Price{GPUHour: 2.5}
+	eps[3].Price = &config.Price{Input: 0.8, Output: 4}
+	updates := make(chan servermetrics.Update)
+	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, ServerMetrics: updates})
+	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	m = update(t, m, eventsMsg{events: history(m.eps, 30)})
+	for _, u := range serverUpdates() {
+		m = update(t, m, u)
+	}
+	return update(t, m, redrawMsg{})
+}
+
+func serverUpdates() []servermetrics.Update {
+	v := func(x float64) servermetrics.Value { return servermetrics.Value{V: x, OK: true} }
+	var out []servermetrics.Update
+	for i := range 90 {
+		at := t0.Add(time.Duration(i-90) * time.Second)
+		out = append(out,
+			servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{
+				Kind: servermetrics.KindVLLM, At: at, Running: v(8), Waiting: v(float64(i / 15)),
+				KVCacheUsage: v(0.2 + 0.007*float64(i)), PrefixCacheHitRate: v(0.12), GenTPS: v(941), GenLive: true,
+				GenTokens: v(941), GenSpan: time.Second,
+			}},
+			servermetrics.Update{Endpoint: 1, Reading: servermetrics.Reading{
+				Kind: servermetrics.KindLlamaCpp, At: at, Running: v(1), Waiting: v(0), GenTPS: v(41.5), GenLive: true,
+			}},
+			servermetrics.Update{Endpoint: 2, State: servermetrics.StateUnavailable, Note: "HTTP 404"},
+		)
+	}
+	return out
+}
+
+// TestGoldenSLOServer renders the views that show objectives, costs and the servers' own
+// figures; `go test ./ui -run TestGoldenSLOServer -update` rewrites them.
+func TestGoldenSLOServer(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, v := range []struct {
+			name string
+			keys []string
+		}{
+			{"dashboard", nil},
+			{"compare", []string{"2"}},
+			{"detail_vllm", []string{"enter"}},
+			{"detail_404", []string{"right", "right", "enter"}},
+		} {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, size[0], size[1]), func(t *testing.T) {
+				m := press(t, sloModel(t, size[0], size[1]), v.keys...)
+				golden.RequireEqual(t, []byte(m.View()))
+			})
+		}
+	}
+}
+
+func TestCardsShowSLOAndServer(t *testing.T) {
+	m := sloModel(t, 120, 40)
+	view := m.View()
+	for _, want := range []string{
+		"⚠ slo breach: ttft",       // ollama's TTFTs of ~450 ms miss the 400 ms objective
+		"srv run 8 wait 5",         // vLLM's queue
+		"server metrics: HTTP 404", // a quiet note, not an error
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, view)
+		}
+	}
+	if m.snap.Endpoints[2].Errors != 0 {
+		t.Error("an unreachable /metrics counted as an error")
+	}
+	if got := markOf(&m.snap.Endpoints[2], m.states[2]); got != markBreach {
+		t.Errorf("ollama's card mark %v, want a breach", got)
+	}
+	if got := markOf(&m.snap.Endpoints[3], m.states[3]); got != markError {
+		t.Errorf("openrouter's card mark %v, want error (it wins over a breach)", got)
+	}
+	// Compare: the SLO and cost columns join the table.
+	cols := columnsFor(m.eps)
+	if n := len(cols) - len(compareColumns); n != 4 {
+		t.Fatalf("%d extra columns, want slo %%, good/s, $ run, $/1M out", n)
+	}
+	if columnsFor(testEndpoints(2)); len(columnsFor(testEndpoints(2))) != len(compareColumns) {
+		t.Error("no objectives or prices: no extra columns")
+	}
+}
+
+// A server Update is a message of its own: it reaches the statistics, marks them for the next
+// redraw and re-arms the Cmd that reads the scraper's channel.
+func TestServerUpdateMessage(t *testing.T) {
+	updates := make(chan servermetrics.Update, 1)
+	m := New(newFakeEngine(), testEndpoints(2), make(chan probe.Event), Options{Now: pinned, ServerMetrics: updates})
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	u := servermetrics.Update{Endpoint: 1, Reading: servermetrics.Reading{Kind: servermetrics.KindTGI, At: t0,
+		Running: servermetrics.Value{V: 3, OK: true}}}
+	next, cmd := m.Update(u)
+	m = next.(Model)
+	if cmd == nil || !m.statsDirty {
+		t.Fatal("no re-armed read, or nothing to redraw")
+	}
+	updates <- u
+	m = update(t, m, redrawMsg{})
+	if s := m.snap.Endpoints[1].Server; s == nil || s.Scrapes != 1 || s.Kind != servermetrics.KindTGI {
+		t.Fatalf("server stats %+v", s)
+	}
+	if got := waitForServer(updates, nil)(); got != any(u) {
+		t.Fatalf("waitForServer returned %v", got)
+	}
+	close(updates)
+	if got := waitForServer(updates, nil)(); got != nil {
+		t.Fatalf("a closed channel ends the reads, got %v", got)
+	}
+	if waitForServer(nil, nil) != nil {
+		t.Fatal("no scraper, no Cmd")
+	}
+}
+
+// The SLO, cost and server lines, columns and charts fit every size, in colour too.
+func TestLayoutPropertySLOServer(t *testing.T) {
+	step := 7
+	if testing.Short() || raceBuild {
+		step = 17
+	}
+	for _, color := range []bool{false, true} {
+		if color {
+			lipgloss.SetColorProfile(termenv.TrueColor)
+		}
+		for _, keys := range [][]string{nil, {"2"}, {"enter"}, {"right", "right", "enter"}} {
+			m := press(t, sloModel(t, 80, 24), keys...)
+			for w := 20; w <= 250; w += step {
+				for h := 5; h <= 80; h += step {
+					m = update(t, m, resize(w, h))
+					checkFits(t, m.View(), w, h, "slo/server "+strings.Join(keys, " "), 4)
+				}
+			}
+		}
+		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+}
