@@ -11,6 +11,7 @@ import (
 	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/servermetrics"
 	"tokscope/sweep"
 )
 
@@ -22,6 +23,9 @@ type engine struct {
 	sweep     *sweep.Sweep     // nil unless --sweep
 	recorder  *export.Recorder // nil unless --record
 	report    *runReport       // --report, or the TUI's w key; nil otherwise
+	// scraper reads the servers' own /metrics (--server-metrics); nil when off, and in a
+	// headless sweep, whose steps have no server figures.
+	scraper *servermetrics.Scraper
 }
 
 // buildEngine puts the run's flags into a Runner over cfg's endpoints: the schedule, the
@@ -49,6 +53,9 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	}
 	eng.endpoints = cfg.Endpoints
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)
+	if !(o.noTUI && o.sweepSteps != nil) {
+		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, servermetrics.Options{})
+	}
 	return eng, nil
 }
 
@@ -89,14 +96,18 @@ func (e *engine) record(s *probe.Sample) {
 	}
 }
 
-// start runs the Runner, and the sweep's schedule if there is one, until ctx is done or the
-// run is over. wait blocks until Run has returned (its events channel is then closed) and
-// returns its error; a cancelled run is how runs end, not an error.
+// start runs the Runner, and the sweep's schedule and the server-metrics scraper if there
+// are, until ctx is done or the run is over. wait blocks until Run has returned (its events
+// channel is then closed) and returns its error; a cancelled run is how runs end, not an
+// error. The scraper goes on until ctx is done.
 func (e *engine) start(ctx context.Context) (wait func() error) {
 	done := make(chan error, 1)
 	go func() { done <- e.runner.Run(ctx) }()
 	if e.sweep != nil {
 		go e.sweep.Run(ctx, e.runner)
+	}
+	if e.scraper != nil {
+		go e.scraper.Run(ctx)
 	}
 	return func() error { return notCancelled(<-done) }
 }

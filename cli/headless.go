@@ -8,6 +8,7 @@ import (
 
 	"tokscope/export"
 	"tokscope/probe"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -15,14 +16,39 @@ import (
 // runHeadless feeds every event into the statistics until the run ends, then prints the
 // summary.
 func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(ctx) // the end of the run stops the scraper
+	defer cancel()
 	agg := stats.New(eng.endpoints)
 	agg.SetTTFTFrom(o.ttftFrom)
+	agg.SetSLOTarget(o.sloTarget)
 	wait := eng.start(ctx)
 	failed := false
-	for ev := range eng.runner.Events() {
-		agg.Observe(ev)
-		eng.observeReport(ev)
-		failed = failed || requestFailed(ev)
+	var updates <-chan servermetrics.Update
+	if eng.scraper != nil {
+		updates = eng.scraper.Updates()
+	}
+	for events := eng.runner.Events(); events != nil; {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				break
+			}
+			agg.Observe(ev)
+			eng.observeReport(ev)
+			failed = failed || requestFailed(ev)
+		case u, ok := <-updates:
+			if !ok {
+				updates = nil
+				break
+			}
+			agg.ObserveServer(u)
+		}
+	}
+	cancel()
+	if updates != nil {
+		for range updates { // until the scraper has stopped
+		}
 	}
 	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
@@ -31,6 +57,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 	recordArrivals(agg, eng.runner)
 	snap := agg.Snapshot(time.Now())
 	code := printSummary(stdout, stderr, o.output, snap, failed)
+	code = sloStatus(o, &snap, code, stderr)
 	return eng.report.write(snap, nil, code, stderr)
 }
 

@@ -62,6 +62,8 @@ type options struct {
 
 	report string // --report FILE: the HTML report written when the run ends (report.go)
 
+	sloFlags // --slo, --slo-target, --server-metrics (slo.go)
+
 	args  []string // the command line as given, for the report's settings
 	build string   // tokscope's version, for the report (set by Main)
 
@@ -103,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep step")
+	addSLOFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
 
 	if err := fs.Parse(args); err != nil {
@@ -172,6 +175,9 @@ func (o *options) check() error {
 		return err
 	}
 	if err := o.checkLoad(); err != nil {
+		return err
+	}
+	if err := o.checkSLO(); err != nil {
 		return err
 	}
 	if err := o.checkReport(); err != nil {
@@ -295,6 +301,7 @@ func (o *options) overrides() config.Overrides {
 	if o.set("timeout") {
 		ov.Timeout = &o.timeout
 	}
+	ov.SLO = o.slo
 	return ov
 }
 

@@ -23,17 +23,24 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
 		return ExitUsage
 	}
+	if o.slo != nil { // a record keeps no objectives: --slo judges the recorded requests
+		for i := range rp.Endpoints {
+			rp.Endpoints[i].SLO = *o.slo
+		}
+	}
 	rep := newRunReport(o, rp.Endpoints, nil) // --report, or the TUI's w key
 	if o.noTUI {
 		warnReplay(stderr, rp)
 		agg := stats.New(rp.Endpoints)
 		agg.SetTTFTFrom(o.ttftFrom)
+		agg.SetSLOTarget(o.sloTarget)
 		for _, ev := range rp.Events {
 			agg.Observe(ev)
 			rep.Observe(ev)
 		}
 		snap := agg.Snapshot(rp.End)
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
+		code = sloStatus(o, &snap, code, stderr)
 		if o.report == "" {
 			return code
 		}
@@ -55,6 +62,8 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		TTFTFrom: o.ttftFrom,
 		Replay:   filepath.Base(o.replay),
 		Reporter: rep,
+
+		SLOTarget: o.sloTarget,
 	})
 	if code := exitStatus(stderr, uiErr); code != ExitOK {
 		return code

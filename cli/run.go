@@ -96,6 +96,10 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		return ExitUsage
 	}
 	defer cleanup()
+	if err := opts.checkObjectives(cfg.Endpoints); err != nil {
+		fmt.Fprintf(stderr, "tokscope: %v\n", err)
+		return ExitUsage
+	}
 	if opts.listModels {
 		return listModels(ctx, cfg, stdout, stderr)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"tokscope/servermetrics"
 	"tokscope/ui"
 )
 
@@ -20,9 +21,20 @@ func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int 
 		Rate:     o.rate,
 		Sweep:    eng.sweep,
 		Reporter: eng.report,
+
+		ServerMetrics: eng.serverUpdates(),
+		SLOTarget:     o.sloTarget,
 	})
 	cancel()
 	return exitStatus(stderr, uiErr, wait())
+}
+
+// serverUpdates is the scraper's channel, nil without one.
+func (e *engine) serverUpdates() <-chan servermetrics.Update {
+	if e.scraper == nil {
+		return nil
+	}
+	return e.scraper.Updates()
 }
 
 // exitStatus prints the first error that is not a cancellation (the way runs end) and

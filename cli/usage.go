@@ -12,6 +12,7 @@ const (
 	ExitOK     = 0 // every counted request succeeded (or nothing was measured: --help, --version)
 	ExitFailed = 1 // some request failed, or the run could not finish its output
 	ExitUsage  = 2 // a bad command line or config: nothing was measured
+	ExitSLO    = 3 // headless with --slo-target: an endpoint's SLO attainment fell below it
 )
 
 // usageError is a bad command line: printed as one line on stderr, exit status 2.
