@@ -46,9 +46,12 @@ func TestReportRendersInChromium(t *testing.T) {
 		"-o", "json", "--record", record, "--report", live)
 	run("--replay", record, "--no-tui", "-o", "json", "--report", replay)
 	a, b := readFile(t, live), readFile(t, replay)
-	// What a record does not keep: the settings, and the time spent backing off after 429s
-	// (flaky-cloud's), which the summary of a replay lacks too.
-	unkept := regexp.MustCompile(`(?s)<section id="settings">.*?</section>|<li>backed off [^<]*</li>|\s*backed off [^<]*\(not latency\)`)
+	// What a record does not keep: the settings, the time spent backing off after 429s
+	// (flaky-cloud's), which the summary of a replay lacks too, and the servers' own metrics
+	// (the simulator's /metrics, scraped beside the live run): their section, its link, and
+	// the summary cards' server line and rows.
+	unkept := regexp.MustCompile(`(?s)<section id="settings">.*?</section>|<li>backed off [^<]*</li>|\s*backed off [^<]*\(not latency\)` +
+		`|<section id="server">.*?</section>\s*|<a href="#server">[^<]*</a>|<li>server [^<]*</li>|<tr><td>server (?:running|waiting|KV %)</td>.*?</tr>`)
 	if x, y := unkept.ReplaceAllString(a, ""), unkept.ReplaceAllString(b, ""); x != y {
 		i := 0
 		for i < len(x) && i < len(y) && x[i] == y[i] {
@@ -62,7 +65,7 @@ func TestReportRendersInChromium(t *testing.T) {
 
 	c := newChromium(t, chrome)
 	dom := c.run("--dump-dom", "file://"+live)
-	for _, want := range []string{"<h1>tokscope report</h1>", `id="ts-throughput"`, `id="dist-itl"`, `<section id="settings">`} {
+	for _, want := range []string{"<h1>tokscope report</h1>", `id="ts-throughput"`, `id="dist-itl"`, `id="server-kv"`, `<section id="settings">`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the DOM Chromium loaded lacks %s", want)
 		}
