@@ -13,6 +13,7 @@ import (
 	"tokscope/promexport"
 	"tokscope/servermetrics"
 	"tokscope/sweep"
+	"tokscope/workload"
 )
 
 // engine is what measures: the Runner over the configured endpoints, with the sweep, the
@@ -28,12 +29,20 @@ type engine struct {
 	scraper *servermetrics.Scraper
 }
 
-// buildEngine puts the run's flags into a Runner over cfg's endpoints: the schedule, the
-// load shape, --record and --metrics-listen. On an error nothing is left open. The caller
+// buildEngine puts the run's flags into a Runner over cfg's endpoints: the workload, the
+// schedule, the load shape, --record and --metrics-listen. On an error nothing is left open. The caller
 // closes the engine (finish, or close on a panic).
 func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.Writer) (*engine, error) {
+	// What every request sends, prompts files read and checked: first, so that a bad line
+	// leaves no record file or listener behind.
+	works, err := workload.ForEndpoints(cfg.Endpoints, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	notePrompts(works, stderr)
 	eng := &engine{}
 	runOpts := o.probeOptions()
+	runOpts.Workloads = works
 	if o.sweepSteps != nil {
 		eng.sweep = planSweep(o, cfg, &runOpts)
 	}
@@ -57,6 +66,25 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, servermetrics.Options{})
 	}
 	return eng, nil
+}
+
+// notePrompts says, once per file, when a prompts file was read only in part or had
+// conversations it could not use.
+func notePrompts(works []*workload.Workload, stderr io.Writer) {
+	seen := make(map[*workload.Set]bool)
+	for _, w := range works {
+		set := w.Prompts()
+		if set == nil || seen[set] {
+			continue
+		}
+		seen[set] = true
+		if set.Truncated {
+			fmt.Fprintf(stderr, "tokscope: %s: read the first %d prompts (the limit); requests cycle through those\n", set.Path, len(set.Items))
+		}
+		if set.Skipped > 0 {
+			fmt.Fprintf(stderr, "tokscope: %s: skipped %d conversations without a human turn\n", set.Path, set.Skipped)
+		}
+	}
 }
 
 // planSweep sets up --sweep: the first step's concurrency on every endpoint, no pause between

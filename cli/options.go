@@ -67,6 +67,13 @@ type options struct {
 	args  []string // the command line as given, for the report's settings
 	build string   // tokscope's version, for the report (set by Main)
 
+	// The workload: what each request sends (package workload).
+	inputText, outputText     string             // --input-tokens, --output-tokens as given
+	inputTokens, outputTokens config.TokenLength // parsed by checkWorkload
+	prompts                   string
+	cache                     string
+	seed                      uint64
+
 	set func(name string) bool // whether a flag was given on the command line
 }
 
@@ -107,6 +114,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep step")
 	addSLOFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
+	fs.StringVar(&o.inputText, "input-tokens", "", "synthetic prompts of `N[:SD]` tokens (normal, SD optional), counted with the offline tokenizer")
+	fs.StringVar(&o.outputText, "output-tokens", "", "max_tokens `N[:SD]` per request, and ask the server to ignore EOS (ignore_eos, min_tokens) so answers have N tokens")
+	fs.StringVar(&o.prompts, "prompts", "", "JSONL `FILE`, one request a line ({\"prompt\": …} or {\"messages\": […]}, optional \"max_tokens\"), or a ShareGPT JSON file; requests cycle through it")
+	fs.StringVar(&o.cache, "cache", config.DefaultCache, "cache `MODE`: bust, every prompt starts with a unique tag so no server prefix cache serves it; or reuse, prompts as they are")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed for synthetic prompts, length draws and --rate arrivals")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -183,6 +195,9 @@ func (o *options) check() error {
 	if err := o.checkReport(); err != nil {
 		return err
 	}
+	if err := o.checkWorkload(); err != nil {
+		return err
+	}
 	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
@@ -195,7 +210,8 @@ func (o *options) checkReplay() error {
 	if o.replay == "" {
 		return nil
 	}
-	for _, name := range []string{"demo", "url", "model", "config", "record", "list-models", "calibrate", "metrics-listen"} {
+	for _, name := range []string{"demo", "url", "model", "config", "record", "list-models", "calibrate", "metrics-listen",
+		"input-tokens", "output-tokens", "prompts", "cache", "seed"} {
 		if o.set(name) {
 			return usagef("--replay and --%s exclude each other: a replay shows a recorded run and sends no request", name)
 		}
@@ -270,6 +286,45 @@ func (o *options) checkReport() error {
 	return nil
 }
 
+// checkWorkload parses the workload flags: lengths as N[:SD], the cache mode, and at most one
+// prompt source (--prompt, --input-tokens, --prompts) and one output length (--max-tokens,
+// --output-tokens).
+func (o *options) checkWorkload() error {
+	for _, l := range []struct {
+		name string
+		text string
+		v    *config.TokenLength
+	}{{"input-tokens", o.inputText, &o.inputTokens}, {"output-tokens", o.outputText, &o.outputTokens}} {
+		if !o.set(l.name) {
+			continue
+		}
+		v, err := config.ParseTokenLength(l.text)
+		if err != nil {
+			return usagef("invalid value %q for --%s: %s", l.text, l.name, err)
+		}
+		*l.v = v
+	}
+	if o.set("cache") && !slices.Contains(config.CacheModes, o.cache) {
+		return usagef("invalid value %q for --cache: accepted values are %s (bust, the default: every prompt starts with a unique tag; "+
+			"reuse: prompts as they are)", o.cache, strings.Join(config.CacheModes, ", "))
+	}
+	if o.set("prompts") && strings.TrimSpace(o.prompts) == "" {
+		return usagef("invalid value %q for --prompts: needs a JSONL or ShareGPT JSON file", o.prompts)
+	}
+	for _, group := range [][]string{{"prompt", "input-tokens", "prompts"}, {"max-tokens", "output-tokens"}} {
+		var given []string
+		for _, name := range group {
+			if o.set(name) {
+				given = append(given, "--"+name)
+			}
+		}
+		if len(given) > 1 {
+			return usagef("%s and %s exclude each other: give one of --%s", given[0], given[1], strings.Join(group, ", --"))
+		}
+	}
+	return nil
+}
+
 // parseSweep reads "1,2,4" (spaces allowed around the numbers).
 func parseSweep(s string) ([]int, error) {
 	var steps []int
@@ -302,10 +357,22 @@ func (o *options) overrides() config.Overrides {
 		ov.Timeout = &o.timeout
 	}
 	ov.SLO = o.slo
+	if o.set("input-tokens") {
+		ov.InputTokens = &o.inputTokens
+	}
+	if o.set("output-tokens") {
+		ov.OutputTokens = &o.outputTokens
+	}
+	if o.set("prompts") {
+		ov.Prompts = &o.prompts
+	}
+	if o.set("cache") {
+		ov.Cache = &o.cache
+	}
 	return ov
 }
 
 // probeOptions are the flags that shape the Runner's schedule.
 func (o *options) probeOptions() probe.Options {
-	return probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Rate: o.rate}
+	return probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Rate: o.rate, RateSeed: o.seed}
 }

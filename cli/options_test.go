@@ -2,11 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"tokscope/config"
 )
 
 // runFlags runs the command in-process with args (usage errors return before anything
@@ -90,7 +94,7 @@ func TestInvalidFlagValues(t *testing.T) {
 // line naming the flag and what it accepts, for flags added later too.
 func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
 	_, help := runFlags(t, "--help")
-	line := regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9-]+)(?: (\w+))?\s`)
+	line := regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9-]+)(?: ([\w\[\]:]+))?\s`)
 	seen := 0
 	for _, l := range strings.Split(help, "\n") {
 		m := line.FindStringSubmatch(l)
@@ -101,8 +105,10 @@ func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
 		name, typ := m[1], m[2]
 		var bad string
 		switch typ {
-		case "int":
+		case "int", "uint":
 			bad = "abc"
+		case "N[:SD]":
+			bad = "5:x"
 		case "float", "float64":
 			bad = "fast"
 		case "duration":
@@ -159,5 +165,62 @@ func TestLoadFlagErrors(t *testing.T) {
 		} else if ok[0] == "--sweep" && (len(o.sweepSteps) != 3 || o.sweepSteps[2] != 4 || o.stepDuration != 30*time.Second) {
 			t.Errorf("%q: steps %v × %v", ok, o.sweepSteps, o.stepDuration)
 		}
+	}
+}
+
+func TestWorkloadFlagErrors(t *testing.T) {
+	cases := []struct {
+		args    []string
+		flag    string
+		accepts []string
+	}{
+		{[]string{"--input-tokens", "0"}, "--input-tokens", []string{"must be N or N:SD tokens"}},
+		{[]string{"--input-tokens", "512:-1"}, "--input-tokens", []string{"must be N or N:SD tokens"}},
+		{[]string{"--input-tokens", "many"}, "--input-tokens", []string{"e.g. 512 or 512:64"}},
+		{[]string{"--output-tokens", "2000000"}, "--output-tokens", []string{"from 1 to 1048576"}},
+		{[]string{"--output-tokens", ""}, "--output-tokens", []string{"must be N or N:SD tokens"}},
+		{[]string{"--cache", "off"}, "--cache", []string{"accepted values are bust, reuse"}},
+		{[]string{"--prompts", " "}, "--prompts", []string{"needs a JSONL or ShareGPT JSON file"}},
+		{[]string{"--seed", "-1"}, "--seed", []string{"a whole number ≥ 0"}},
+		{[]string{"--prompt", "hi", "--input-tokens", "100"}, "--input-tokens", []string{"exclude each other"}},
+		{[]string{"--input-tokens", "100", "--prompts", "p.jsonl"}, "--prompts", []string{"exclude each other"}},
+		{[]string{"--max-tokens", "9", "--output-tokens", "100"}, "--output-tokens", []string{"exclude each other"}},
+		{[]string{"--input-tokens", "5"}, "--input-tokens", []string{"shorter than a prompt under --cache bust can be"}},
+	}
+	for _, c := range cases {
+		oneLineNaming(t, append([]string{"--demo", "--no-tui", "--requests", "1"}, c.args...), c.flag, c.accepts...)
+	}
+	for _, args := range [][]string{{"--replay", "r.jsonl", "--input-tokens", "9"}, {"--replay", "r.jsonl", "--seed", "3"}} {
+		oneLineNaming(t, args, args[2], "exclude each other")
+	}
+
+	o, err := parseFlags([]string{"--demo", "--input-tokens", " 512 : 64", "--output-tokens", "128", "--cache", "reuse", "--seed", "7"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := o.overrides()
+	if *ov.InputTokens != (config.TokenLength{N: 512, SD: 64}) || *ov.OutputTokens != (config.TokenLength{N: 128}) || *ov.Cache != "reuse" ||
+		ov.Prompts != nil || ov.Prompt != nil || o.probeOptions().RateSeed != 7 {
+		t.Errorf("overrides %+v, seed %d", ov, o.probeOptions().RateSeed)
+	}
+	if o, _ := parseFlags([]string{"--demo"}, nil); o.overrides().Cache != nil {
+		t.Error("--cache not given overrides the config file's cache")
+	}
+}
+
+// TestBadPromptsFile: a bad line of a prompts file is one line naming file:line, exit 2,
+// before anything is sent.
+func TestBadPromptsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\n{\"prompt\": \"\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := runFlags(t, "--demo", "--no-tui", "--requests", "1", "--prompts", path)
+	if code != ExitUsage || stderr != "tokscope: "+path+":2: \"prompt\" is empty\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, stderr = runFlags(t, "--demo", "--no-tui", "--requests", "1", "--prompts", path+".missing")
+	if code != ExitUsage || !strings.Contains(stderr, "cannot read prompts: no such file") {
+		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -31,6 +31,7 @@ var wholeNumbers = map[string]string{
 	"concurrency": "a whole number ≥ 1",
 	"requests":    "a whole number ≥ 0 (0 = no limit)",
 	"warmup":      "a whole number ≥ 0",
+	"seed":        "a whole number ≥ 0",
 }
 
 // flagParseError rewrites pflag's own parse errors ("invalid argument "abc" for "-n,
@@ -56,7 +57,7 @@ func flagParseError(err error) error {
 // accepts is what a flag's value must look like, from its type.
 func accepts(f *pflag.Flag) string {
 	switch f.Value.Type() {
-	case "int", "int64", "uint":
+	case "int", "int64", "uint", "uint64":
 		if s, ok := wholeNumbers[f.Name]; ok {
 			return s
 		}

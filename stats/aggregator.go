@@ -38,6 +38,10 @@ const (
 	mTLS
 	mWaitHeaders
 	mHeadersToFirstToken
+	mPromptTokens
+	mCachedTokens
+	mPrefillTPS
+	mE2E
 	numMetrics
 )
 
@@ -76,6 +80,8 @@ func windowOf(d *[numMetrics]Dist) Window {
 		ReasoningTPS:   d[mReasoningTPS], AnswerTPS: d[mAnswerTPS],
 		DNS: d[mDNS], Connect: d[mConnect], TLS: d[mTLS],
 		WaitHeaders: d[mWaitHeaders], HeadersToFirstToken: d[mHeadersToFirstToken],
+		PromptTokens: d[mPromptTokens], CachedTokens: d[mCachedTokens],
+		PrefillTPS: d[mPrefillTPS], E2E: d[mE2E],
 	}
 }
 
@@ -144,6 +150,18 @@ func (m *metricSet) record(s *probe.Sample, ttftFrom probe.TTFTFrom) {
 	}
 	if s.Headers >= 0 && s.FirstToken >= 0 {
 		m[mHeadersToFirstToken].recordDur(s.FirstToken - s.Headers)
+	}
+	if s.PromptTokens > 0 { // from usage only
+		m[mPromptTokens].record(float64(s.PromptTokens))
+	}
+	if s.CachedTokens >= 0 { // reported by the server (0 included); -1 = not reported
+		m[mCachedTokens].record(float64(s.CachedTokens))
+	}
+	if r, ok := s.PrefillRate(); ok {
+		m[mPrefillTPS].record(r)
+	}
+	if d, ok := s.E2E(); ok {
+		m[mE2E].recordDur(d)
 	}
 }
 
@@ -244,6 +262,7 @@ type endpoint struct {
 	price                  *config.Price
 	slo                    sloState
 	server                 serverState
+	work                   workloadState // workload.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
 	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
@@ -296,6 +315,7 @@ func (e *endpoint) reset() {
 	e.runStart, e.billPrompt, e.billOutput = time.Time{}, 0, 0
 	e.slo.reset()
 	e.server.reset()
+	e.work.reset()
 	e.version++
 }
 
@@ -322,6 +342,7 @@ func New(eps []config.Endpoint) *Aggregator {
 	for _, ep := range eps {
 		e := a.eps[a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)]
 		e.slo.slo = ep.SLO
+		e.work.configured = ep.Cache
 		if ep.Price != nil {
 			p := *ep.Price
 			e.price = &p
@@ -374,6 +395,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	e.requests++
 	e.queue.recordDur(s.Queue)
 	e.addRun(s)
+	e.work.observe(s)
 	a.addSLO(e, s)
 	switch s.Outcome {
 	case probe.OutcomeOK:
@@ -576,6 +598,7 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 		st.LastError = &last
 	}
 	e.rl.fill(&st)
+	e.work.fill(&st, e.ok, e.outputToks, wall)
 	return st
 }
 

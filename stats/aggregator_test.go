@@ -505,6 +505,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 			s.Chunks[j].Content, s.Chunks[j].Reasoning = 0, 5
 		}
 		s.ReasoningTokens, s.FirstAnswer = 11, s.Chunks[12].At
+		s.PromptTokens, s.CachedTokens, s.Cache, s.OutputTarget = 500, 100+i, "bust", 21
 		a.Add(s)
 	}
 	limited := errSample(t0, "http_429")

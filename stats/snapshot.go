@@ -27,6 +27,12 @@ type Window struct {
 	ReasoningTPS, AnswerTPS    Dist // tokens/s per phase (reasoning models only)
 	// Phase breakdown of TTFT (ms), over requests that had each phase.
 	DNS, Connect, TLS, WaitHeaders, HeadersToFirstToken Dist
+	// The prompt side, from the server's usage: prompt tokens (requests that reported
+	// usage), cached prompt tokens (requests whose server reported cached_tokens; 0 counts),
+	// and prefill tok/s = (prompt − cached) / TTFT (probe.Sample.PrefillRate).
+	PromptTokens, CachedTokens Dist // tokens
+	PrefillTPS                 Dist // tokens/s
+	E2E                        Dist // ms, t0 → the last chunk
 }
 
 // ErrorRecord is one recent failed request, for the detail view.
@@ -97,6 +103,16 @@ type EndpointStats struct {
 	// WallTime is the run's wall time for this endpoint: from the first finished non-warm-up
 	// request's t0 to the snapshot. Goodput and gpu_hour costs are per this time.
 	WallTime time.Duration
+	// Throughput over WallTime: output tokens of counted requests per second, and counted
+	// requests per second; 0 before the first request finished.
+	OutputTPS, RequestsPerS float64
+	// Cache is the cache mode the requests ran under: "bust", "reuse", "mixed" (a replay of
+	// records of both), "" unknown (records from before the setting).
+	Cache string
+	// TargetRequests counts counted requests that asked for an exact output length
+	// (--output-tokens); TargetReached those that got that many tokens.
+	TargetRequests, TargetReached int
+
 	SLO      *SLOStats    // nil without objectives (slo.go)
 	Cost     *CostStats   // nil without a price (cost.go)
 	Server   *ServerStats // nil until the server-metrics scraper reported (server.go)
