@@ -50,6 +50,12 @@ type Record struct {
 	TokenSource     string `json:"token_source"`
 	ReasoningTokens int    `json:"reasoning_tokens"`
 	PromptTokens    int    `json:"prompt_tokens"`
+	// The workload: cached prompt tokens as the server reported them (null when it did not),
+	// the --output-tokens target (null without one), the cache mode ("bust" or "reuse"; ""
+	// in records written before tokscope had it).
+	CachedTokens *int   `json:"cached_tokens"`
+	OutputTarget *int   `json:"output_target"`
+	Cache        string `json:"cache"`
 
 	Outcome      string  `json:"outcome"`
 	FinishReason string  `json:"finish_reason"`
@@ -74,6 +80,8 @@ type Record struct {
 	TokensPerChunk *float64 `json:"tokens_per_chunk"`
 	ReasoningTPS   *float64 `json:"reasoning_tps"`
 	AnswerTPS      *float64 `json:"answer_tps"`
+	PrefillTPS     *float64 `json:"prefill_tps"`
+	E2EMS          *float64 `json:"e2e_ms"`
 }
 
 // Chunks are a request's chunks in arrival order; At is kept to the microsecond in JSON.
@@ -184,6 +192,7 @@ func FromSample(s *probe.Sample) Record {
 		Chunks: Chunks(slices.Clone(s.Chunks)),
 		Tokens: s.Tokens, TokenSource: string(s.Source),
 		ReasoningTokens: s.ReasoningTokens, PromptTokens: s.PromptTokens,
+		CachedTokens: optCount(s.CachedTokens), Cache: s.Cache,
 		Outcome: string(s.Outcome), FinishReason: s.FinishReason,
 		ErrorKind: s.ErrorKind, ErrorMessage: s.ErrorMessage,
 		HTTPStatus: s.HTTPStatus, RetryAfterMS: durMS(s.RetryAfter),
@@ -200,6 +209,11 @@ func FromSample(s *probe.Sample) Record {
 		r.ITLP50MS, r.ITLP99MS, r.ITLMaxMS = instant(itl.P50), instant(itl.P99), instant(itl.Max)
 	}
 	r.TokensPerChunk = optRate(s.TokensPerChunk())
+	r.PrefillTPS = optRate(s.PrefillRate())
+	r.E2EMS = optDur(s.E2E())
+	if s.OutputTarget > 0 {
+		r.OutputTarget = &s.OutputTarget
+	}
 	if p, ok := s.PhaseSplit(); ok {
 		r.ReasoningTPS = optRate(p.ReasoningRate, p.ReasoningOK)
 		r.AnswerTPS = optRate(p.AnswerRate, p.AnswerOK)
@@ -222,6 +236,7 @@ func (r Record) Sample() probe.Sample {
 		Chunks: chunks,
 		Tokens: r.Tokens, Source: probe.TokenSource(r.TokenSource),
 		ReasoningTokens: r.ReasoningTokens, PromptTokens: r.PromptTokens,
+		CachedTokens: fromCount(r.CachedTokens), OutputTarget: max(fromCount(r.OutputTarget), 0), Cache: r.Cache,
 		Outcome: probe.Outcome(r.Outcome), FinishReason: r.FinishReason,
 		ErrorKind: r.ErrorKind, ErrorMessage: r.ErrorMessage,
 		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS),

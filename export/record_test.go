@@ -35,7 +35,8 @@ func fullSample() probe.Sample {
 			{At: 152123 * us, Content: 17, Tokens: 5},
 			{At: 152200 * us}, // usage-only chunk
 		},
-		Tokens: 11, Source: probe.SourceUsage, ReasoningTokens: 5, PromptTokens: 33,
+		Tokens: 11, Source: probe.SourceUsage, ReasoningTokens: 5, PromptTokens: 33, CachedTokens: 16,
+		OutputTarget: 11, Cache: "bust",
 		Outcome: probe.OutcomeOK, FinishReason: "stop",
 		HTTPStatus: 200, RetryAfter: 0,
 		RateLimitRemainingRequests: 99, RateLimitRemainingTokens: -1,
@@ -93,6 +94,7 @@ func errorSample() probe.Sample {
 		End: 31 * time.Millisecond, Outcome: probe.OutcomeError, ErrorKind: "http_429",
 		ErrorMessage: `rate limited: "slow down" <&>`, HTTPStatus: 429, RetryAfter: 2 * time.Second,
 		RateLimitRemainingRequests: 0, RateLimitRemainingTokens: 1200,
+		CachedTokens: -1, Cache: "reuse",
 	}
 }
 
@@ -130,6 +132,11 @@ func TestRecordJSONShape(t *testing.T) {
 		"ratelimit_remaining_requests": "99",
 		"ratelimit_remaining_tokens":   "null",
 		"token_source":                 `"usage"`,
+		"cached_tokens":                "16",
+		"output_target":                "11",
+		"cache":                        `"bust"`,
+		"prefill_tps":                  "326.152", // (33 − 16) / 52.123 ms = 326.1516…
+		"e2e_ms":                       "152.2",
 	} {
 		if got := string(m[k]); got != want {
 			t.Errorf("%s = %s, want %s", k, got, want)
@@ -140,7 +147,8 @@ func TestRecordJSONShape(t *testing.T) {
 	line, _ = marshalLine(ptr(FromSample(&e)))
 	m = nil
 	_ = json.Unmarshal(line, &m)
-	for _, k := range []string{"ttft_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_p50_ms", "tokens_per_chunk", "first_token_ms"} {
+	for _, k := range []string{"ttft_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_p50_ms", "tokens_per_chunk", "first_token_ms",
+		"cached_tokens", "output_target", "prefill_tps", "e2e_ms"} {
 		if string(m[k]) != "null" {
 			t.Errorf("error sample %s = %s, want null", k, m[k])
 		}

@@ -74,8 +74,12 @@ func TestReplayedRunSummarisesIdentically(t *testing.T) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Errorf("replay differs:\nlive   %s\nreplay %s", a.Bytes(), b.Bytes())
 	}
-	if !bytes.Contains(a.Bytes(), []byte(`"requests":50,"ok":42,"errors":8`)) {
-		t.Errorf("unexpected counts: %s", a.Bytes())
+	for _, want := range []string{`"requests":50,"ok":42,"errors":8`, `"cached_tokens":{"p50":16,`, `"prompt_tokens":{"p50":33,`,
+		`"output_target":{"requests":42,"reached":42}`, `"cache":"mixed"`, `"e2e_ms":{"p50":152.2,`, `"prefill_tps":{"p50":`,
+		`"last_error":"rate limited: \"slow down\" <&>"`} {
+		if !bytes.Contains(a.Bytes(), []byte(want)) {
+			t.Errorf("live summary lacks %s: %s", want, a.Bytes())
+		}
 	}
 }
 

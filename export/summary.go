@@ -86,6 +86,7 @@ type jsonEndpoint struct {
 	SLO    *jsonSLO    `json:"slo,omitempty"`
 	Cost   *jsonCost   `json:"cost,omitempty"`
 	Server *jsonServer `json:"server"`
+	jsonWorkload                  // prompt_tokens … last_error (workload.go)
 }
 
 type jsonSummary struct {
@@ -132,6 +133,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 			E2ETPS:       toJSONDist(e.Whole.E2ETPS),
 			TPOT:         toJSONDist(e.Whole.TPOT),
 			ITL:          toJSONDist(e.Whole.ITL),
+			jsonWorkload: workloadJSON(e),
 		}
 		if je.ErrorKinds == nil {
 			je.ErrorKinds = map[string]int{} // {} rather than null
@@ -162,7 +164,8 @@ func csvHeader() []string {
 			h = append(h, c.key+"_"+s)
 		}
 	}
-	return append(h, "tokens_per_chunk")
+	h = append(h, "tokens_per_chunk")
+	return append(h, workloadCSVHeader()...)
 }
 
 // errorKindsText is "http_429=2;timeout=1", sorted by kind; "" when none.
@@ -207,20 +210,14 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 			errorKindsText(e.ErrorKinds), e.TokenSource, strconv.FormatInt(e.OutputTokens, 10),
 		}
 		for _, c := range distColumns {
-			d := c.get(&e.Whole)
-			for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-				if d.Count == 0 {
-					row = append(row, "")
-				} else {
-					row = append(row, formatNumber(v))
-				}
-			}
+			row = append(row, distCells(c.get(&e.Whole))...)
 		}
 		if d := e.Whole.TokensPerChunk; d.Count > 0 {
 			row = append(row, formatNumber(d.Mean))
 		} else {
 			row = append(row, "")
 		}
+		row = append(row, workloadCSV(e)...)
 		if withSLO {
 			row = append(row, sloCSV(e)...)
 		}

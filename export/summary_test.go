@@ -33,6 +33,12 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract
+// and its additions ("slo" and "cost" only with objectives and a price: not here).
+var endpointKeys = strings.Fields(`name model base_url requests ok errors truncated error_kinds token_source output_tokens
+	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
+	prompt_tokens cached_tokens prefill_tps e2e_ms output_tps requests_per_s last_error cache output_target`)
+
 func dist(n int, p50, p90, p99, mean, min, max float64) stats.Dist {
 	return stats.Dist{Count: n, P10: min, P50: p50, P90: p90, P95: p99, P99: p99, Mean: mean, Min: min, Max: max}
 }
@@ -58,12 +64,20 @@ func testSnapshot() stats.Snapshot {
 					TPOT:           dist(9, 11.723, 12.1, 14.2857, 11.9, 10.4, 14.3),
 					ITL:            dist(2295, 11.5, 13, 30.002, 11.95, 0.001, 250.5),
 					TokensPerChunk: dist(9, 1, 1, 1, 1.0004, 1, 1),
+					PromptTokens:   dist(9, 519, 583, 640, 530.4444, 420, 640),
+					CachedTokens:   dist(9, 0, 16, 16, 3.5556, 0, 16),
+					PrefillTPS:     dist(9, 12345.6789, 14000, 15000.5, 12001.25, 9000, 15100),
+					E2E:            dist(9, 3100.0004, 3400, 3900.25, 3150.5, 2900, 3950),
 				},
+				WallTime: 12 * time.Second, OutputTPS: 192.0004, RequestsPerS: 0.75,
+				Cache: "bust", TargetRequests: 9, TargetReached: 8,
+				LastError: &stats.ErrorRecord{Kind: "timeout", Message: "request deadline exceeded after 2m0s"},
 			},
 			{
 				Name: "broken", Model: "gpt-x", BaseURL: "https://api.example.com/v1",
 				Requests: 3, Errors: 3,
 				ErrorKinds: map[string]int{"http_401": 3},
+				LastError:  &stats.ErrorRecord{Kind: "http_401", Message: `http_401: Incorrect API key provided: [redacted] (code invalid_api_key)`},
 			},
 		},
 	}
@@ -84,7 +98,7 @@ func TestWriteJSONGolden(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	wantKeys := strings.Fields("name model base_url requests ok errors truncated error_kinds token_source output_tokens ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server")
+	wantKeys := endpointKeys
 	for _, e := range doc.Endpoints {
 		if len(e) != len(wantKeys) {
 			t.Errorf("%d keys, want %d", len(e), len(wantKeys))
@@ -96,9 +110,23 @@ func TestWriteJSONGolden(t *testing.T) {
 		}
 	}
 	broken := doc.Endpoints[1]
-	for _, k := range []string{"token_source", "ttft_ms", "itl_ms", "tokens_per_chunk", "server"} {
+	for _, k := range []string{"token_source", "ttft_ms", "itl_ms", "tokens_per_chunk", "server", "prompt_tokens", "cached_tokens", "prefill_tps",
+		"e2e_ms", "output_tps", "requests_per_s", "cache", "output_target"} {
 		if string(broken[k]) != "null" {
 			t.Errorf("%s = %s, want null", k, broken[k])
+		}
+	}
+	if got := string(broken["last_error"]); got != `"http_401: Incorrect API key provided: [redacted] (code invalid_api_key)"` {
+		t.Errorf("last_error = %s", got)
+	}
+	local := doc.Endpoints[0]
+	for k, want := range map[string]string{
+		"output_tps": "192", "requests_per_s": "0.75", "cache": `"bust"`, "output_target": `{"requests":9,"reached":8}`,
+		"last_error": `"request deadline exceeded after 2m0s"`,
+		"prefill_tps": `{"p50":12345.679,"p90":14000,"p99":15000.5,"mean":12001.25,"min":9000,"max":15100}`,
+	} {
+		if got := string(local[k]); got != want {
+			t.Errorf("%s = %s, want %s", k, got, want)
 		}
 	}
 	var ttft map[string]float64
@@ -134,7 +162,7 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if len(col) != 10+7*6+1+len(serverCSVHeader()) {
+	if len(col) != 10+7*6+1+4*6+6+len(serverCSVHeader()) {
 		t.Errorf("%d columns", len(col))
 	}
 	for _, c := range []struct {
@@ -150,6 +178,18 @@ func TestWriteCSV(t *testing.T) {
 		{2, "token_source", ""},
 		{2, "tokens_per_chunk", ""},
 		{2, "errors", "3"},
+		{1, "prompt_tokens_p50", "519"},
+		{1, "cached_tokens_max", "16"},
+		{1, "e2e_ms_p50", "3100"},
+		{1, "output_tps", "192"},
+		{1, "requests_per_s", "0.75"},
+		{1, "cache", "bust"},
+		{1, "output_target_requests", "9"},
+		{1, "output_target_reached", "8"},
+		{2, "prefill_tps_p50", ""},
+		{2, "output_tps", ""},
+		{2, "output_target_reached", ""},
+		{2, "last_error", "http_401: Incorrect API key provided: [redacted] (code invalid_api_key)"},
 	} {
 		if got := rows[c.row][col[c.key]]; got != c.want {
 			t.Errorf("row %d %s = %q, want %q", c.row, c.key, got, c.want)
@@ -169,7 +209,9 @@ func TestWriteTable(t *testing.T) {
 	}
 	golden(t, "summary.txt", buf.Bytes())
 	out := buf.String()
-	for _, want := range []string{"error kinds http_429: 1, timeout: 1", "output tokens ≈100 (estimate)", "decode tok/s ≈", "output tokens 2304 (usage)", "—"} {
+	for _, want := range []string{"error kinds http_429: 1, timeout: 1", "output tokens ≈100 (estimate)", "decode tok/s ≈", "output tokens 2304 (usage)", "—",
+		"cache bust (every prompt starts with a unique tag)", "throughput 192.0 output tok/s  0.750 requests/s",
+		"output target reached by 8 of 9 requests", "last error request deadline exceeded after 2m0s", "prefill tok/s    12345.7"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q", want)
 		}
@@ -178,8 +220,8 @@ func TestWriteTable(t *testing.T) {
 	for _, block := range strings.Split(out, "\n\n") {
 		width := -1
 		for _, line := range strings.Split(block, "\n") {
-			if !strings.HasPrefix(line, "  ") || !strings.Contains(line, "  ") || strings.Contains(line, "requests") ||
-				strings.Contains(line, "output tokens") || strings.Contains(line, "error kinds") || line == "" {
+			// Rows and the column header are indented further than the endpoint's lines.
+			if !strings.HasPrefix(line, "    ") {
 				continue
 			}
 			n := len([]rune(line))

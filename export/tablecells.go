@@ -27,7 +27,9 @@ type TableRow struct {
 type TableEndpoint struct {
 	Name, Model, BaseURL string
 	// Lines are the lines above the distributions, in order: counts, error kinds, rate
-	// limits, open-loop arrivals, SLO, cost, server, output tokens.
+	// Lines are the lines above the distributions, in order: counts, error kinds, rate
+	// limits, open-loop arrivals, SLO, cost, server, output tokens, cache mode, throughput,
+	// output target, last error.
 	Lines []string
 	Rows  []TableRow
 }
@@ -68,6 +70,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 	default:
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
 	}
+	te.Lines = append(te.Lines, workloadLines(e)...)
 	for _, c := range distColumns {
 		label := c.label
 		if c.fromN && estimated {
@@ -76,6 +79,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		te.Rows = append(te.Rows, tableRow(label, c.get(&e.Whole)))
 	}
 	te.Rows = append(te.Rows, tableRow("max stall ms", e.Whole.MaxStall), tableRow("tokens/chunk", e.Whole.TokensPerChunk))
+	te.Rows = append(te.Rows, workloadRows(e)...)
 	if snap.Rate > 0 {
 		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
 	}
