@@ -111,7 +111,7 @@ func TestHeadlessRate(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
-	if len(doc.ClientQueue) != 1 || len(doc.Endpoints) != 1 || len(doc.Endpoints[0]) != 19 {
+	if len(doc.ClientQueue) != 1 || len(doc.Endpoints) != 1 || len(doc.Endpoints[0]) != len(endpointKeys) {
 		t.Fatalf("document: %s", r.stdout)
 	}
 	q := doc.ClientQueue[0]

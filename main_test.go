@@ -60,6 +60,12 @@ func runBinary(t *testing.T, env []string, args ...string) result {
 	return result{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
 }
 
+// endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract and
+// its additions.
+var endpointKeys = []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "error_kinds", "token_source",
+	"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk", "server",
+	"prompt_tokens", "cached_tokens", "prefill_tps", "e2e_ms", "output_tps", "requests_per_s", "last_error", "cache", "output_target"}
+
 func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "m-a", TTFT: 20 * time.Millisecond, TokensPerSecond: 400, TokensPerChunk: 1, MaxTokens: 20},
 		sim.Profile{Name: "b", Model: "m-b", TTFT: 40 * time.Millisecond, TokensPerSecond: 200, TokensPerChunk: 2, MaxTokens: 20})
@@ -86,8 +92,7 @@ func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 	if len(doc.Endpoints) != 2 {
 		t.Fatalf("want 2 endpoints, got %d", len(doc.Endpoints))
 	}
-	keys := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "error_kinds", "token_source",
-		"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk", "server"}
+	keys := endpointKeys
 	for _, ep := range doc.Endpoints {
 		for _, k := range keys {
 			if _, ok := ep[k]; !ok {
@@ -107,6 +112,11 @@ func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 		p50, _ := ttft["p50"].(json.Number).Float64()
 		if p50 < 20 || p50 > 1000 {
 			t.Errorf("endpoint %v: ttft p50 %.1f ms, scheduled ≥ 20 ms", ep["name"], p50)
+		}
+		// The default prompt behind its cache-busting tag, as the simulator counts it: the
+		// prompt's 15 words, the tag's 2, and 4 per message.
+		if ep["cache"] != "bust" || ep["prompt_tokens"].(map[string]any)["p50"] != json.Number("21") || ep["last_error"] != nil {
+			t.Errorf("endpoint %v: cache %v prompt_tokens %v last_error %v", ep["name"], ep["cache"], ep["prompt_tokens"], ep["last_error"])
 		}
 	}
 }
