@@ -35,6 +35,8 @@ const (
 	nameTPOT       = "tokscope_time_per_output_token_seconds"
 	nameE2E        = "tokscope_e2e_request_latency_seconds"
 	nameTokens     = "tokscope_generation_tokens_total"
+	namePrompt     = "tokscope_prompt_tokens_total"
+	nameCached     = "tokscope_cached_prompt_tokens_total"
 	nameSources    = "tokscope_token_source_requests_total"
 	nameRequests   = "tokscope_requests_total"
 	nameInFlight   = "tokscope_requests_in_flight"
@@ -87,6 +89,7 @@ type Exporter struct {
 
 	ttft, ttfb, itl, tpot, e2e *prometheus.HistogramVec
 	tokens                     *prometheus.CounterVec
+	prompt, cached             *prometheus.CounterVec
 	sources                    *prometheus.CounterVec
 	requests                   *prometheus.CounterVec
 	inFlight                   *prometheus.GaugeVec
@@ -129,8 +132,16 @@ func New(eps []config.Endpoint) *Exporter {
 			"(last_token - first_token) / (output tokens - 1) per request (ok requests with at least 2 tokens).",
 			TPOTBuckets),
 		e2e: histogram(nameE2E,
-			"Time from sending the request to the end of the stream (ok requests).",
+			"Time from sending the request to its last chunk (ok requests): e2e_ms of the summary.",
 			E2EBuckets),
+		prompt: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: namePrompt,
+			Help: "Prompt tokens of ok requests, as the server counted them (usage prompt_tokens; requests without usage add nothing).",
+		}, labels),
+		cached: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: nameCached,
+			Help: "Prompt tokens of ok requests that a server prefix cache served (usage prompt_tokens_details.cached_tokens, where the server reports it).",
+		}, labels),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: nameTokens,
 			Help: "Output tokens of ok requests. See tokscope_token_source_requests_total for where the counts came from.",
@@ -150,7 +161,7 @@ func New(eps []config.Endpoint) *Exporter {
 		models: make(map[string]string, len(eps)),
 		open:   make(map[requestKey]int),
 	}
-	e.registry.MustRegister(e.ttft, e.ttfb, e.itl, e.tpot, e.e2e, e.tokens, e.sources,
+	e.registry.MustRegister(e.ttft, e.ttfb, e.itl, e.tpot, e.e2e, e.tokens, e.prompt, e.cached, e.sources,
 		e.requests, e.inFlight,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -162,6 +173,8 @@ func New(eps []config.Endpoint) *Exporter {
 			h.WithLabelValues(name, model)
 		}
 		e.tokens.WithLabelValues(name, model)
+		e.prompt.WithLabelValues(name, model)
+		e.cached.WithLabelValues(name, model)
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeOK), "")
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeTruncated), "")
 		e.inFlight.WithLabelValues(name, model).Set(0)
@@ -256,7 +269,8 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	observe(e.ttfb, ttfb, ok)
 	tpot, ok := s.TPOT()
 	observe(e.tpot, tpot, ok)
-	observe(e.e2e, s.End, s.End >= 0) // t0 → end of stream
+	e2e, ok := s.E2E() // t0 → last chunk, DESIGN.md's e2e
+	observe(e.e2e, e2e, ok)
 	if gaps := s.ITLs(); len(gaps) > 0 {
 		itl := e.itl.WithLabelValues(name, model)
 		for _, g := range gaps {
@@ -265,6 +279,12 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	}
 	if s.Tokens > 0 {
 		e.tokens.WithLabelValues(name, model).Add(float64(s.Tokens))
+	}
+	if s.PromptTokens > 0 {
+		e.prompt.WithLabelValues(name, model).Add(float64(s.PromptTokens))
+	}
+	if s.CachedTokens > 0 {
+		e.cached.WithLabelValues(name, model).Add(float64(s.CachedTokens))
 	}
 	source := string(s.Source)
 	if source == "" {

@@ -169,6 +169,11 @@ func TestObserveExposition(t *testing.T) {
 	g := &probe.Sample{Endpoint: "remote", Model: "m2", Seq: 1, Headers: 80 * ms,
 		FirstToken: probe.Absent, LastToken: probe.Absent, End: 90 * ms,
 		Outcome: probe.OutcomeError, ErrorKind: "http_400 (Bad Request: bogus!)"}
+	a.PromptTokens, a.CachedTokens = 500, 128
+	b.PromptTokens, b.CachedTokens = 300, -1
+	c.CachedTokens = -1
+	d.PromptTokens, d.CachedTokens = 900, 900
+	f.PromptTokens, f.CachedTokens = 9000, 9000
 	for _, s := range []*probe.Sample{a, b, c, d, e429, f, g, nil} {
 		e.Observe(s)
 	}
@@ -183,8 +188,9 @@ func TestObserveExposition(t *testing.T) {
 		map[float64]uint64{0.0025: 0, 0.005: 1, 0.02: 2, 0.03: 3, 0.075: 3, 0.1: 4}})
 	checkHistogram(t, fams, nameTPOT, local, histWant{2, 0.025 + 0.005,
 		map[float64]uint64{0.003: 0, 0.005: 1, 0.02: 1, 0.025: 2}})
-	checkHistogram(t, fams, nameE2E, local, histWant{3, 0.26 + 1.51 + 0.04,
-		map[float64]uint64{0.05: 1, 0.3: 2, 1.5: 2, 2.0: 3}})
+	// e2e is t0 → the last chunk (here the last token chunk), not the end of the stream.
+	checkHistogram(t, fams, nameE2E, local, histWant{3, 0.25 + 1.505 + 0.03,
+		map[float64]uint64{0.05: 1, 0.2: 1, 0.3: 2, 1.5: 2, 2.0: 3}})
 	// The other endpoint exists from the start, empty.
 	checkHistogram(t, fams, nameTTFT, map[string]string{"endpoint": "remote", "model": "m2"}, histWant{0, 0, nil})
 
@@ -194,6 +200,11 @@ func TestObserveExposition(t *testing.T) {
 	}
 	if got := counter(nameTokens, local); got != 10 {
 		t.Errorf("generation tokens = %g, want 10 (ok requests only)", got)
+	}
+	// Prompt tokens 500 + 300 (C had no usage), cached 128 (B's server did not report it:
+	// -1 adds nothing); the truncated D and the warm-up F add nothing.
+	if p, c := counter(namePrompt, local), counter(nameCached, local); p != 800 || c != 128 {
+		t.Errorf("prompt tokens %g, cached %g; want 800 and 128", p, c)
 	}
 	req := func(ep, model, outcome, errType string) map[string]string {
 		return map[string]string{"endpoint": ep, "model": model, "outcome": outcome, "error_type": errType}
