@@ -122,7 +122,7 @@ func TestWriteJSONGolden(t *testing.T) {
 	local := doc.Endpoints[0]
 	for k, want := range map[string]string{
 		"output_tps": "192", "requests_per_s": "0.75", "cache": `"bust"`, "output_target": `{"requests":9,"reached":8}`,
-		"last_error": `"request deadline exceeded after 2m0s"`,
+		"last_error":  `"request deadline exceeded after 2m0s"`,
 		"prefill_tps": `{"p50":12345.679,"p90":14000,"p99":15000.5,"mean":12001.25,"min":9000,"max":15100}`,
 	} {
 		if got := string(local[k]); got != want {

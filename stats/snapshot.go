@@ -103,6 +103,10 @@ type EndpointStats struct {
 	// WallTime is the run's wall time for this endpoint: from the first finished non-warm-up
 	// request's t0 to the snapshot. Goodput and gpu_hour costs are per this time.
 	WallTime time.Duration
+	SLO      *SLOStats    // nil without objectives (slo.go)
+	Cost     *CostStats   // nil without a price (cost.go)
+	Server   *ServerStats // nil until the server-metrics scraper reported (server.go)
+
 	// Throughput over WallTime: output tokens of counted requests per second, and counted
 	// requests per second; 0 before the first request finished.
 	OutputTPS, RequestsPerS float64
@@ -112,10 +116,6 @@ type EndpointStats struct {
 	// TargetRequests counts counted requests that asked for an exact output length
 	// (--output-tokens); TargetReached those that got that many tokens.
 	TargetRequests, TargetReached int
-
-	SLO      *SLOStats    // nil without objectives (slo.go)
-	Cost     *CostStats   // nil without a price (cost.go)
-	Server   *ServerStats // nil until the server-metrics scraper reported (server.go)
 }
 
 // Snapshot is an immutable view of every endpoint's statistics at At.
