@@ -83,10 +83,10 @@ type jsonEndpoint struct {
 	ITL            *jsonDist      `json:"itl_ms"`
 	TokensPerChunk *number        `json:"tokens_per_chunk"`
 	// Contract additions (slo.go): "slo" and "cost" only when set, "server" always.
-	SLO    *jsonSLO    `json:"slo,omitempty"`
-	Cost   *jsonCost   `json:"cost,omitempty"`
-	Server *jsonServer `json:"server"`
-	jsonWorkload                  // prompt_tokens … last_error (workload.go)
+	SLO          *jsonSLO    `json:"slo,omitempty"`
+	Cost         *jsonCost   `json:"cost,omitempty"`
+	Server       *jsonServer `json:"server"`
+	jsonWorkload             // prompt_tokens … last_error (workload.go)
 }
 
 type jsonSummary struct {
