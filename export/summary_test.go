@@ -69,7 +69,7 @@ func testSnapshot() stats.Snapshot {
 					PrefillTPS:     dist(9, 12345.6789, 14000, 15000.5, 12001.25, 9000, 15100),
 					E2E:            dist(9, 3100.0004, 3400, 3900.25, 3150.5, 2900, 3950),
 				},
-				WallTime: 12 * time.Second, OutputTPS: 192.0004, RequestsPerS: 0.75,
+				RunSpan: 12 * time.Second, OutputTPS: 192.0004, RequestsPerS: 0.75,
 				Cache: "bust", TargetRequests: 9, TargetReached: 8,
 				LastError: &stats.ErrorRecord{Kind: "timeout", Message: "request deadline exceeded after 2m0s"},
 			},

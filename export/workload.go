@@ -52,7 +52,7 @@ func workloadJSON(e *stats.EndpointStats) jsonWorkload {
 		E2E:          toJSONDist(w.E2E),
 		LastError:    lastError(e),
 	}
-	if e.WallTime > 0 {
+	if e.RunSpan > 0 {
 		out, rps := number(e.OutputTPS), number(e.RequestsPerS)
 		j.OutputTPS, j.RequestsPerS = &out, &rps
 	}
@@ -96,7 +96,7 @@ func workloadCSV(e *stats.EndpointStats) []string {
 		row = append(row, distCells(c.get(&e.Whole))...)
 	}
 	out, rps := "", ""
-	if e.WallTime > 0 {
+	if e.RunSpan > 0 {
 		out, rps = formatNumber(e.OutputTPS), formatNumber(e.RequestsPerS)
 	}
 	last := ""
@@ -135,7 +135,7 @@ func workloadLines(e *stats.EndpointStats) []string {
 	case "mixed":
 		lines = append(lines, "cache mixed (records of bust and reuse)")
 	}
-	if e.WallTime > 0 {
+	if e.RunSpan > 0 {
 		lines = append(lines, fmt.Sprintf("throughput %s output tok/s  %s requests/s", tableNumber(e.OutputTPS), tableNumber(e.RequestsPerS)))
 	}
 	if e.TargetRequests > 0 {

@@ -598,7 +598,7 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 		st.LastError = &last
 	}
 	e.rl.fill(&st)
-	e.work.fill(&st, e.ok, e.outputToks, wall)
+	e.work.fill(&st, e.ok, e.outputToks)
 	return st
 }
 

@@ -107,8 +107,11 @@ type EndpointStats struct {
 	Cost     *CostStats   // nil without a price (cost.go)
 	Server   *ServerStats // nil until the server-metrics scraper reported (server.go)
 
-	// Throughput over WallTime: output tokens of counted requests per second, and counted
-	// requests per second; 0 before the first request finished.
+	// RunSpan is the first t0 to the last finish of a non-warm-up request; the throughput
+	// is over it: output tokens of counted requests per second, and counted requests per
+	// second (0 while RunSpan is 0). A replay ends where its last request ended, so it
+	// divides by the same span as the live run.
+	RunSpan                 time.Duration
 	OutputTPS, RequestsPerS float64
 	// Cache is the cache mode the requests ran under: "bust", "reuse", "mixed" (a replay of
 	// records of both), "" unknown (records from before the setting).

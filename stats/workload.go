@@ -14,16 +14,28 @@ type workloadState struct {
 	mixed      bool
 
 	targetRequests, targetReached int
+
+	// The run's span for throughput: the first t0 to the last finish of a non-warm-up
+	// request. It ends with the requests, not at the snapshot, so that a replay, whose clock
+	// stops at the last request, divides by the same time as the live run did.
+	first, last time.Time
 }
 
 func (w *workloadState) reset() {
 	w.seen, w.mixed = "", false
 	w.targetRequests, w.targetReached = 0, 0
+	w.first, w.last = time.Time{}, time.Time{}
 }
 
 // observe takes a finished non-warm-up request: its cache mode (any outcome: an error ran
 // under the mode too) and, when counted, whether it reached its output target.
 func (w *workloadState) observe(s *probe.Sample) {
+	if w.first.IsZero() || s.Start.Before(w.first) {
+		w.first = s.Start
+	}
+	if end := doneAt(s); end.After(w.last) {
+		w.last = end
+	}
 	switch {
 	case s.Cache == "":
 	case w.seen == "":
@@ -43,8 +55,8 @@ func (w *workloadState) observe(s *probe.Sample) {
 }
 
 // fill sets the workload figures of st; ok and outputTokens are the endpoint's counted
-// requests and their tokens, wall its WallTime.
-func (w *workloadState) fill(st *EndpointStats, ok int, outputTokens int64, wall time.Duration) {
+// requests and their tokens.
+func (w *workloadState) fill(st *EndpointStats, ok int, outputTokens int64) {
 	switch {
 	case w.mixed:
 		st.Cache = "mixed"
@@ -54,8 +66,9 @@ func (w *workloadState) fill(st *EndpointStats, ok int, outputTokens int64, wall
 		st.Cache = w.configured
 	}
 	st.TargetRequests, st.TargetReached = w.targetRequests, w.targetReached
-	if wall > 0 {
-		st.OutputTPS = float64(outputTokens) / wall.Seconds()
-		st.RequestsPerS = float64(ok) / wall.Seconds()
+	st.RunSpan = w.last.Sub(w.first)
+	if st.RunSpan > 0 {
+		st.OutputTPS = float64(outputTokens) / st.RunSpan.Seconds()
+		st.RequestsPerS = float64(ok) / st.RunSpan.Seconds()
 	}
 }

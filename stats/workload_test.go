@@ -46,9 +46,16 @@ func TestWorkloadFigures(t *testing.T) {
 	if st.TargetRequests != 3 || st.TargetReached != 1 {
 		t.Errorf("targets %d reached %d, want 3 and 1 (the failed request is not counted)", st.TargetRequests, st.TargetReached)
 	}
-	// Wall time: the first t0 to the snapshot, 10 s; 4 counted requests of 10 tokens.
-	exact(t, "output_tps", st.OutputTPS, 4.0)
-	exact(t, "requests_per_s", st.RequestsPerS, 0.4)
+	// The run's span: the first t0 to the last finish (the third request: 2 s + 291 ms), not
+	// to the snapshot; 4 counted requests of 10 tokens.
+	if st.RunSpan != 2291*msD {
+		t.Errorf("run span %v, want 2.291s", st.RunSpan)
+	}
+	exact(t, "output_tps", st.OutputTPS, 40/2.291)
+	exact(t, "requests_per_s", st.RequestsPerS, 4/2.291)
+	if later := a.Snapshot(t0.Add(time.Hour)).Endpoints[0]; later.OutputTPS != st.OutputTPS {
+		t.Errorf("output_tps fell from %v to %v with the snapshot's clock", st.OutputTPS, later.OutputTPS)
+	}
 	if st.Cache != config.CacheBust || snap.Endpoints[1].Cache != "" {
 		t.Errorf("cache %q %q", st.Cache, snap.Endpoints[1].Cache)
 	}
