@@ -44,16 +44,20 @@ var resolver = net.DefaultResolver
 type Client struct {
 	ep            config.Endpoint
 	api           *openai.Client
-	transport     http.RoundTripper
-	maxCompletion bool // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
+	transport     http.RoundTripper // the pool: kept-alive connections, dialled through conns
+	fresh         http.RoundTripper // a new connection per request, closed after it (conn.go)
+	conns         *connWatch        // learns whether the server closes every connection
+	maxCompletion bool              // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
 }
 
 // NewClient builds the go-openai client and HTTP transport of one endpoint. The API key is not
 // captured: it is read through ep.APIKey() for every request.
 func NewClient(ep config.Endpoint) *Client {
+	watch := &connWatch{}
+	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext,
+		DialContext:           watch.dialer(dial),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   maxIdlePerHost,
 		IdleConnTimeout:       90 * time.Second,
@@ -63,17 +67,30 @@ func NewClient(ep config.Endpoint) *Client {
 		DisableCompression: true,
 		TLSClientConfig:    &tls.Config{InsecureSkipVerify: ep.InsecureSkipVerify}, //nolint:gosec // opt-in per endpoint
 	}
-	return newClient(ep, tr)
+	// Not watched: these connections are closed after one request by design.
+	fresh := tr.Clone()
+	fresh.DisableKeepAlives = true
+	fresh.DialContext = dial
+	return newClientOver(ep, tr, fresh, watch)
 }
 
-// newClient builds a client over any RoundTripper (benchmarks use an in-memory one). The
-// http.Client has no Timeout: it would cut long stream bodies; deadlines are contexts.
+// newClient builds a client over any RoundTripper (benchmarks use an in-memory one), which
+// also serves the retries.
 func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
+	return newClientOver(ep, tr, tr, nil)
+}
+
+// newClientOver builds a client whose requests go through tr, or through fresh when the
+// server closes every connection (watch) and for the retry of a request that met a dead
+// kept-alive connection. The http.Clients have no Timeout: it would cut long stream bodies;
+// deadlines are contexts.
+func newClientOver(ep config.Endpoint, tr, fresh http.RoundTripper, watch *connWatch) *Client {
 	cfg := openai.DefaultConfig("") // the key is added per request by the doer
 	cfg.BaseURL = ep.BaseURL
 	cfg.EmptyMessagesLimit = 1 << 30 // keep-alive comments count as empty messages; our stall timer replaces the limit
-	cfg.HTTPClient = newDoer(ep, &http.Client{Transport: tr, CheckRedirect: checkRedirect})
-	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr}
+	cfg.HTTPClient = newDoer(ep, &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+		&http.Client{Transport: fresh, CheckRedirect: checkRedirect}, watch)
+	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, conns: watch}
 	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
 	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
 	return c
@@ -110,10 +127,17 @@ func (c *Client) Endpoint() config.Endpoint { return c.ep }
 
 // CloseIdleConnections closes the pooled keep-alive connections (and their goroutines).
 func (c *Client) CloseIdleConnections() {
-	if t, ok := c.transport.(interface{ CloseIdleConnections() }); ok {
-		t.CloseIdleConnections()
+	for _, tr := range []http.RoundTripper{c.transport, c.fresh} {
+		if t, ok := tr.(interface{ CloseIdleConnections() }); ok {
+			t.CloseIdleConnections()
+		}
 	}
 }
+
+// ClosesConnections reports whether the server was seen to close every kept-alive connection
+// right after its response: requests then each open a new connection (conn.go), and connect
+// time is part of every TTFT on this endpoint.
+func (c *Client) ClosesConnections() bool { return c.conns.closesEvery() }
 
 func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 	req := openai.ChatCompletionRequest{
@@ -212,6 +236,12 @@ func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delt
 	}
 
 	stream, err := c.api.CreateChatCompletionStream(reqCtx, req)
+	if retryAt := x.retryOffset(); retryAt > 0 {
+		// A dead kept-alive connection was replaced: the instants are those of the attempt
+		// that got the answer, from when it started.
+		t0 = t0.Add(retryAt)
+		s.Start, d.t0 = t0, t0
+	}
 	if err != nil {
 		if resp := x.resp; resp != nil {
 			_ = resp.Body.Close() // go-openai reads but never closes an error body
@@ -345,6 +375,16 @@ type exchange struct {
 
 	reused    atomic.Bool
 	tlsFailed atomic.Bool
+
+	// Attempts (conn.go): a request that met a dead kept-alive connection is sent again, by
+	// the transport itself or by the doer. retryAt is the offset from t0 at which the last
+	// attempt started (0: there was one attempt); every instant is then from there.
+	attempts  atomic.Int32
+	answered  atomic.Bool // the current attempt got a response byte (a redirect's counts)
+	connRetry atomic.Bool
+	retryAt   atomic.Int64
+	freshSent bool                        // the doer sent it again on a new connection (at most once)
+	conn      atomic.Pointer[watchedConn] // the current attempt's, when the pool dialled it
 }
 
 type exchangeKey struct{}
@@ -353,6 +393,28 @@ func (x *exchange) reset() {
 	for _, v := range []*atomic.Int64{&x.dnsStart, &x.dnsDone, &x.connStart, &x.connDone, &x.tlsStart, &x.tlsDone, &x.wrote, &x.firstByte} {
 		v.Store(-1)
 	}
+}
+
+// getConn starts an attempt. One that follows an attempt that got no response byte is a
+// retry after a dead connection (a redirect follows an answer, and is not one): the phases
+// start again from here.
+func (x *exchange) getConn() {
+	if x.attempts.Add(1) > 1 && !x.answered.Swap(false) {
+		x.reset()
+		x.connRetry.Store(true)
+		x.retryAt.Store(int64(time.Since(x.t0)))
+	}
+}
+
+// retryOffset is the offset from t0 of the attempt that got the answer; 0 without a retry.
+func (x *exchange) retryOffset() time.Duration { return time.Duration(x.retryAt.Load()) }
+
+// deadConn reports whether a failed attempt met a dead kept-alive connection and may be sent
+// again once on a new one: the connection was reused, no byte of a response arrived, the
+// request can be rebuilt (GetBody) and nobody cancelled it.
+func (x *exchange) deadConn(req *http.Request) bool {
+	return !x.freshSent && x.reused.Load() && x.firstByte.Load() < 0 && !x.answered.Load() &&
+		req.GetBody != nil && req.Context().Err() == nil
 }
 
 func (x *exchange) stamp(v *atomic.Int64) { v.CompareAndSwap(-1, int64(time.Since(x.t0))) }
@@ -375,9 +437,19 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 			}
 			x.stamp(&x.tlsDone)
 		},
-		GotConn:              func(info httptrace.GotConnInfo) { x.reused.Store(info.Reused) },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { x.stamp(&x.wrote) },
-		GotFirstResponseByte: func() { x.stamp(&x.firstByte) },
+		GetConn: func(string) { x.getConn() },
+		GotConn: func(info httptrace.GotConnInfo) {
+			x.reused.Store(info.Reused)
+			x.conn.Store(watched(info.Conn))
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) { x.stamp(&x.wrote) },
+		GotFirstResponseByte: func() {
+			x.answered.Store(true)
+			x.stamp(&x.firstByte)
+			if c := x.conn.Load(); c != nil {
+				c.answered()
+			}
+		},
 	}
 }
 
@@ -389,8 +461,9 @@ func phase(start, done *atomic.Int64) time.Duration {
 	return time.Duration(d - s)
 }
 
-func offset(v *atomic.Int64) time.Duration {
-	if n := v.Load(); n >= 0 {
+// offset is v from the start of the attempt that got the answer (t0, or the retry's start).
+func (x *exchange) offset(v *atomic.Int64) time.Duration {
+	if n := v.Load() - x.retryAt.Load(); v.Load() >= 0 && n >= 0 {
 		return time.Duration(n)
 	}
 	return Absent
@@ -399,13 +472,14 @@ func offset(v *atomic.Int64) time.Duration {
 // fill copies what the transport saw into the sample.
 func (x *exchange) fill(s *Sample) {
 	s.Reused = x.reused.Load()
+	s.ConnRetry = x.connRetry.Load()
 	if !s.Reused {
 		s.DNS = phase(&x.dnsStart, &x.dnsDone)
 		s.Connect = phase(&x.connStart, &x.connDone)
 		s.TLS = phase(&x.tlsStart, &x.tlsDone)
 	}
-	s.Wrote = offset(&x.wrote)
-	s.Headers = offset(&x.firstByte)
+	s.Wrote = x.offset(&x.wrote)
+	s.Headers = x.offset(&x.firstByte)
 	s.HTTPStatus = x.status
 	if x.header != nil {
 		s.RetryAfter = retryAfter(x.header, time.Now())

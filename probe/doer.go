@@ -18,14 +18,20 @@ import (
 // forces stream_options.include_usage, adds extra headers and the key (read per request), and
 // hands the response status and headers back through the exchange in the request context —
 // go-openai drops them on errors, and Retry-After lives there.
+//
+// It also replaces dead kept-alive connections (conn.go): a request that failed on a reused
+// connection before any byte of a response is sent again once, through fresh, on a new
+// connection; and on a server that closes every connection, every request goes through fresh.
 type doer struct {
-	hc    *http.Client
+	hc    *http.Client // the pool
+	fresh *http.Client // a new connection per request
+	conns *connWatch
 	ep    config.Endpoint
 	extra map[string]json.RawMessage // ExtraBody, marshalled once; nil when there is none
 }
 
-func newDoer(ep config.Endpoint, hc *http.Client) *doer {
-	d := &doer{hc: hc, ep: ep}
+func newDoer(ep config.Endpoint, hc, fresh *http.Client, conns *connWatch) *doer {
+	d := &doer{hc: hc, fresh: fresh, conns: conns, ep: ep}
 	if len(ep.ExtraBody) == 0 {
 		return d // go-openai's body already carries stream_options.include_usage
 	}
@@ -71,7 +77,19 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if x != nil {
 		x.sent = true
 	}
-	resp, err := d.hc.Do(req)
+	hc := d.hc
+	if d.conns.closesEvery() {
+		hc = d.fresh
+	}
+	resp, err := hc.Do(req)
+	if err != nil && x != nil && x.deadConn(req) {
+		if body, berr := req.GetBody(); berr == nil {
+			again := req.Clone(req.Context())
+			again.Body = body
+			x.freshSent = true
+			resp, err = d.fresh.Do(again)
+		}
+	}
 	if x != nil && resp != nil {
 		x.status = resp.StatusCode
 		x.header = resp.Header

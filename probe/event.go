@@ -52,6 +52,9 @@ type Status struct {
 	Until       time.Time // end of a back-off, zero otherwise
 	Concurrency int       // current streams in flight target
 	Backoff     time.Duration
+	// ConnPerRequest: the server closes every kept-alive connection right after its answer,
+	// so each request opens a new connection and connect time is part of every TTFT there.
+	ConnPerRequest bool
 }
 
 func (*Started) isEvent() {}

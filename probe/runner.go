@@ -39,6 +39,8 @@ type Options struct {
 	// seeded with RateSeed; should that fail, every request of the endpoint fails as a
 	// "request" error carrying the reason, and nothing is sent.
 	Workloads []*workload.Workload
+
+	coldConns bool // no connection warm-up (WarmConns): benchmarks show what it removes
 }
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
@@ -389,7 +391,7 @@ func (l *lane) start(runCtx context.Context) {
 	defer l.mu.Unlock()
 	l.ctx, l.cancel = context.WithCancel(runCtx)
 	l.live = true
-	l.spawnLocked()
+	l.spawnLocked(nil)
 	if l.open != nil {
 		l.r.wg.Add(1)
 		go l.arrive()
@@ -406,8 +408,9 @@ func (l *lane) stop() {
 	}
 }
 
-// spawnLocked starts the missing loops below target; l.mu held.
-func (l *lane) spawnLocked() {
+// spawnLocked starts the missing loops below target, each first waiting for gate (if not
+// nil); l.mu held.
+func (l *lane) spawnLocked(gate <-chan struct{}) {
 	if !l.live {
 		return
 	}
@@ -418,9 +421,32 @@ func (l *lane) spawnLocked() {
 		if !l.running[i] {
 			l.running[i] = true
 			l.r.wg.Add(1)
-			go l.loop(i)
+			go l.loop(i, gate)
 		}
 	}
+}
+
+// warmedLocked is a gate that opens once n more connections have been opened (WarmConns) for
+// loops added after the warm-ups: a sweep step or '+' starts new streams on warm connections
+// too. Before the warm-ups are over it is nil: their end warms one connection per stream.
+func (l *lane) warmedLocked(n int) <-chan struct{} {
+	select {
+	case <-l.warmGate:
+	default:
+		return nil
+	}
+	if n <= 0 || !l.live || l.r.opts.coldConns {
+		return nil
+	}
+	gate := make(chan struct{})
+	ctx := l.ctx
+	l.r.wg.Add(1)
+	go func() {
+		defer l.r.wg.Done()
+		defer close(gate)
+		l.client.WarmConns(ctx, n)
+	}()
+	return gate
 }
 
 func (l *lane) wakeLocked() {
@@ -444,10 +470,11 @@ func (l *lane) setPaused(p bool) {
 func (l *lane) setConcurrency(n int) {
 	l.mu.Lock()
 	changed := l.target != n
+	added := n - l.target
 	l.target = n
 	if changed {
 		l.wakeLocked()
-		l.spawnLocked()
+		l.spawnLocked(l.warmedLocked(added))
 	}
 	l.mu.Unlock()
 	if changed {
@@ -456,8 +483,14 @@ func (l *lane) setConcurrency(n int) {
 }
 
 // loop is request loop i: wait while paused or backing off, send, report, sleep the interval.
-func (l *lane) loop(i int) {
+func (l *lane) loop(i int, gate <-chan struct{}) {
 	defer l.r.wg.Done()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-l.ctx.Done():
+		}
+	}
 	failures := 0 // consecutive failures of this loop: spaces retries against a dead server
 	for {
 		l.mu.Lock()
@@ -579,6 +612,7 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 	if warm {
 		defer func() {
 			if l.warmEnded.Add(1) == int64(r.opts.Warmup) {
+				l.warmConns()
 				close(l.warmGate)
 			}
 		}()
@@ -605,6 +639,19 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 		r.endpointFinished()
 	}
 	return s, true
+}
+
+// warmConns opens one connection per stream before the counted requests start together, so
+// that none of them opens its connection inside its TTFT (a request that still does shows its
+// connect phase).
+func (l *lane) warmConns() {
+	if l.r.opts.coldConns {
+		return
+	}
+	l.mu.Lock()
+	n := l.target
+	l.mu.Unlock()
+	l.client.WarmConns(l.ctx, n)
 }
 
 // interactive runs one Stream/Race request on this endpoint.
@@ -717,7 +764,7 @@ func (l *lane) rateLimitLocked(s *Sample) {
 
 // stateLocked derives the endpoint's state; l.mu held.
 func (l *lane) stateLocked() Status {
-	st := Status{Endpoint: l.idx, Concurrency: l.target}
+	st := Status{Endpoint: l.idx, Concurrency: l.target, ConnPerRequest: l.client.ClosesConnections()}
 	switch {
 	case l.finished:
 		st.State = StateStopped

@@ -78,6 +78,10 @@ type Sample struct {
 	Connect time.Duration // TCP connect duration
 	TLS     time.Duration // TLS handshake duration
 	Reused  bool          // the connection came from the idle pool
+	// ConnRetry: the request failed on a reused connection before any byte of a response
+	// (the server had closed it) and was sent again on a new one; the instants are those of
+	// that second attempt.
+	ConnRetry bool
 
 	Wrote       time.Duration // request fully written
 	Headers     time.Duration // first response byte
