@@ -30,11 +30,14 @@ type Record struct {
 	Stream     uint64    `json:"stream,omitempty"` // interactive stream/race id; 0 for probe requests
 	Start      time.Time `json:"start"`            // RFC 3339 with nanoseconds, wall clock of t0
 
-	QueueMS     float64  `json:"queue_ms"`
-	DNSMS       *float64 `json:"dns_ms"`
-	ConnectMS   *float64 `json:"connect_ms"`
-	TLSMS       *float64 `json:"tls_ms"`
-	Reused      bool     `json:"reused"`
+	QueueMS   float64  `json:"queue_ms"`
+	DNSMS     *float64 `json:"dns_ms"`
+	ConnectMS *float64 `json:"connect_ms"`
+	TLSMS     *float64 `json:"tls_ms"`
+	Reused    bool     `json:"reused"`
+	// ConnRetry: sent again on a new connection after a reused one failed before any byte
+	// of a response (DESIGN.md, dead connections); written only when true.
+	ConnRetry   bool     `json:"conn_retry,omitempty"`
 	WroteMS     *float64 `json:"wrote_ms"`
 	HeadersMS   *float64 `json:"headers_ms"`
 	FirstEvent  *float64 `json:"first_event_ms"`
@@ -186,7 +189,8 @@ func FromSample(s *probe.Sample) Record {
 		Start:   s.Start,
 		QueueMS: durMS(s.Queue),
 		DNSMS:   instant(s.DNS), ConnectMS: instant(s.Connect), TLSMS: instant(s.TLS), Reused: s.Reused,
-		WroteMS: instant(s.Wrote), HeadersMS: instant(s.Headers), FirstEvent: instant(s.FirstEvent),
+		ConnRetry: s.ConnRetry,
+		WroteMS:   instant(s.Wrote), HeadersMS: instant(s.Headers), FirstEvent: instant(s.FirstEvent),
 		FirstToken: instant(s.FirstToken), FirstAnswer: instant(s.FirstAnswer),
 		LastToken: instant(s.LastToken), EndMS: instant(s.End),
 		Chunks: Chunks(slices.Clone(s.Chunks)),
@@ -230,7 +234,8 @@ func (r Record) Sample() probe.Sample {
 		Start: r.Start,
 		Queue: msDur(r.QueueMS),
 		DNS:   fromInstant(r.DNSMS), Connect: fromInstant(r.ConnectMS), TLS: fromInstant(r.TLSMS), Reused: r.Reused,
-		Wrote: fromInstant(r.WroteMS), Headers: fromInstant(r.HeadersMS), FirstEvent: fromInstant(r.FirstEvent),
+		ConnRetry: r.ConnRetry,
+		Wrote:     fromInstant(r.WroteMS), Headers: fromInstant(r.HeadersMS), FirstEvent: fromInstant(r.FirstEvent),
 		FirstToken: fromInstant(r.FirstToken), FirstAnswer: fromInstant(r.FirstAnswer),
 		LastToken: fromInstant(r.LastToken), End: fromInstant(r.EndMS),
 		Chunks: chunks,

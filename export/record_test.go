@@ -23,7 +23,7 @@ func fullSample() probe.Sample {
 		Endpoint: "local", Model: "qwen3", Seq: 42, Warmup: false, ResponseID: "chatcmpl-abc",
 		Start: time.Date(2026, 3, 14, 15, 9, 26, 123456789, time.FixedZone("CET", 3600)),
 		Queue: 1500*us + 400,
-		DNS:   probe.Absent, Connect: 2*time.Millisecond + 1, TLS: probe.Absent, Reused: false,
+		DNS:   probe.Absent, Connect: 2*time.Millisecond + 1, TLS: probe.Absent, Reused: false, ConnRetry: true,
 		Wrote: 3*time.Millisecond + 250, Headers: 40*time.Millisecond + 499,
 		FirstEvent: 41*time.Millisecond + 500, FirstToken: 52123 * us, FirstAnswer: 80 * time.Millisecond,
 		LastToken: 152123 * us, End: 153 * time.Millisecond,
@@ -137,6 +137,7 @@ func TestRecordJSONShape(t *testing.T) {
 		"cache":                        `"bust"`,
 		"prefill_tps":                  "326.152", // (33 − 16) / 52.123 ms = 326.1516…
 		"e2e_ms":                       "152.2",
+		"conn_retry":                   "true",
 	} {
 		if got := string(m[k]); got != want {
 			t.Errorf("%s = %s, want %s", k, got, want)
@@ -152,6 +153,9 @@ func TestRecordJSONShape(t *testing.T) {
 		if string(m[k]) != "null" {
 			t.Errorf("error sample %s = %s, want null", k, m[k])
 		}
+	}
+	if _, ok := m["conn_retry"]; ok {
+		t.Error("conn_retry written for a request that was not sent again")
 	}
 	if string(m["chunks"]) != "[]" || string(m["ttfb_ms"]) != "30" || !strings.Contains(string(line), `<&>`) {
 		t.Errorf("error record: %s", line)
