@@ -214,6 +214,11 @@ const breakdownWidth = 8 + 3*(1+5) + 3*(1+6)
 func (d *detailView) breakdown(st *endpointState, w, h int) string {
 	s := d.styles
 	out := []string{s.Label.Render("TTFT breakdown, recent requests (ms)")}
+	if st.connPerRequest {
+		// Connect time is then part of every TTFT on this endpoint: say why the conn column is full.
+		out = append(out, truncate(s.Notice.Render("server closes every connection:"), w),
+			truncate(s.Notice.Render("a new one per request, conn is in every TTFT"), w))
+	}
 	cols := []string{"time", "dns", "conn", "tls", "wait", "→tok", "ttft"}
 	widths := []int{8, 5, 5, 5, 6, 6, 6}
 	var b strings.Builder

@@ -49,6 +49,9 @@ type endpointState struct {
 	// tlsUnverified: the endpoint's certificate is not verified (insecure_skip_verify); its
 	// card says so, always.
 	tlsUnverified bool
+	// connPerRequest: the server closes every kept-alive connection (probe.Status): each
+	// request opens a new one, and the detail view says so.
+	connPerRequest bool
 
 	samples []*probe.Sample // counted, newest last, at most keepSamples
 	gaps    []float64       // ms, newest last, at most keepGaps

@@ -257,6 +257,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 // handleStatus takes the Runner's word on an endpoint's state.
 func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	st.state, st.until = ev.State, ev.Until
+	st.connPerRequest = ev.ConnPerRequest
 	if ev.State == probe.StatePaused {
 		st.paused = true
 	} else if m.eng != nil {

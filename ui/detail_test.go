@@ -1,0 +1,30 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"tokscope/probe"
+)
+
+// The detail view says when an endpoint's server closes every connection (connect time is
+// then in every TTFT there), and only for that endpoint.
+func TestDetailSaysConnPerRequest(t *testing.T) {
+	m, _ := newTestModel(t, 2, 120, 40, 5)
+	s := okSample(m.eps[0], 6, t0.Add(-time.Second), 100, 100, 20, 0)
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Done{Endpoint: 0, Sample: s},
+		&probe.Status{Endpoint: 0, State: probe.StateIdle, Concurrency: 1, ConnPerRequest: true},
+	}})
+	m = update(t, m, redrawMsg{})
+	m = press(t, m, "enter")
+	const want = "server closes every connection:"
+	if !strings.Contains(m.View(), want) {
+		t.Errorf("detail view lacks %q:\n%s", want, m.View())
+	}
+	m = press(t, m, "right")
+	if strings.Contains(m.View(), want) {
+		t.Errorf("the other endpoint's detail says it too:\n%s", m.View())
+	}
+}
