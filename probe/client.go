@@ -216,7 +216,7 @@ func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delt
 		reqCtx, cancelT = context.WithTimeoutCause(reqCtx, c.ep.Timeout, errDeadline)
 		defer cancelT()
 	}
-	x := &exchange{fields: requestFields(w)}
+	x := &exchange{fields: requestFields(w), maxTokens: w.MaxTokens}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
 	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)
@@ -275,6 +275,10 @@ func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delt
 			break
 		}
 	}
+	if stall != nil {
+		// Reading is over: counting the tokens of a long answer (finalize) is no stall.
+		stall.Stop()
+	}
 	s.End = time.Since(t0)
 	x.fill(&s)
 	d.finalize()
@@ -323,6 +327,11 @@ func (c *Client) outcome(parent, reqCtx context.Context, s *Sample, d *decoder, 
 		}
 	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, io.ErrUnexpectedEOF) {
+		var bound *boundError
+		if errors.As(readErr, &bound) && d.finishReason == "" {
+			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, bound.Error()
+			return
+		}
 		var apiErr *openai.APIError
 		if errors.As(readErr, &apiErr) {
 			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, "error inside the stream: "+apiErrorText(apiErr)
@@ -383,6 +392,7 @@ type exchange struct {
 	answered  atomic.Bool // the current attempt got a response byte (a redirect's counts)
 	connRetry atomic.Bool
 	retryAt   atomic.Int64
+	maxTokens int                         // of the request: bounds what is read of its answer
 	freshSent bool                        // the doer sent it again on a new connection (at most once)
 	conn      atomic.Pointer[watchedConn] // the current attempt's, when the pool dialled it
 }

@@ -95,6 +95,11 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		x.header = resp.Header
 		x.resp = resp
 		x.tail = &tailBody{ReadCloser: resp.Body}
+		if resp.StatusCode < 200 || resp.StatusCode >= 400 { // go-openai reads it whole as an error body
+			x.tail.bound = bound{limit: maxErrorBody, eofAt: true}
+		} else {
+			x.tail.bound = bound{limit: responseLimit(x.maxTokens), maxTokens: x.maxTokens}
+		}
 		resp.Body = x.tail
 	}
 	return resp, err
@@ -156,17 +161,36 @@ func redact(msg string, ep config.Endpoint) string {
 var bearer = regexp.MustCompile(`Bearer\s+[A-Za-z0-9._~+/=-]+`)
 
 // tailBody keeps the last bytes of a response body: when go-openai swallows an error event
-// (RecvRaw returns nil, nil) or the server ignored stream:true, the text is still here.
+// (RecvRaw returns nil, nil) or the server ignored stream:true, the text is still here. It
+// also stops the body at its bounds (bounds.go): an error body ends at maxErrorBody, a
+// stream fails at an over-long line or past responseLimit.
 type tailBody struct {
 	io.ReadCloser
 	buf     []byte
 	trimmed bool // the start of the body was dropped
+	bound   bound
+	stop    error // the bound that ended the body; every later Read returns it
 }
 
 const tailKeep = 4096
 
 func (t *tailBody) Read(p []byte) (int, error) {
+	if t.stop != nil {
+		if t.stop == errBodyLimit {
+			return 0, io.EOF
+		}
+		return 0, t.stop
+	}
 	n, err := t.ReadCloser.Read(p)
+	if n > 0 {
+		var stop error
+		if n, stop = t.bound.take(p[:n]); stop != nil {
+			t.stop, err = stop, stop
+			if stop == errBodyLimit {
+				err = io.EOF // classify what was read
+			}
+		}
+	}
 	if n > 0 {
 		t.buf = append(t.buf, p[:n]...)
 		if len(t.buf) > 2*tailKeep {

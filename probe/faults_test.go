@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -48,6 +50,9 @@ type faultCase struct {
 	samples  int      // faulty requests to wait for; default 2
 	// check looks further at the faulty endpoint's samples and the run's Status events.
 	check func(t *testing.T, samples []Sample, statuses []*Status)
+	// maxHeap, when set, bounds how much the live heap may grow over the run (sampled every
+	// few milliseconds): a hostile endpoint must not grow memory with what it sends.
+	maxHeap uint64
 }
 
 func TestFaultMatrix(t *testing.T) {
@@ -84,6 +89,10 @@ func runFault(t *testing.T, fc faultCase) {
 		want = 2
 	}
 
+	var heap *heapWatch
+	if fc.maxHeap > 0 {
+		heap = watchHeap(t)
+	}
 	r := NewRunner([]config.Endpoint{good, bad}, Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -168,6 +177,13 @@ func runFault(t *testing.T, fc faultCase) {
 	}
 	if fc.check != nil {
 		fc.check(t, badS, statuses)
+	}
+	if heap != nil {
+		if grew := heap.stop(); grew > fc.maxHeap {
+			t.Errorf("the live heap grew by %d MiB while the endpoint was read, want ≤ %d MiB", grew>>20, fc.maxHeap>>20)
+		} else {
+			t.Logf("live heap grew by at most %.1f MiB", float64(grew)/(1<<20))
+		}
 	}
 
 	// The healthy endpoint: all ok, its pace and TTFT untouched by its neighbour.
@@ -553,6 +569,42 @@ func faultCases() []faultCase {
 			}},
 	)
 
+	// Hostile endpoints that send without end: every read is bounded (bounds.go), the heap
+	// stays bounded, and the healthy endpoint keeps measuring.
+	const hostileHeap = 96 << 20
+	cases = append(cases,
+		faultCase{name: "endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
+			maxHeap: hostileHeap,
+			endpoint: func(t *testing.T) config.Endpoint {
+				return serve(t, flood(500, "text/plain", "upstream overloaded: ", "x"))
+			},
+			check: func(t *testing.T, ss []Sample, _ []*Status) {
+				if ss[0].End > 5*time.Second {
+					t.Errorf("the error body was read for %v", ss[0].End)
+				}
+			}},
+		faultCase{name: "endless SSE line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
+			maxHeap: hostileHeap,
+			endpoint: func(t *testing.T) config.Endpoint {
+				return serve(t, flood(200, "text/event-stream", `data: {"choices":[{"delta":{"content":"`, "x"))
+			}},
+		faultCase{name: "endless 200 body without a newline (not SSE)", outcome: OutcomeError, kind: ErrStreamError,
+			msg: []string{"SSE line longer than 4 MiB"}, maxHeap: hostileHeap,
+			endpoint: func(t *testing.T) config.Endpoint {
+				return serve(t, flood(200, "application/json", `{"choices":[{"message":{"content":"`, "y"))
+			}},
+		faultCase{name: "endless reasoning-only stream", outcome: OutcomeError, kind: ErrStreamError,
+			msg: []string{"passed 4 MiB", "max_tokens 8"}, maxHeap: hostileHeap,
+			endpoint: func(t *testing.T) config.Endpoint {
+				return serve(t, flood(200, "text/event-stream", "", reasoningChunk(strings.Repeat(" think", 200))))
+			},
+			check: func(t *testing.T, ss []Sample, _ []*Status) {
+				if s := ss[0]; s.FirstToken < 0 || s.End > 5*time.Second {
+					t.Errorf("first token %v, ended at %v: want a reasoning stream cut by the byte bound", s.FirstToken, s.End)
+				}
+			}},
+	)
+
 	// The simulator's own fault modes, at rate 1.
 	cases = append(cases,
 		faultCase{name: "sim 429", outcome: OutcomeError, kind: "http_429", msg: []string{"simulated"},
@@ -648,3 +700,67 @@ func garbageServer(t *testing.T) string {
 
 // quietLog discards net/http's server log (TLS handshake errors are the point of the case).
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// flood answers status with head, then repeats unit as fast as the client reads, without end.
+func flood(status int, ctype, head, unit string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", ctype)
+		w.WriteHeader(status)
+		block := []byte(strings.Repeat(unit, max(1, (64<<10)/len(unit))))
+		if _, err := io.WriteString(w, head); err != nil {
+			return
+		}
+		for r.Context().Err() == nil {
+			if _, err := w.Write(block); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// heapWatch samples the live heap (runtime/metrics) until stopped and keeps its peak.
+type heapWatch struct {
+	base, peak uint64
+	done       chan struct{}
+	stopped    chan struct{}
+}
+
+func watchHeap(t *testing.T) *heapWatch {
+	runtime.GC()
+	h := &heapWatch{done: make(chan struct{}), stopped: make(chan struct{})}
+	h.base = liveHeap()
+	h.peak = h.base
+	go func() {
+		defer close(h.stopped)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-tick.C:
+				h.peak = max(h.peak, liveHeap())
+			}
+		}
+	}()
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+// stop ends the sampling and returns how far the heap grew above where it started.
+func (h *heapWatch) stop() uint64 {
+	select {
+	case <-h.done:
+	default:
+		close(h.done)
+	}
+	<-h.stopped
+	return h.peak - min(h.base, h.peak)
+}
+
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
