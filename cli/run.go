@@ -1,10 +1,10 @@
 // Package cli is tokscope's command line: it parses the flags, loads the endpoints, builds
 // the measuring engine (probe.Runner with its hooks), runs the UI or the headless summary,
 // and owns the exit status (0 every request succeeded, 1 some failed, 2 usage or config
-// error). The root package's main only calls Main.
+// error, 3 an SLO target missed). The root package's main only calls Main.
 //
 // cli is the one package that imports every other (config, probe, stats, export, sweep,
-// promexport, discover, calibrate, sim, ui); nothing imports cli. It holds no measuring,
+// promexport, servermetrics, discover, calibrate, sim, report, ui); nothing imports cli. It holds no measuring,
 // statistics or output logic of its own: each lives in its package.
 package cli
 
