@@ -257,7 +257,7 @@ type endpoint struct {
 	rl      rateLimits
 
 	// Run-level figures (slo.go, cost.go, server.go).
-	runStart               time.Time // earliest t0 of a finished non-warm-up request
+	runStart, runEnd       time.Time // earliest t0, latest end of a finished non-warm-up request
 	billPrompt, billOutput int64
 	price                  *config.Price
 	slo                    sloState
@@ -312,7 +312,7 @@ func (e *endpoint) reset() {
 	e.decodeVal.reset()
 	e.backoff = 0
 	e.rl = noRateLimits()
-	e.runStart, e.billPrompt, e.billOutput = time.Time{}, 0, 0
+	e.runStart, e.runEnd, e.billPrompt, e.billOutput = time.Time{}, time.Time{}, 0, 0
 	e.slo.reset()
 	e.server.reset()
 	e.work.reset()
@@ -564,7 +564,7 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 }
 
 func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
-	wall := e.wallTime(now)
+	wall := e.wallTime()
 	st := EndpointStats{
 		Name: e.name, Model: e.model, BaseURL: e.baseURL,
 		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups,

@@ -24,22 +24,26 @@ type CostStats struct {
 }
 
 // addRun accounts for what every finished non-warm-up background request adds to the run as
-// a whole: its start (the run's wall time) and its billed tokens.
+// a whole: its start and end (the run's wall time) and its billed tokens.
 func (e *endpoint) addRun(s *probe.Sample) {
 	if e.runStart.IsZero() || s.Start.Before(e.runStart) {
 		e.runStart = s.Start
+	}
+	if end := doneAt(s); end.After(e.runEnd) {
+		e.runEnd = end
 	}
 	e.billPrompt += int64(max(s.PromptTokens, 0))
 	e.billOutput += int64(max(s.Tokens, 0))
 }
 
-// wallTime is the run's wall time for this endpoint: from the first measured request's t0
-// to now (the end of the run, in a summary).
-func (e *endpoint) wallTime(now time.Time) time.Duration {
+// wallTime is the run's wall time for this endpoint: from the first measured request's t0 to
+// the end of the last one. Not to the snapshot's instant: a replay, which ends where its last
+// request ended, then divides by the same time as the live run.
+func (e *endpoint) wallTime() time.Duration {
 	if e.runStart.IsZero() {
 		return 0
 	}
-	return max(now.Sub(e.runStart), 0)
+	return max(e.runEnd.Sub(e.runStart), 0)
 }
 
 func (e *endpoint) costStats(wall time.Duration) *CostStats {

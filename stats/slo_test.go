@@ -96,9 +96,10 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 	if st.Violations["ttft"] != 1 || st.Violations["itl"] != 1 || len(st.Violations) != 2 {
 		t.Errorf("violations %v, want ttft 1, itl 1", st.Violations)
 	}
-	// 8 good requests in the 10 s from the first t0 to the snapshot.
-	if math.Abs(st.GoodputRPS-0.8) > 1e-12 {
-		t.Errorf("goodput %v req/s, want 0.8", st.GoodputRPS)
+	// 8 good requests in the 9.281 s from the first t0 to the end of the last request (the
+	// truncated one: started at 9 s, ended 281 ms later), not to the snapshot's instant.
+	if want := 8 / 9.281; math.Abs(st.GoodputRPS-want) > 1e-12 {
+		t.Errorf("goodput %v req/s, want %v", st.GoodputRPS, want)
 	}
 }
 
@@ -183,10 +184,11 @@ func TestCost(t *testing.T) {
 	}
 
 	gpu := New([]config.Endpoint{{Name: "g", Price: &config.Price{GPUHour: 2}}})
-	for i := range 3 {
-		gpu.AddAt(0, okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 5, 10*msD, 700))
+	// Three requests over exactly half an hour: the last one (141 ms long) ends at 30 min.
+	for _, start := range []time.Duration{0, 10 * time.Minute, 30*time.Minute - 141*msD} {
+		gpu.AddAt(0, okSample(t0.Add(start), 100*msD, 5, 10*msD, 700))
 	}
-	c = gpu.Snapshot(t0.Add(30 * time.Minute)).Endpoints[0].Cost
+	c = gpu.Snapshot(t0.Add(time.Hour)).Endpoints[0].Cost // idle after the run: not billed
 	// Half an hour at 2 USD/h; 2100 tokens in 1800 s is 1.1667 tok/s, so 1M tokens take
 	// 857143 s = 238.1 h = 476.19 USD.
 	if math.Abs(c.USD-1) > 1e-12 {

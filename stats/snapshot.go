@@ -101,7 +101,7 @@ type EndpointStats struct {
 	LastDecodeTPS []float64 // tokens/s, only requests where decode tok/s is defined
 
 	// WallTime is the run's wall time for this endpoint: from the first finished non-warm-up
-	// request's t0 to the snapshot. Goodput and gpu_hour costs are per this time.
+	// request's t0 to the end of the last one. Goodput and gpu_hour costs are per this time.
 	WallTime time.Duration
 	SLO      *SLOStats    // nil without objectives (slo.go)
 	Cost     *CostStats   // nil without a price (cost.go)
