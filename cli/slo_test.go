@@ -87,16 +87,39 @@ func TestSLOTargetExitStatus(t *testing.T) {
 		t.Errorf("summary %s", out)
 	}
 
-	// A replay of the run, judged against --slo: the same gate.
+	// A replay of the run, judged against --slo: the same figures, the same gate.
 	rec := filepath.Join(t.TempDir(), "run.jsonl")
-	if code, _, errOut = run("--record", rec); code != ExitOK {
+	code, live, errOut := run("--record", rec, "--slo", "ttft=6ms,itl=2ms")
+	if code != ExitOK {
 		t.Fatalf("record: exit %d %s", code, errOut)
 	}
 	var stdout, stderr bytes.Buffer
+	if code := Main("", []string{"--replay", rec, "--no-tui", "-o", "json", "--slo", "ttft=6ms,itl=2ms"}, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("replay: exit %d, stderr %q", code, stderr.String())
+	}
+	if a, b := sloOf(t, live), sloOf(t, stdout.String()); a != b || a == "" {
+		t.Errorf("the replay's slo %s differs from the live run's %s", b, a)
+	}
+	stdout.Reset()
+	stderr.Reset()
 	code = Main("", []string{"--replay", rec, "--no-tui", "-o", "json", "--slo", "ttft=1ms", "--slo-target", "0.9"}, &stdout, &stderr)
 	if code != ExitSLO || !strings.Contains(stderr.String(), "not met") {
 		t.Errorf("replay: exit %d, stderr %q", code, stderr.String())
 	}
+}
+
+// sloOf is the first endpoint's "slo" object of a JSON summary, as written.
+func sloOf(t *testing.T, doc string) string {
+	t.Helper()
+	var d struct {
+		Endpoints []struct {
+			SLO json.RawMessage `json:"slo"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(doc), &d); err != nil || len(d.Endpoints) == 0 {
+		t.Fatalf("%v: %s", err, doc)
+	}
+	return string(d.Endpoints[0].SLO)
 }
 
 // --server-metrics URL: the scraper reads one URL for every endpoint, beside the run, and
