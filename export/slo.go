@@ -227,7 +227,7 @@ func CostLine(e *stats.EndpointStats) string {
 		line += "  " + USD(c.USDPerMTokOut) + " per 1M output tokens"
 	}
 	if c.Price.PerGPUHour() {
-		return line + fmt.Sprintf("  (%s per GPU hour over %s)", USD(c.Price.GPUHour), e.WallTime.Round(1e9))
+		return line + fmt.Sprintf("  (%s per GPU hour over %s)", USD(c.Price.GPUHour), e.RunSpan.Round(1e9))
 	}
 	return line + fmt.Sprintf("  (%s in, %s out per 1M tokens)", USD(c.Price.Input), USD(c.Price.Output))
 }

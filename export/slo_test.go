@@ -19,7 +19,7 @@ func sloSnapshot() stats.Snapshot {
 	snap := testSnapshot()
 	slo := config.SLO{TTFT: 500 * time.Millisecond, ITL: 200 * time.Millisecond}
 	local, broken := &snap.Endpoints[0], &snap.Endpoints[1]
-	local.WallTime = 90 * time.Second
+	local.RunSpan = 90 * time.Second
 	local.SLO = &stats.SLOStats{
 		Objectives: slo.Objectives(), Counted: 12, Good: 8, Failed: 3,
 		Violations: map[string]int{"ttft": 1, "itl": 1},

@@ -257,7 +257,6 @@ type endpoint struct {
 	rl      rateLimits
 
 	// Run-level figures (slo.go, cost.go, server.go).
-	runStart, runEnd       time.Time // earliest t0, latest end of a finished non-warm-up request
 	billPrompt, billOutput int64
 	price                  *config.Price
 	slo                    sloState
@@ -312,7 +311,7 @@ func (e *endpoint) reset() {
 	e.decodeVal.reset()
 	e.backoff = 0
 	e.rl = noRateLimits()
-	e.runStart, e.runEnd, e.billPrompt, e.billOutput = time.Time{}, time.Time{}, 0, 0
+	e.billPrompt, e.billOutput = 0, 0
 	e.slo.reset()
 	e.server.reset()
 	e.work.reset()
@@ -394,7 +393,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	}
 	e.requests++
 	e.queue.recordDur(s.Queue)
-	e.addRun(s)
+	e.addBill(s)
 	e.work.observe(s)
 	a.addSLO(e, s)
 	switch s.Outcome {
@@ -564,7 +563,6 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 }
 
 func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
-	wall := e.wallTime()
 	st := EndpointStats{
 		Name: e.name, Model: e.model, BaseURL: e.baseURL,
 		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups,
@@ -579,9 +577,8 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 		BackoffTotal:  e.backoff,
 		LastTTFT:      e.ttftVals.slice(),
 		LastDecodeTPS: e.decodeVal.slice(),
-		WallTime:      wall,
-		SLO:           a.sloStats(e, now, wall),
-		Cost:          e.costStats(wall),
+		SLO:           a.sloStats(e, now, e.work.span()),
+		Cost:          e.costStats(e.work.span()),
 		Server:        e.server.stats(),
 	}
 	for k, v := range e.errorKinds {

@@ -12,7 +12,8 @@ import (
 // usage, such as a cut stream, adds its output tokens only), output tokens as counted. A
 // gpu_hour price bills the run's wall time instead. USD per 1M output tokens divides either by
 // the output tokens; for gpu_hour that is the price at the run's measured throughput
-// (output tokens ÷ wall time).
+// (output tokens ÷ wall time). The wall time is the run's span (EndpointStats.RunSpan: the
+// first t0 to the last finish), over which throughput is measured too.
 
 // CostStats are an endpoint's cost figures; nil in EndpointStats when it has no price.
 type CostStats struct {
@@ -23,27 +24,10 @@ type CostStats struct {
 	OutputTokens  int64   // billed output tokens
 }
 
-// addRun accounts for what every finished non-warm-up background request adds to the run as
-// a whole: its start and end (the run's wall time) and its billed tokens.
-func (e *endpoint) addRun(s *probe.Sample) {
-	if e.runStart.IsZero() || s.Start.Before(e.runStart) {
-		e.runStart = s.Start
-	}
-	if end := doneAt(s); end.After(e.runEnd) {
-		e.runEnd = end
-	}
+// addBill accounts for the tokens a finished non-warm-up background request is billed for.
+func (e *endpoint) addBill(s *probe.Sample) {
 	e.billPrompt += int64(max(s.PromptTokens, 0))
 	e.billOutput += int64(max(s.Tokens, 0))
-}
-
-// wallTime is the run's wall time for this endpoint: from the first measured request's t0 to
-// the end of the last one. Not to the snapshot's instant: a replay, which ends where its last
-// request ended, then divides by the same time as the live run.
-func (e *endpoint) wallTime() time.Duration {
-	if e.runStart.IsZero() {
-		return 0
-	}
-	return max(e.runEnd.Sub(e.runStart), 0)
 }
 
 func (e *endpoint) costStats(wall time.Duration) *CostStats {

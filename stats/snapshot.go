@@ -100,16 +100,13 @@ type EndpointStats struct {
 	LastTTFT      []float64 // ms
 	LastDecodeTPS []float64 // tokens/s, only requests where decode tok/s is defined
 
-	// WallTime is the run's wall time for this endpoint: from the first finished non-warm-up
-	// request's t0 to the end of the last one. Goodput and gpu_hour costs are per this time.
-	WallTime time.Duration
-	SLO      *SLOStats    // nil without objectives (slo.go)
-	Cost     *CostStats   // nil without a price (cost.go)
-	Server   *ServerStats // nil until the server-metrics scraper reported (server.go)
+	SLO    *SLOStats    // nil without objectives (slo.go)
+	Cost   *CostStats   // nil without a price (cost.go)
+	Server *ServerStats // nil until the server-metrics scraper reported (server.go)
 
 	// RunSpan is the first t0 to the last finish of a non-warm-up request; the throughput
 	// is over it: output tokens of counted requests per second, and counted requests per
-	// second (0 while RunSpan is 0). A replay ends where its last request ended, so it
+	// second (0 while RunSpan is 0); so are goodput and GPU-hour costs. A replay ends where its last request ended, so it
 	// divides by the same span as the live run.
 	RunSpan                 time.Duration
 	OutputTPS, RequestsPerS float64

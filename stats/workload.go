@@ -21,6 +21,9 @@ type workloadState struct {
 	first, last time.Time
 }
 
+// span is the run's span so far: its wall time for throughput, goodput and GPU-hour costs.
+func (w *workloadState) span() time.Duration { return w.last.Sub(w.first) }
+
 func (w *workloadState) reset() {
 	w.seen, w.mixed = "", false
 	w.targetRequests, w.targetReached = 0, 0
@@ -66,7 +69,7 @@ func (w *workloadState) fill(st *EndpointStats, ok int, outputTokens int64) {
 		st.Cache = w.configured
 	}
 	st.TargetRequests, st.TargetReached = w.targetRequests, w.targetReached
-	st.RunSpan = w.last.Sub(w.first)
+	st.RunSpan = w.span()
 	if st.RunSpan > 0 {
 		st.OutputTPS = float64(outputTokens) / st.RunSpan.Seconds()
 		st.RequestsPerS = float64(ok) / st.RunSpan.Seconds()
