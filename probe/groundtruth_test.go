@@ -522,8 +522,8 @@ func TestRequestShape(t *testing.T) {
 	}
 }
 
+// Not parallel: it swaps the package's resolver, which every Client built meanwhile reads.
 func TestTransportErrors(t *testing.T) {
-	t.Parallel()
 	one := func(ep config.Endpoint) Sample {
 		c := NewClient(ep)
 		defer c.CloseIdleConnections()
