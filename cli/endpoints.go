@@ -32,6 +32,10 @@ func loadConfig(ctx context.Context, o *options, proc process, stderr io.Writer)
 		for _, p := range sim.DemoProfiles() {
 			ep := config.NewEndpoint(srv.BaseURL(p.Name), p.Model)
 			ep.Name = p.Name
+			// Each profile's own answer length (sim README, "The demo"): every answer then
+			// takes 1.1–1.4 s at one stream, so each card has figures within seconds.
+			// --max-tokens, applied below, still wins.
+			ep.MaxTokens = p.MaxTokens
 			cfg.Endpoints = append(cfg.Endpoints, ep)
 		}
 	case len(o.urls) > 0:
