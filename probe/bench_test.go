@@ -119,6 +119,38 @@ func BenchmarkChunkOverhead(b *testing.B) {
 		})
 	})
 
+	// Live accounting. "engine+progress": what a run does, a Progress at the first token and
+	// then every ProgressEvery, on an endpoint's first request (nothing learned: the live
+	// count goes through the tokenizer). The "every chunk" variants price a Progress on every
+	// chunk, the upper bound (100× ProgressEvery's rate at 1000 tok/s): "learned", the
+	// endpoint's tokens per chunk is known (every request after its first); "tokenizer", it is
+	// not, and each chunk's text goes through the offline tokenizer.
+	live := func(c *Client, n *int) {
+		s := c.DoLive(context.Background(), "hi", Live{Progress: func(p *Progress) { *n += p.Chunks }})
+		if s.Outcome != OutcomeOK || s.Tokens != benchChunks {
+			b.Fatalf("%s %s: N %d", s.Outcome, s.ErrorMessage, s.Tokens)
+		}
+	}
+	WarmTokenizer()
+	b.Run("engine+progress", func(b *testing.B) {
+		var n int
+		perChunk(b, chunks, func() { live(newClient(ep, memStream{body}), &n) })
+	})
+	b.Run("engine+progress/every-chunk/learned", func(b *testing.B) {
+		defer func(saved time.Duration) { progressEvery = saved }(progressEvery)
+		progressEvery = 0
+		c := newClient(ep, memStream{body})
+		c.Do(context.Background(), "hi", nil) // learn the tokens per chunk
+		var n int
+		perChunk(b, chunks, func() { live(c, &n) })
+	})
+	b.Run("engine+progress/every-chunk/tokenizer", func(b *testing.B) {
+		defer func(saved time.Duration) { progressEvery = saved }(progressEvery)
+		progressEvery = 0
+		var n int
+		perChunk(b, chunks, func() { live(newClient(ep, memStream{body}), &n) })
+	})
+
 	b.Run("engine+deltas", func(b *testing.B) {
 		c := newClient(ep, memStream{body})
 		var texts int

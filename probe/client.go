@@ -48,6 +48,7 @@ type Client struct {
 	fresh         http.RoundTripper // a new connection per request, closed after it (conn.go)
 	conns         *connWatch        // learns whether the server closes every connection
 	maxCompletion bool              // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
+	perChunk      perChunkLearner   // the endpoint's tokens per chunk, for live counts (progress.go)
 }
 
 // NewClient builds the go-openai client and HTTP transport of one endpoint. The API key is not
@@ -192,7 +193,30 @@ func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sam
 //
 // The request ends at ctx's end (ErrorKind canceled), at ep.Timeout (timeout) or when no
 // chunk arrived for ep.Stall (stall), whichever comes first.
-func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delta)) (s Sample) {
+func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delta)) Sample {
+	return c.SendLive(ctx, w, Live{Delta: onDelta})
+}
+
+// DoLive is Do, reporting the request's text and progress to live as they arrive.
+func (c *Client) DoLive(ctx context.Context, prompt string, live Live) Sample {
+	return c.SendLive(ctx, workload.Request{
+		Messages:  []workload.Message{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+		MaxTokens: c.ep.MaxTokens,
+	}, live)
+}
+
+// Live is what a caller follows of a request while it streams; either may be nil. Both are
+// called from the goroutine that reads the stream, between two reads: they must be quick.
+// Endpoint, Seq, Stream and Warmup are left for the caller to fill.
+type Live struct {
+	Delta func(Delta) // every piece of content or reasoning text as it arrives
+	// Progress gets the tokens so far at the first token and then every ProgressEvery
+	// (progress.go); the pointer is valid during the call only.
+	Progress func(*Progress)
+}
+
+// SendLive is Send, reporting the request's text and progress to live as they arrive.
+func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s Sample) {
 	s = newSample(c.ep)
 	s.OutputTarget = max(w.MinTokens, 0)
 	s.Cache = config.CacheReuse
@@ -223,7 +247,8 @@ func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delt
 	req := c.request(w)
 
 	var d decoder
-	d.init(&s, onDelta, w.MaxTokens)
+	d.init(&s, live.Delta, w.MaxTokens)
+	d.onProgress, d.perChunk = live.Progress, c.perChunk.get()
 
 	t0 := time.Now()
 	x.t0 = t0
@@ -283,6 +308,7 @@ func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delt
 	x.fill(&s)
 	d.finalize()
 	c.outcome(ctx, reqCtx, &s, &d, x, readErr, unparsed)
+	c.perChunk.learn(&s)
 	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
 	if errors.Is(readErr, io.EOF) && x.tail != nil {
 		// RecvRaw stops at [DONE], often before the body's terminating chunk has been read; a

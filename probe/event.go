@@ -2,7 +2,7 @@ package probe
 
 import "time"
 
-// Event is what a Runner sends on its channel: *Started, *Delta, *Done or *Status.
+// Event is what a Runner sends on its channel: *Started, *Delta, *Progress, *Done or *Status.
 type Event interface{ isEvent() }
 
 // Started: request Seq of endpoint Endpoint (index into the Runner's endpoints) was sent at At.
@@ -24,6 +24,58 @@ type Delta struct {
 	Text      string
 	Reasoning bool // reasoning_content / reasoning rather than content
 	Tokens    int  // tokens in this chunk when the server reports them, else 0
+}
+
+// Progress reports the tokens a request in flight has received so far. A Runner sends one when
+// the request's first token arrives, then at most one per ProgressEvery as chunks arrive (for
+// every request: background, warm-up and interactive). It never blocks the request: under
+// back-pressure one is dropped and counted (Runner.DroppedProgress). Its figures are
+// cumulative, so the next Progress carries what a dropped one had, and the Done that ends the
+// request has the exact figures: consumers reconcile what they counted live with its Sample.
+type Progress struct {
+	Endpoint int
+	Seq      uint64
+	Stream   uint64 // non-zero for an interactive Stream/Race request
+	Warmup   bool
+	Start    time.Time // wall clock of t0
+	// At is the arrival offset (from t0) of the newest chunk counted in Tokens.
+	At time.Duration
+	// The instants of DESIGN.md that have happened so far (offsets from t0, Absent until then).
+	FirstEvent, FirstToken, FirstAnswer time.Duration
+	// Tokens is the output tokens received so far: the server's per-chunk (cumulative) usage
+	// when it sends one, else an estimate (Estimated): the endpoint's learned tokens per chunk
+	// times the chunks so far, or, before a request of the endpoint has finished, the offline
+	// tokenizer's count of the text so far. Fractional when estimated.
+	Tokens    float64
+	Estimated bool
+	Chunks    int // token-bearing chunks so far
+	MaxTokens int // the request's max_tokens, 0 without a limit
+}
+
+// ProgressEvery is the shortest interval between two Progress events of one request.
+const ProgressEvery = 100 * time.Millisecond
+
+// TTFT is the request's time to first token so far under from's definition (ok=false until
+// that instant happened), as TTFTFrom.TTFT is of a Sample.
+func (p *Progress) TTFT(from TTFTFrom) (time.Duration, bool) {
+	d := p.FirstToken
+	switch from {
+	case TTFTFirstEvent:
+		d = p.FirstEvent
+	case TTFTFirstAnswer:
+		d = p.FirstAnswer
+	}
+	return d, present(d)
+}
+
+// DecodeRate is the decode rate so far, DESIGN.md's (N − 1) / (last_token − first_token) on
+// what has arrived: (Tokens − 1) / (At − FirstToken). At the request's end it is the Sample's
+// DecodeRate (with the final N); undefined with fewer than 2 tokens or no span yet.
+func (p *Progress) DecodeRate() (float64, bool) {
+	if !present(p.FirstToken) || p.Tokens < 2 || p.At <= p.FirstToken {
+		return 0, false
+	}
+	return (p.Tokens - 1) / (p.At - p.FirstToken).Seconds(), true
 }
 
 // Done carries a finished request.
@@ -57,7 +109,8 @@ type Status struct {
 	ConnPerRequest bool
 }
 
-func (*Started) isEvent() {}
-func (*Delta) isEvent()   {}
-func (*Done) isEvent()    {}
-func (*Status) isEvent()  {}
+func (*Started) isEvent()  {}
+func (*Delta) isEvent()    {}
+func (*Progress) isEvent() {}
+func (*Done) isEvent()     {}
+func (*Status) isEvent()   {}

@@ -25,6 +25,11 @@ type Options struct {
 	// OnStart and OnEnd bracket every request, reported or not (a request cancelled by a
 	// stop gets OnEnd but no OnDone), so in-flight gauges cannot drift. Goroutine-safe.
 	OnStart, OnEnd []func(endpoint string, seq uint64)
+	// OnProgress is called from worker goroutines with every Progress of every request (see
+	// Progress.Warmup and Progress.Stream), before it is sent on the channel and whether or
+	// not the channel has room; the pointer is valid during the call only. Goroutine-safe
+	// and quick: it runs between two reads of a stream.
+	OnProgress []func(*Progress)
 	EventBuffer    int // channel capacity, default 4096
 
 	// Rate > 0 makes every endpoint open-loop (rate.go): requests arrive as a Poisson
@@ -57,8 +62,9 @@ type Runner struct {
 	lanes  []*lane
 	events chan Event
 
-	dropped   atomic.Uint64
-	streamIDs atomic.Uint64
+	dropped         atomic.Uint64
+	droppedProgress atomic.Uint64
+	streamIDs       atomic.Uint64
 
 	mu      sync.Mutex
 	phase   runPhase
@@ -79,9 +85,10 @@ const (
 	phaseStopped
 )
 
-// NewRunner prepares one lane (client, connection pool, state) per endpoint. Nothing is sent
-// before Run.
+// NewRunner prepares one lane (client, connection pool, state) per endpoint, and the
+// tokenizer of live token counts. Nothing is sent before Run.
 func NewRunner(eps []config.Endpoint, opts Options) *Runner {
+	WarmTokenizer()
 	if opts.EventBuffer <= 0 {
 		opts.EventBuffer = 4096
 	}
@@ -109,11 +116,16 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 // Endpoints returns the endpoints in the order events refer to them by index.
 func (r *Runner) Endpoints() []config.Endpoint { return append([]config.Endpoint(nil), r.eps...) }
 
-// Events is the channel of *Started, *Delta, *Done and *Status events; closed after Run returns.
+// Events is the channel of *Started, *Delta, *Progress, *Done and *Status events; closed
+// after Run returns.
 func (r *Runner) Events() <-chan Event { return r.events }
 
 // DroppedDeltas counts Delta events dropped because the channel was full.
 func (r *Runner) DroppedDeltas() uint64 { return r.dropped.Load() }
+
+// DroppedProgress counts Progress events dropped because the channel was full (nothing of
+// their counts is lost: the next Progress and the Done carry them).
+func (r *Runner) DroppedProgress() uint64 { return r.droppedProgress.Load() }
 
 // Run sends requests until ctx is done, Options.Duration has elapsed, or every endpoint has
 // finished Options.Requests counted requests. On stop it cancels the requests in flight (their
@@ -234,6 +246,15 @@ func (r *Runner) sendDelta(d *Delta) {
 	case r.events <- d:
 	default:
 		r.dropped.Add(1)
+	}
+}
+
+// sendProgress never blocks either: a dropped Progress loses nothing but its instant.
+func (r *Runner) sendProgress(p *Progress) {
+	select {
+	case r.events <- p:
+	default:
+		r.droppedProgress.Add(1)
 	}
 }
 
@@ -596,12 +617,12 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 	seq := l.seq.Add(1)
 	l.begin()
 	r.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: time.Now()})
-	var onDelta func(Delta)
+	live := Live{Progress: l.progressSink(seq, 0, warm)}
 	if r.opts.Deltas {
-		onDelta = l.deltaSink(seq, 0)
+		live.Delta = l.deltaSink(seq, 0)
 	}
 	l.hooks(r.opts.OnStart, seq)
-	s := l.send(l.ctx, req, onDelta)
+	s := l.send(l.ctx, req, live)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
 	if !arrival.IsZero() {
@@ -664,7 +685,7 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	if l.work != nil {
 		req = l.work.Interactive(prompt)
 	}
-	s := l.send(ctx, req, l.deltaSink(seq, id))
+	s := l.send(ctx, req, Live{Delta: l.deltaSink(seq, id), Progress: l.progressSink(seq, id, false)})
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Stream = seq, id
 	if isRateLimited(&s) {
@@ -682,9 +703,9 @@ func (l *lane) nextRequest() workload.Request {
 }
 
 // send measures one request, or fails it at once when the workload could not be built.
-func (l *lane) send(ctx context.Context, req workload.Request, onDelta func(Delta)) Sample {
+func (l *lane) send(ctx context.Context, req workload.Request, live Live) Sample {
 	if l.workErr == nil {
-		return l.client.Send(ctx, req, onDelta)
+		return l.client.SendLive(ctx, req, live)
 	}
 	s := newSample(l.ep)
 	s.Start, s.End = time.Now(), 0
@@ -711,6 +732,19 @@ func (l *lane) deltaSink(seq, stream uint64) func(Delta) {
 	return func(d Delta) {
 		d.Endpoint, d.Seq, d.Stream = l.idx, seq, stream
 		l.r.sendDelta(&d)
+	}
+}
+
+// progressSink reports a request's Progress to the OnProgress hooks and on the channel.
+func (l *lane) progressSink(seq, stream uint64, warm bool) func(*Progress) {
+	hooks := l.r.opts.OnProgress
+	return func(p *Progress) {
+		p.Endpoint, p.Seq, p.Stream, p.Warmup = l.idx, seq, stream, warm
+		for _, f := range hooks {
+			f(p)
+		}
+		ev := *p
+		l.r.sendProgress(&ev)
 	}
 }
 

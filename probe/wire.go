@@ -141,6 +141,15 @@ type decoder struct {
 
 	answerChunks int // chunks with content: bounded by overrunChunks(max_tokens)
 	maxTokens    int
+
+	// Live progress (progress.go's rules): nil onProgress sends none.
+	onProgress func(*Progress)
+	prog       Progress      // reused: the callback gets a pointer valid during the call
+	lastSent   time.Duration // arrival offset of the last Progress sent; Absent before
+	perChunk   float64       // the endpoint's learned tokens per chunk; 0 until one finished
+	estTokens  int           // tokenizer count of content[:estC] and reasoning[:estR]
+	estC, estR int
+	estChunks  int // token chunks counted in estTokens
 }
 
 // overrunChunks is how many answer chunks a stream may carry before reading stops: a server
@@ -160,6 +169,7 @@ func overrunChunks(maxTokens int) int {
 func (d *decoder) init(s *Sample, onDelta func(Delta), maxTokens int) {
 	d.s, d.onDelta = s, onDelta
 	d.maxTokens = maxTokens
+	d.lastSent = Absent
 	s.Chunks = make([]Chunk, 0, min(max(maxTokens+4, 16), 4096))
 }
 
@@ -182,6 +192,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	s.Chunks = append(s.Chunks, c)
 	if c.TokenBearing() {
 		d.emitText(at)
+		d.progress(at)
 	}
 	if c.Content > 0 {
 		d.answerChunks++
@@ -392,7 +403,9 @@ func (d *decoder) finalize() {
 // codec is loaded once and shared: the cl100k tables take tens of milliseconds to build.
 // cl100k rather than o200k: it is exact for Llama-3 on English and code (DESIGN.md).
 var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
-	return tokenizer.Get(tokenizer.Cl100kBase)
+	c, err := tokenizer.Get(tokenizer.Cl100kBase)
+	codecLoaded.Store(err == nil)
+	return c, err
 })
 
 // estimateTokens counts text's tokens offline; ok=false when no tokenizer is available.

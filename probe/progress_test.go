@@ -1,0 +1,256 @@
+package probe
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tokscope/config"
+)
+
+// paced is a stream of n content chunks of text each, every gap apart after a role chunk, then
+// a finish and the final usage (completion: usageTokens) only at the end; perChunkUsage adds
+// the cumulative usage to every content chunk instead (vLLM's continuous usage stats).
+func paced(n int, gap time.Duration, text string, usageTokens int, perChunkUsage bool) script {
+	evs := []event{{0, roleChunk()}}
+	per := usageTokens / max(n, 1)
+	for i := range n {
+		c := contentChunk(text)
+		if perChunkUsage {
+			c = chunk(map[string]any{"content": text}, nil, map[string]any{"usage": usage(1, per*(i+1), 0)})
+		}
+		evs = append(evs, event{gap * time.Duration(i+1), c})
+	}
+	last := gap * time.Duration(n)
+	return script{events: append(evs, event{last, finishChunk("length")}, event{last, usageChunk(1, usageTokens, 0)}, event{last, doneEvent})}
+}
+
+// watch runs one request through c and returns its Sample and copies of its Progress events.
+func watch(t *testing.T, c *Client) (Sample, []Progress) {
+	t.Helper()
+	var ps []Progress
+	s := c.DoLive(t.Context(), "hi", Live{Progress: func(p *Progress) { ps = append(ps, *p) }})
+	if s.Outcome != OutcomeOK {
+		t.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
+	}
+	return s, ps
+}
+
+// tokenChunkOffsets are the arrival offsets of s's token-bearing chunks.
+func tokenChunkOffsets(s *Sample) []time.Duration {
+	var at []time.Duration
+	for _, c := range s.Chunks {
+		if c.TokenBearing() {
+			at = append(at, c.At)
+		}
+	}
+	return at
+}
+
+// A Progress goes out with the first token, then with the first chunk at least ProgressEvery
+// after the previous one, and never otherwise; each counts the tokens of every chunk that has
+// arrived (here by the tokenizer: each word is one cl100k token), marked as an estimate, with
+// the instants so far.
+func TestProgressAtFirstTokenThenEveryInterval(t *testing.T) {
+	WarmTokenizer()
+	const n = 40
+	g := newGT(t, fixed(paced(n, ms(15), " word", n, false)))
+	c := NewClient(testEndpoint(g.Server))
+	t.Cleanup(c.CloseIdleConnections)
+	s, ps := watch(t, c)
+
+	at := tokenChunkOffsets(&s)
+	if len(at) != n || len(ps) < 3 {
+		t.Fatalf("%d token chunks, %d Progress", len(at), len(ps))
+	}
+	if ps[0].At != s.FirstToken || ps[0].FirstToken != s.FirstToken || ps[0].FirstEvent != s.FirstEvent {
+		t.Errorf("first Progress at %v (first token %v, first event %v vs %v): not sent with the first token",
+			ps[0].At, s.FirstToken, ps[0].FirstEvent, s.FirstEvent)
+	}
+	next := 0 // index into at of the chunk the next Progress must come with
+	for i, p := range ps {
+		if i > 0 {
+			for next < len(at) && at[next]-ps[i-1].At < ProgressEvery {
+				next++
+			}
+		}
+		if next >= len(at) || p.At != at[next] {
+			t.Fatalf("Progress %d at %v: want the first chunk ≥ %v after the previous (%v)", i, p.At, ProgressEvery, at)
+		}
+		arrived := next + 1
+		if p.Tokens != float64(arrived) || p.Chunks != arrived || !p.Estimated {
+			t.Errorf("Progress %d at %v: %.1f tokens over %d chunks (estimated %v), want %d of each, estimated",
+				i, p.At, p.Tokens, p.Chunks, p.Estimated, arrived)
+		}
+		if p.MaxTokens != 64 {
+			t.Errorf("Progress %d: max tokens %d, want the endpoint's 64", i, p.MaxTokens)
+		}
+		if r, ok := p.DecodeRate(); arrived >= 2 && (!ok || r <= 0) {
+			t.Errorf("Progress %d: no decode rate with %d tokens", i, arrived)
+		}
+	}
+	// The last Progress's decode rate is DESIGN.md's formula on what had arrived.
+	last := ps[len(ps)-1]
+	want := (last.Tokens - 1) / (last.At - s.FirstToken).Seconds()
+	if r, _ := last.DecodeRate(); r != want {
+		t.Errorf("decode rate so far %.2f, want %.2f", r, want)
+	}
+}
+
+// With the server's cumulative usage on every chunk, the count so far is the server's, exact:
+// 3 tokens per chunk whatever the text looks like to the tokenizer.
+func TestProgressUsesContinuousUsage(t *testing.T) {
+	const n = 12
+	g := newGT(t, fixed(paced(n, ms(20), " word", 3*n, true)))
+	c := NewClient(testEndpoint(g.Server))
+	t.Cleanup(c.CloseIdleConnections)
+	_, ps := watch(t, c)
+	if len(ps) == 0 {
+		t.Fatal("no Progress")
+	}
+	for _, p := range ps {
+		if p.Estimated || p.Tokens != float64(3*p.Chunks) {
+			t.Errorf("at %v: %.1f tokens over %d chunks, estimated %v; want 3 per chunk from usage", p.At, p.Tokens, p.Chunks, p.Estimated)
+		}
+	}
+}
+
+// The endpoint learns its tokens per chunk from finished requests: the server says 3 tokens
+// per chunk where the tokenizer sees 1, so the first request's live count is the tokenizer's
+// (1 per chunk, reconciled by the Sample's usage), and the next ones count 3 per chunk.
+func TestProgressLearnsTokensPerChunk(t *testing.T) {
+	WarmTokenizer()
+	const n = 12
+	g := newGT(t, fixed(paced(n, ms(20), " word", 3*n, false)))
+	c := NewClient(testEndpoint(g.Server))
+	t.Cleanup(c.CloseIdleConnections)
+
+	s, ps := watch(t, c)
+	if s.Tokens != 3*n || s.Source != SourceUsage {
+		t.Fatalf("N %d from %s", s.Tokens, s.Source)
+	}
+	if p := ps[len(ps)-1]; p.Tokens != float64(p.Chunks) {
+		t.Errorf("first request: %.1f tokens over %d chunks, want the tokenizer's 1 per chunk", p.Tokens, p.Chunks)
+	}
+	_, ps = watch(t, c)
+	for _, p := range ps {
+		if !p.Estimated || p.Tokens != float64(3*p.Chunks) {
+			t.Errorf("second request at %v: %.2f tokens over %d chunks, want the learned 3 per chunk, estimated", p.At, p.Tokens, p.Chunks)
+		}
+	}
+}
+
+// Until the tokenizer is loaded (or without one), a chunk counts one token.
+func TestProgressWithoutTokenizerCountsChunks(t *testing.T) {
+	saved := tokenizerReady
+	tokenizerReady = func() bool { return false }
+	defer func() { tokenizerReady = saved }()
+	g := newGT(t, fixed(paced(6, ms(30), " two words", 12, false)))
+	c := NewClient(testEndpoint(g.Server))
+	t.Cleanup(c.CloseIdleConnections)
+	_, ps := watch(t, c)
+	for _, p := range ps {
+		if p.Tokens != float64(p.Chunks) || !p.Estimated {
+			t.Errorf("at %v: %.1f tokens over %d chunks, want one per chunk, estimated", p.At, p.Tokens, p.Chunks)
+		}
+	}
+}
+
+// The Runner reports every request's Progress to the OnProgress hooks and on the channel,
+// tagged with the endpoint, the request and whether it is a warm-up; a consumer that does not
+// read costs the request nothing: Progress that finds the channel full is dropped and
+// counted, the stream keeps its schedule, and the Done still comes with the exact count.
+func TestRunnerProgressNeverBlocks(t *testing.T) {
+	const n = 30
+	g := newGT(t, fixed(paced(n, ms(20), " word", n, false)))
+	ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.Name = "p" })
+	var mu sync.Mutex
+	var hooked []Progress
+	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 1, EventBuffer: 2,
+		OnProgress: []func(*Progress){func(p *Progress) { mu.Lock(); hooked = append(hooked, *p); mu.Unlock() }}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() { _ = r.Run(ctx) }()
+
+	var progress []*Progress
+	var dones []*Done
+	for ev := range r.Events() {
+		switch ev := ev.(type) {
+		case *Started:
+			time.Sleep(300 * time.Millisecond) // a consumer busy while the stream runs
+		case *Progress:
+			progress = append(progress, ev)
+		case *Done:
+			dones = append(dones, ev)
+		}
+	}
+	if len(dones) != 2 {
+		t.Fatalf("%d Done events, want the warm-up and the request", len(dones))
+	}
+	if r.DroppedProgress() == 0 {
+		t.Error("no Progress dropped behind a busy consumer with a buffer of 2")
+	}
+	for _, d := range dones {
+		s := d.Sample
+		if s.Tokens != n {
+			t.Errorf("request %d: N %d, want %d", s.Seq, s.Tokens, n)
+		}
+		// The schedule held: the last chunk came about (n−1)·20 ms after the first token.
+		at := tokenChunkOffsets(&s)
+		if span := at[len(at)-1] - at[0]; span < ms(20*(n-1)) || span > ms(20*(n-1))+250*time.Millisecond {
+			t.Errorf("request %d: tokens spanned %v, want about %v: the stream waited for the consumer", s.Seq, span, ms(20*(n-1)))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[uint64]bool{}
+	for _, p := range hooked {
+		if p.Endpoint != 0 || p.Stream != 0 || p.Warmup != (p.Seq == 1) {
+			t.Errorf("hooked Progress of request %d: endpoint %d, stream %d, warm-up %v", p.Seq, p.Endpoint, p.Stream, p.Warmup)
+		}
+		seen[p.Seq] = true
+	}
+	if !seen[1] || !seen[2] {
+		t.Errorf("hooks saw Progress of requests %v, want 1 (warm-up) and 2", seen)
+	}
+	if len(hooked) <= len(progress) {
+		t.Errorf("hooks got %d Progress, the channel %d: the hooks must get them all", len(hooked), len(progress))
+	}
+	for _, p := range progress {
+		if p.Tokens > n {
+			t.Errorf("Progress of %.0f tokens, more than the %d that came", p.Tokens, n)
+		}
+	}
+}
+
+// Interactive requests report Progress too, under their stream id: the stream view counts
+// their tokens with the same estimate.
+func TestStreamReportsProgress(t *testing.T) {
+	g := newGT(t, fixed(paced(8, ms(30), strings.Repeat(" word", 3), 24, false)))
+	r := NewRunner([]config.Endpoint{testEndpoint(g.Server)}, Options{})
+	id := r.Stream(0, "hello")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = r.Run(ctx) }()
+	var got []*Progress
+	for ev := range r.Events() {
+		switch ev := ev.(type) {
+		case *Progress:
+			if ev.Stream == id {
+				got = append(got, ev)
+			}
+		case *Done:
+			if ev.Stream == id {
+				cancel()
+			}
+		}
+	}
+	if len(got) == 0 {
+		t.Fatal("no Progress for the interactive stream")
+	}
+	if p := got[len(got)-1]; p.Tokens != float64(3*p.Chunks) {
+		t.Errorf("%.1f tokens over %d chunks of three words, want 3 per chunk", p.Tokens, p.Chunks)
+	}
+}
