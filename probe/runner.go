@@ -29,8 +29,8 @@ type Options struct {
 	// Progress.Warmup and Progress.Stream), before it is sent on the channel and whether or
 	// not the channel has room; the pointer is valid during the call only. Goroutine-safe
 	// and quick: it runs between two reads of a stream.
-	OnProgress []func(*Progress)
-	EventBuffer    int // channel capacity, default 4096
+	OnProgress  []func(*Progress)
+	EventBuffer int // channel capacity, default 4096
 
 	// Rate > 0 makes every endpoint open-loop (rate.go): requests arrive as a Poisson
 	// process of Rate per second per endpoint and wait in a bounded queue for one of the
