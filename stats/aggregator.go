@@ -243,10 +243,7 @@ type endpoint struct {
 	whole metricSet
 	queue series
 	slots [recentSlots]slot
-	agg   [aggBuckets]tokBucket
-	// firstStart is the earliest t0 of a counted request, so that the aggregate rate of a
-	// run younger than AggregateWindow is divided by the time actually covered.
-	firstStart time.Time
+	live  live // tokens at arrival, per-second series, requests in flight (live.go)
 
 	history   ring[Point]
 	errs      ring[ErrorRecord]
@@ -286,6 +283,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 		decodeVal:  newRing[float64](reservoirLen),
 		rl:         noRateLimits(),
 		server:     newServerState(),
+		live:       newLive(),
 	}
 	for i := range e.slots {
 		e.slots[i].m = newMetricSet()
@@ -303,8 +301,7 @@ func (e *endpoint) reset() {
 		e.slots[i].used = false
 		e.slots[i].m.reset()
 	}
-	clear(e.agg[:])
-	e.firstStart = time.Time{}
+	e.live.reset()
 	e.history.reset()
 	e.errs.reset()
 	e.ttftVals.reset()
@@ -391,6 +388,9 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 		e.warmups++
 		return
 	}
+	// What it counted in flight gives way to the exact figures of its Sample.
+	e.live.finish(s.Seq)
+	e.live.markActive(s.Start, doneAt(s))
 	e.requests++
 	e.queue.recordDur(s.Queue)
 	e.addBill(s)
@@ -443,7 +443,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 		// RecentWindow before the newest one and belongs to the whole run only.
 	}
 
-	a.addTokens(e, s)
+	e.live.addSample(s, a.ttftFrom)
 
 	p := Point{At: s.Start}
 	if d, ok := a.ttftFrom.TTFT(s); ok {
@@ -455,18 +455,6 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 		e.decodeVal.push(r)
 	}
 	e.history.push(p)
-}
-
-// addTokens attributes a counted sample's N tokens to the aggregate buckets at chunk arrival
-// time (see TokenArrivals).
-func (a *Aggregator) addTokens(e *endpoint, s *probe.Sample) {
-	if s.Tokens <= 0 {
-		return
-	}
-	if e.firstStart.IsZero() || s.Start.Before(e.firstStart) {
-		e.firstStart = s.Start
-	}
-	TokenArrivals(s, e.addAt)
 }
 
 // TokenArrivals calls f with a sample's N tokens at the instants they arrived, the rule every
@@ -506,19 +494,6 @@ func TokenArrivals(s *probe.Sample, f func(at time.Time, tokens float64)) {
 	}
 }
 
-func (e *endpoint) addAt(t time.Time, tokens float64) {
-	k := aggKey(t)
-	b := &e.agg[int(mod(k, int64(aggBuckets)))]
-	switch {
-	case b.key == k:
-		b.tokens += tokens
-	case b.key < k:
-		b.key, b.tokens = k, tokens
-	default:
-		// The bucket holds a later time: this arrival is older than AggregateWindow.
-	}
-}
-
 // aggKey numbers the aggBucket that holds t (avoiding UnixNano, undefined for a zero Time).
 func aggKey(t time.Time) int64 {
 	return t.Unix()*int64(time.Second/aggBucket) + int64(t.Nanosecond())/int64(aggBucket)
@@ -551,8 +526,8 @@ func (a *Aggregator) Reset() {
 // requests that finished in the 60 one-second slots ending with now's second; aggregate tok/s
 // sums the aggBucket buckets of the AggregateWindow ending at now.
 //
-// Tokens reach the aggregate only when their request finishes, so a stream still in flight
-// is not yet in AggregateTPS; for streams longer than AggregateWindow the figure trails.
+// Tokens reach the aggregate as they arrive (live.go): a stream in flight counts with what
+// its Progress reported, and its Done replaces that with the exact count.
 func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 	snap := Snapshot{At: now, TTFTFrom: a.ttftFrom.Name(), Endpoints: make([]EndpointStats, len(a.eps))}
 	for i, e := range a.eps {
@@ -570,7 +545,6 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 		OutputTokens:  e.outputToks,
 		Whole:         e.whole.window(),
 		Recent:        a.recentWindow(e, now),
-		AggregateTPS:  e.aggregateTPS(now),
 		RecentErrors:  e.errs.slice(),
 		History:       e.history.slice(),
 		Queue:         e.queue.dist(),
@@ -596,6 +570,7 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 	}
 	e.rl.fill(&st)
 	e.work.fill(&st, e.ok, e.outputToks)
+	e.live.fill(&st, now)
 	return st
 }
 
@@ -624,26 +599,4 @@ func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {
 	}
 	e.recentCache, e.recentVer, e.recentSec = windowOf(&d), e.version, hi
 	return e.recentCache
-}
-
-// aggregateTPS is the tokens that arrived in the AggregateWindow ending at now, per second
-// of that window — or per second since the first counted request started, when the run is
-// younger than the window.
-func (e *endpoint) aggregateTPS(now time.Time) float64 {
-	if e.firstStart.IsZero() {
-		return 0
-	}
-	hi := aggKey(now)
-	lo := hi - int64(aggBuckets) // exclusive
-	var sum float64
-	for _, b := range e.agg {
-		if b.key > lo && b.key <= hi {
-			sum += b.tokens
-		}
-	}
-	span := min(AggregateWindow, now.Sub(e.firstStart))
-	if span <= 0 || sum == 0 {
-		return 0
-	}
-	return sum / span.Seconds()
 }

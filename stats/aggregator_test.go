@@ -250,12 +250,15 @@ func TestAggregateTPS(t *testing.T) {
 	s.Chunks[1].Tokens, s.Chunks[2].Tokens, s.Chunks[3].Tokens = 1, 2, 3
 	a.Add(s)
 
-	// First counted request started at t0: at t0+5 s the run covers 5 s.
+	// A run younger than the window is per second since its first token (a's at t0+1 s, b's at
+	// t0+0.5 s): the wait for the first token is not throughput lost.
 	snap := a.Snapshot(t0.Add(5 * time.Second))
-	exact(t, "a young run", snap.Endpoints[0].AggregateTPS, 20.0/5)
-	exact(t, "b young run", snap.Endpoints[1].AggregateTPS, 12.0/5)
-	// At t0+10.95 s the window (t0+0.95 s, t0+10.95 s] still holds every chunk (first at t0+1 s).
-	exact(t, "a full window", a.Snapshot(t0.Add(10950 * msD)).Endpoints[0].AggregateTPS, 20.0/10)
+	exact(t, "a young run", snap.Endpoints[0].AggregateTPS, 20.0/4)
+	exact(t, "b young run", snap.Endpoints[1].AggregateTPS, 12.0/4.5)
+	// At t0+10.95 s the window (t0+0.95 s, t0+10.95 s] still holds every chunk (first at t0+1 s),
+	// and the run's first token is 9.95 s old.
+	exact(t, "a full window", a.Snapshot(t0.Add(10950 * msD)).Endpoints[0].AggregateTPS, 20.0/9.95)
+	exact(t, "a older run", a.Snapshot(t0.Add(11050 * msD)).Endpoints[0].AggregateTPS, 18.0/10)
 	// At t0+11.15 s the buckets of t0+1.0 s and t0+1.1 s have left the window: 16 tokens remain.
 	exact(t, "a sliding", a.Snapshot(t0.Add(11150 * msD)).Endpoints[0].AggregateTPS, 16.0/10)
 	// Endpoint b's chunks at 0.5/0.6/0.7 s carried 2/4/6 tokens: at t0+10.65 s only 0.7 s remains.
@@ -268,7 +271,7 @@ func TestAggregateTPS(t *testing.T) {
 		c.Add(okSample(t0.Add(time.Duration(i)*msD), 100*msD, 50, 20*msD, 50))
 	}
 	exact(t, "4 streams", c.Snapshot(t0.Add(20 * time.Second)).Endpoints[0].AggregateTPS, 0)
-	exact(t, "4 streams live", c.Snapshot(t0.Add(10 * time.Second)).Endpoints[0].AggregateTPS, 200.0/10)
+	exact(t, "4 streams live", c.Snapshot(t0.Add(10 * time.Second)).Endpoints[0].AggregateTPS, 200.0/9.9)
 
 	// Errors and truncations never enter the aggregate.
 	d := newAgg()
@@ -523,6 +526,8 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	a.SetSLO(config.SLO{TTFT: time.Second})
 	a.eps[0].price = &config.Price{Output: 1}
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{Kind: servermetrics.KindVLLM}})
+	a.Observe(&probe.Progress{Endpoint: 0, Seq: 99, Start: t0.Add(4 * time.Second), At: 300 * msD,
+		FirstEvent: 90 * msD, FirstToken: 100 * msD, FirstAnswer: 100 * msD, Tokens: 12, Estimated: true, Chunks: 12, MaxTokens: 64})
 	snap := a.Snapshot(t0.Add(5 * time.Second))
 	if snap.At.IsZero() {
 		t.Error("Snapshot.At not set")

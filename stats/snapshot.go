@@ -72,8 +72,16 @@ type EndpointStats struct {
 	Recent Window // the last RecentWindow (60 s)
 
 	// AggregateTPS is tokens received per second across all streams over the sliding window
-	// AggregateWindow (tokens attributed at arrival time).
+	// AggregateWindow, tokens counted at their arrival, requests in flight included (live.go);
+	// per second since the run's first token while that is more recent.
 	AggregateTPS float64
+	// Seconds is the last SecondsKept whole seconds before the snapshot, oldest first: tokens
+	// and TTFT per second, for time-series charts.
+	Seconds []Second
+	// InFlight is the counted requests in flight that have a first token; Latest the newest
+	// TTFT and decode rate, in flight or finished.
+	InFlight InFlight
+	Latest   Latest
 
 	LastError    *ErrorRecord  // most recent error, nil if none
 	RecentErrors []ErrorRecord // newest last, bounded
