@@ -89,7 +89,7 @@ func TestProgressCountsTokensAsTheyArrive(t *testing.T) {
 			t.Errorf("finished request still in flight: %+v", got.InFlight)
 		}
 	}
-	exact(t, "exact total", sumTokens(a.Snapshot(t0.Add(3*time.Second)).Endpoints[0]), 80)
+	exact(t, "exact total", sumTokens(a.Snapshot(t0.Add(3 * time.Second)).Endpoints[0]), 80)
 }
 
 // A request that fails takes back every live figure: errors never count in speed or latency
