@@ -113,6 +113,7 @@ func serveMetrics(ctx context.Context, addr string, cfg *config.Config, runOpts 
 	runOpts.OnDone = append(runOpts.OnDone, exp.Observe)
 	runOpts.OnStart = append(runOpts.OnStart, exp.Started)
 	runOpts.OnEnd = append(runOpts.OnEnd, exp.Finished)
+	runOpts.OnProgress = append(runOpts.OnProgress, exp.Progress)
 	return nil
 }
 

@@ -20,7 +20,8 @@ import (
 // built-in simulator, has a real Prometheus server scrape it on loopback, then stops tokscope
 // with SIGINT and checks Prometheus' view against tokscope's own JSON summary: the TTFT
 // median from the histogram lies in the bucket holding tokscope's exact median, and the
-// request and token totals agree up to what finished after Prometheus' last scrape.
+// request and token totals agree up to what finished after Prometheus' last scrape (and, for
+// tokens, counted live, what was in flight then).
 func TestPrometheusScrapesTokscope(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -149,7 +150,10 @@ scrape_configs:
 		if d := float64(ep.Requests) - pr[ep.Name]; d < 0 || d > 3 {
 			t.Errorf("%s: summary requests %d, Prometheus %.0f", ep.Name, ep.Requests, pr[ep.Name])
 		}
-		if d := float64(ep.OutputTokens) - pt[ep.Name]; d < 0 || d > 3*48 {
+		// Tokens count as they arrive: the last scrape may also hold tokens of requests then
+		// in flight that SIGINT cut (one stream per endpoint: at most 48), and those owed back
+		// by a failed request that no later token had paid yet.
+		if d := float64(ep.OutputTokens) - pt[ep.Name]; d < -2*48 || d > 3*48 {
 			t.Errorf("%s: summary output tokens %d, Prometheus %.0f", ep.Name, ep.OutputTokens, pt[ep.Name])
 		}
 	}

@@ -95,9 +95,16 @@ type Exporter struct {
 	inFlight                   *prometheus.GaugeVec
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
+	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
 
 	mu   sync.Mutex
 	open map[requestKey]int // requests Started and not yet Finished/Observed
+	// Tokens counted live (Progress) per request in flight, until its Sample reconciles them,
+	// and per endpoint the tokens counted that the finished requests did not have (estimates
+	// above the usage, requests that failed): the counter cannot go down, so later tokens
+	// pay that back before they count.
+	liveTokens map[requestKey]float64
+	owed       map[string]float64
 }
 
 type requestKey struct {
@@ -144,7 +151,7 @@ func New(eps []config.Endpoint) *Exporter {
 		}, labels),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: nameTokens,
-			Help: "Output tokens of ok requests. See tokscope_token_source_requests_total for where the counts came from.",
+			Help: "Output tokens of ok requests, counted as their chunks arrive (estimated in flight without per-chunk usage) and reconciled with each request's final count. See tokscope_token_source_requests_total for where the counts came from.",
 		}, labels),
 		sources: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: nameSources,
@@ -158,8 +165,11 @@ func New(eps []config.Endpoint) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
-		models: make(map[string]string, len(eps)),
-		open:   make(map[requestKey]int),
+		models:     make(map[string]string, len(eps)),
+		byIdx:      append([]config.Endpoint(nil), eps...),
+		open:       make(map[requestKey]int),
+		liveTokens: make(map[requestKey]float64),
+		owed:       make(map[string]float64),
 	}
 	e.registry.MustRegister(e.ttft, e.ttfb, e.itl, e.tpot, e.e2e, e.tokens, e.prompt, e.cached, e.sources,
 		e.requests, e.inFlight,
@@ -235,7 +245,8 @@ func (e *Exporter) setInFlightLocked(endpoint string) {
 
 // Observe records one finished request. Warm-ups only leave the in-flight gauge. Every other
 // request counts in tokscope_requests_total; latency, speed and token metrics take only ok
-// requests (DESIGN.md: errors and truncations count in error rates, never in speed figures).
+// requests (DESIGN.md: errors and truncations count in error rates, never in speed figures):
+// the tokens a request counted in flight (Progress) are reconciled with its final count.
 func (e *Exporter) Observe(s *probe.Sample) {
 	if s == nil {
 		return
@@ -244,6 +255,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	if s.Warmup {
 		return
 	}
+	e.reconcile(s)
 	name, model := safeLabel(s.Endpoint), safeLabel(s.Model)
 	outcome := string(s.Outcome)
 	if outcome == "" {
@@ -277,9 +289,6 @@ func (e *Exporter) Observe(s *probe.Sample) {
 			itl.Observe(g.Seconds())
 		}
 	}
-	if s.Tokens > 0 {
-		e.tokens.WithLabelValues(name, model).Add(float64(s.Tokens))
-	}
 	if s.PromptTokens > 0 {
 		e.prompt.WithLabelValues(name, model).Add(float64(s.PromptTokens))
 	}
@@ -291,6 +300,54 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		source = "unknown"
 	}
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
+}
+
+// Progress counts the tokens of a request in flight as they arrive (feed it the Runner's
+// OnProgress): tokscope_generation_tokens_total then rises while tokens stream, and a rate()
+// over it follows the true rate. Warm-ups and interactive requests are left out, as in
+// Observe. Observe reconciles the request's count with its Sample.
+func (e *Exporter) Progress(p *probe.Progress) {
+	if p == nil || p.Warmup || p.Stream != 0 || p.Endpoint < 0 || p.Endpoint >= len(e.byIdx) {
+		return
+	}
+	ep := e.byIdx[p.Endpoint]
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := requestKey{ep.Name, p.Seq}
+	if d := p.Tokens - e.liveTokens[k]; d > 0 {
+		e.liveTokens[k] = p.Tokens
+		e.countLocked(ep.Name, ep.Model, d)
+	}
+}
+
+// reconcile settles a finished (non-warm-up) request's tokens: an ok request's final count
+// replaces what was counted in flight (the difference is added, or owed when the estimate was
+// above it); a request that did not end ok owes back everything it counted.
+func (e *Exporter) reconcile(s *probe.Sample) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := requestKey{s.Endpoint, s.Seq}
+	counted := e.liveTokens[k]
+	delete(e.liveTokens, k)
+	final := 0.0
+	if s.Counted() {
+		final = float64(max(s.Tokens, 0))
+	}
+	switch d := final - counted; {
+	case d > 0:
+		e.countLocked(s.Endpoint, s.Model, d)
+	case d < 0:
+		e.owed[s.Endpoint] -= d
+	}
+}
+
+// countLocked adds d tokens to the endpoint's counter, less what it owes; e.mu held.
+func (e *Exporter) countLocked(endpoint, model string, d float64) {
+	pay := min(e.owed[endpoint], d)
+	e.owed[endpoint] -= pay
+	if d -= pay; d > 0 {
+		e.tokens.WithLabelValues(safeLabel(endpoint), safeLabel(model)).Add(d)
+	}
 }
 
 var (

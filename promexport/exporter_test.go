@@ -434,3 +434,59 @@ func TestListenBarePortIsLoopbackAndStops(t *testing.T) {
 		t.Errorf("bind error %q does not say it is the metrics listener", err)
 	}
 }
+
+// The token counter rises as tokens arrive (Progress) and ends at the ok requests' exact
+// totals: an ok request's final count replaces its live one, an estimate above the final count
+// and the tokens of a request that failed are paid back by later tokens (a counter cannot go
+// down), warm-ups and interactive requests never count.
+func TestTokensCountLiveAndReconcile(t *testing.T) {
+	e := New(testEndpoints())
+	url := serve(t, e)
+	local := map[string]string{"endpoint": "local", "model": "m1"}
+	tokens := func() float64 {
+		t.Helper()
+		return series(t, scrape(t, url), nameTokens, local).GetCounter().GetValue()
+	}
+	progress := func(seq uint64, n float64) {
+		e.Progress(&probe.Progress{Endpoint: 0, Seq: seq, Tokens: n, Estimated: true})
+	}
+	steps := []struct {
+		what string
+		do   func()
+		want float64
+	}{
+		{"first token", func() { progress(1, 1) }, 1},
+		{"in flight", func() { progress(1, 10) }, 10},
+		{"a late Progress counts nothing twice", func() { progress(1, 8) }, 10},
+		{"usage above the estimate", func() {
+			e.Observe(okSample("local", 1, 5*ms, []time.Duration{10 * ms, 20 * ms}, 12, probe.SourceUsage, 30*ms))
+		}, 12},
+		{"estimate above the usage: 3 owed", func() {
+			progress(2, 9)
+			e.Observe(okSample("local", 2, 5*ms, []time.Duration{10 * ms, 20 * ms}, 6, probe.SourceUsage, 30*ms))
+		}, 21},
+		{"a failed request pays the 3 owed, then owes its 4", func() {
+			progress(3, 4)
+			s := okSample("local", 3, 5*ms, []time.Duration{10 * ms}, 4, probe.SourceUsage, 30*ms)
+			s.Outcome, s.ErrorKind = probe.OutcomeError, "stream_error"
+			e.Observe(s)
+		}, 22},
+		{"warm-ups and streams never count", func() {
+			e.Progress(&probe.Progress{Endpoint: 0, Seq: 4, Tokens: 50, Warmup: true})
+			e.Progress(&probe.Progress{Endpoint: 0, Seq: 5, Tokens: 50, Stream: 1})
+			e.Progress(&probe.Progress{Endpoint: 7, Seq: 5, Tokens: 50})
+		}, 22},
+		{"later tokens pay the 4 owed first", func() { progress(6, 5) }, 23},
+		{"then count", func() { progress(6, 10) }, 28},
+		{"and end exact", func() {
+			e.Observe(okSample("local", 6, 5*ms, []time.Duration{10 * ms, 20 * ms}, 10, probe.SourceUsage, 30*ms))
+		}, 28},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := tokens(); got != s.want {
+			t.Fatalf("%s: counter %g, want %g", s.what, got, s.want)
+		}
+	}
+	// 12 + 6 + 10 tokens of ok requests: the counter equals their sum.
+}
