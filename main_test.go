@@ -78,6 +78,10 @@ func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
+	// stderr is a pipe, not a terminal: no progress line, nothing at all.
+	if r.stderr != "" {
+		t.Errorf("stderr of a headless run into a pipe: %q, want nothing", r.stderr)
+	}
 	var doc struct {
 		Endpoints []map[string]any `json:"endpoints"`
 	}

@@ -14,18 +14,25 @@ import (
 )
 
 // runHeadless feeds every event into the statistics until the run ends, then prints the
-// summary.
+// summary. On a terminal, stderr shows the run's progress meanwhile (progress.go).
 func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx) // the end of the run stops the scraper
 	defer cancel()
 	agg := stats.New(eng.endpoints)
 	agg.SetTTFTFrom(o.ttftFrom)
 	agg.SetSLOTarget(o.sloTarget)
+	progress := newProgressLine(stderr, time.Now(), o.requests*len(eng.endpoints), o.duration)
 	wait := eng.start(ctx)
 	failed := false
 	var updates <-chan servermetrics.Update
 	if eng.scraper != nil {
 		updates = eng.scraper.Updates()
+	}
+	var tick <-chan time.Time
+	if progress != nil {
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		tick = t.C
 	}
 	for events := eng.runner.Events(); events != nil; {
 		select {
@@ -43,8 +50,14 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 				break
 			}
 			agg.ObserveServer(u)
+		case <-tick:
+		}
+		if now := time.Now(); progress.due(now) {
+			snap := agg.Snapshot(now)
+			progress.draw(now, &snap)
 		}
 	}
+	progress.clear()
 	cancel()
 	if updates != nil {
 		for range updates { // until the scraper has stopped

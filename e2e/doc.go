@@ -10,6 +10,9 @@
 //     help screen, and a clean exit that restores the terminal. Set TOKSCOPE_SCREENS=dir to
 //     keep every asserted screen as a text file in dir, for reviewers; `go test -short`
 //     skips it.
+//   - TestHeadlessProgressInTmux runs a headless run with stderr on the terminal and stdout
+//     into a file: the progress line shows and moves, is wiped at the end, and stdout is the
+//     summary alone.
 //   - TestPrometheusScrapesTokscope has a real Prometheus scrape a headless run and compares
 //     its view with tokscope's own summary.
 //   - TestReportRendersInChromium writes the --report of a headless demo run and of its

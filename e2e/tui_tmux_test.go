@@ -203,6 +203,15 @@ type tmuxTerm struct {
 // `tokscope --demo` under a shell that records the exit status and then stays.
 func startTmux(t *testing.T, tmuxPath, bin string, w, h int) *tmuxTerm {
 	t.Helper()
+	return startTmuxScript(t, tmuxPath, w, h, `TERM=xterm-256color "$1" --demo 2>"$3"; s=$?; echo "$s" >"$2"; `+
+		`echo "tokscope exited with status $s"; exec sleep 300`, bin)
+}
+
+// startTmuxScript starts a server with its own socket and a detached w×h session running
+// script under sh, with $1 = bin, $2 = the status file (the script writes tokscope's exit
+// status there), $3 = the stderr file, then args.
+func startTmuxScript(t *testing.T, tmuxPath string, w, h int, script, bin string, args ...string) *tmuxTerm {
+	t.Helper()
 	// The socket path must stay short (sun_path is ~100 bytes): not under t.TempDir().
 	sockDir, err := os.MkdirTemp("", "tokscope-e2e-")
 	if err != nil {
@@ -233,13 +242,10 @@ func startTmux(t *testing.T, tmuxPath, bin string, w, h int) *tmuxTerm {
 		}
 	})
 
-	// Run directly by tmux (several arguments: no shell parsing of paths); $1..$3 are
-	// the binary, the status file and the stderr file.
-	script := `TERM=xterm-256color "$1" --demo 2>"$3"; s=$?; echo "$s" >"$2"; ` +
-		`echo "tokscope exited with status $s"; exec sleep 300`
-	pane, err := tm.run("-f", "/dev/null", "new-session", "-d", "-P", "-F", "#{pane_id}",
+	// Run directly by tmux (several arguments: no shell parsing of paths).
+	pane, err := tm.run(append([]string{"-f", "/dev/null", "new-session", "-d", "-P", "-F", "#{pane_id}",
 		"-s", "tokscope-e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
-		"sh", "-c", script, "sh", bin, tm.status, tm.stderr)
+		"sh", "-c", script, "sh", bin, tm.status, tm.stderr}, args...)...)
 	if err != nil {
 		t.Fatalf("tmux new-session: %v", err)
 	}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+
+	"tokscope/stats"
+)
+
+// progressEvery is how often the headless progress line is redrawn.
+const progressEvery = 250 * time.Millisecond
+
+// progressLine is a headless run's progress on stderr, one line redrawn in place (as oha and
+// k6 do): requests done of the target, live tok/s over every endpoint, errors, elapsed time.
+// It draws only on a terminal: piped or redirected, stderr gets nothing, and stdout is the
+// summary in any case.
+type progressLine struct {
+	w        io.Writer
+	width    func() int
+	start    time.Time
+	target   int           // counted requests to reach over every endpoint, 0 = no target
+	duration time.Duration // --duration, 0 = none
+	next     time.Time
+	drawn    bool
+}
+
+// newProgressLine returns the progress line of a run to w, or nil when w is not a terminal.
+// target is --requests × endpoints (0 without --requests).
+func newProgressLine(w io.Writer, start time.Time, target int, duration time.Duration) *progressLine {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return nil
+	}
+	width := func() int {
+		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols > 0 {
+			return cols
+		}
+		return 80
+	}
+	return &progressLine{w: w, width: width, start: start, target: target, duration: duration}
+}
+
+// due reports whether the line should be redrawn at now.
+func (p *progressLine) due(now time.Time) bool { return p != nil && !now.Before(p.next) }
+
+// draw redraws the line from snap.
+func (p *progressLine) draw(now time.Time, snap *stats.Snapshot) {
+	if p == nil {
+		return
+	}
+	p.next = now.Add(progressEvery)
+	text := progressText(snap, now.Sub(p.start), p.target, p.duration)
+	if w := p.width() - 1; len([]rune(text)) > w { // never wrap: \r redraws one line only
+		text = string([]rune(text)[:max(w, 0)])
+	}
+	fmt.Fprint(p.w, "\r\x1b[2K"+text)
+	p.drawn = true
+}
+
+// clear erases the line, before the summary or an error is printed.
+func (p *progressLine) clear() {
+	if p != nil && p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[2K")
+		p.drawn = false
+	}
+}
+
+// progressText is the line's text, e.g.
+// "tokscope  37/80 requests · ≈412.3 tok/s · 4 streaming · 2 failed · 12s of 1m0s".
+func progressText(snap *stats.Snapshot, elapsed time.Duration, target int, duration time.Duration) string {
+	var done, errs, inFlight int
+	var tps float64
+	estimated := false
+	for _, e := range snap.Endpoints {
+		done += e.Requests
+		errs += e.Errors + e.Truncated
+		tps += e.AggregateTPS
+		inFlight += e.InFlight.Requests
+		estimated = estimated || e.InFlight.Estimated || (e.TokenSource != "" && e.TokenSource != "usage")
+	}
+	parts := []string{fmt.Sprintf("%d requests", done)}
+	if target > 0 {
+		parts[0] = fmt.Sprintf("%d/%d requests", done, target)
+	}
+	mark := ""
+	if estimated {
+		mark = "≈"
+	}
+	parts = append(parts, fmt.Sprintf("%s%.1f tok/s", mark, tps), fmt.Sprintf("%d streaming", inFlight),
+		fmt.Sprintf("%d failed", errs)) // errors and truncated streams: what makes the exit status 1
+	el := elapsed.Round(time.Second).String()
+	if duration > 0 {
+		el += " of " + duration.String()
+	}
+	parts = append(parts, el)
+	return "tokscope  " + strings.Join(parts, " · ")
+}
