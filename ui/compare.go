@@ -92,7 +92,8 @@ func columnsFor(eps []config.Endpoint) []column {
 	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.Price != nil }) {
 		cols = append(cols, costColumns...)
 	}
-	return append(cols, compareColumns...)
+	cols = append(cols, compareColumns...)
+	return append(cols, workloadColumns...)
 }
 
 // Sort keys beyond the numeric columns.
@@ -414,10 +415,11 @@ func (c *compareView) legend() string {
 		best = " · * best"
 	}
 	extra := ""
-	if len(c.cols) > len(compareColumns) {
+	if len(c.cols) > len(compareColumns)+len(workloadColumns) {
 		extra = " · slo %: met every objective · $ in USD"
 	}
 	for _, l := range []string{
+		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e/prefill in tok/s · prompt/cached in tokens · ≈ estimated tokens" + extra + best,
 		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e in tok/s · ≈ estimated tokens" + extra + best,
 		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e in tok/s · ≈ estimated tokens" + best,
 		"whole run · ms: ttft ttfa itl stall · tok/s: dec e2e · ≈ estimate" + best,

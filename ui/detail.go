@@ -282,6 +282,7 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) 
 			}
 		}
 	}
+	phases = append(phases, promptLines(s, es, w)...)
 	phases = append(phases, sloCostLines(s, es, w)...)
 	phases = append(phases, rateLimitLines(s, es, w)...)
 	var errs []string

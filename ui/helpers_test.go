@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,7 +78,10 @@ func testEndpoints(n int) []config.Endpoint {
 	eps := make([]config.Endpoint, n)
 	for i := range eps {
 		e := endpointNames[i%len(endpointNames)]
-		eps[i] = config.Endpoint{Name: e.name, Model: e.model, BaseURL: e.url, Concurrency: 1}
+		eps[i] = config.Endpoint{Name: e.name, Model: e.model, BaseURL: e.url, Concurrency: 1, Cache: config.CacheBust}
+	}
+	if n > 1 {
+		eps[1].Cache = config.CacheReuse // llama.cpp, measuring its prompt cache on purpose
 	}
 	return eps
 }
@@ -96,6 +100,16 @@ func okSample(ep config.Endpoint, seq int, start time.Time, ttftMs, decode float
 		Tokens: tokens, Source: probe.SourceUsage, ReasoningTokens: reasoning,
 		Outcome: probe.OutcomeOK, FinishReason: "stop",
 		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+		// The prompt side: a 512-token prompt and the template; bust's prompts miss the
+		// server's cache, reuse's hit all but the last block from the second on; OpenRouter
+		// reports no cached count.
+		PromptTokens: 530, CachedTokens: 0, Cache: ep.Cache,
+	}
+	switch {
+	case ep.Cache == config.CacheReuse && seq > 1:
+		s.CachedTokens = 528
+	case strings.HasPrefix(ep.Name, "openrouter"):
+		s.CachedTokens = -1
 	}
 	if seq == 1 {
 		s.DNS, s.Connect, s.Reused = ms(1.2), ms(0.8), false

@@ -242,6 +242,9 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		if st.inflight > 0 {
 			right += " · " + itoa(st.inflight) + " live"
 		}
+		if c := cacheLabel(es); c != "" {
+			right = c + " · " + right
+		}
 		return spread(s.Muted.Render(es.Model), s.Muted.Render(right), w)
 	case lineDecode:
 		cur, ok := lastDecode(es.History)

@@ -101,10 +101,10 @@ func TestCardsShowSLOAndServer(t *testing.T) {
 	}
 	// Compare: the SLO and cost columns join the table.
 	cols := columnsFor(m.eps)
-	if n := len(cols) - len(compareColumns); n != 4 {
+	if n := len(cols) - len(compareColumns) - len(workloadColumns); n != 4 {
 		t.Fatalf("%d extra columns, want slo %%, good/s, $ run, $/1M out", n)
 	}
-	if columnsFor(testEndpoints(2)); len(columnsFor(testEndpoints(2))) != len(compareColumns) {
+	if len(columnsFor(testEndpoints(2))) != len(compareColumns)+len(workloadColumns) {
 		t.Error("no objectives or prices: no extra columns")
 	}
 }
