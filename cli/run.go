@@ -3,8 +3,8 @@
 // and owns the exit status (0 every request succeeded, 1 some failed, 2 usage or config
 // error, 3 an SLO target missed). The root package's main only calls Main.
 //
-// cli is the one package that imports every other (config, probe, stats, export, sweep,
-// promexport, servermetrics, discover, calibrate, sim, report, ui); nothing imports cli. It holds no measuring,
+// cli is the one package that imports every other (config, workload, probe, stats, export,
+// sweep, promexport, servermetrics, discover, calibrate, sim, report, ui); nothing imports cli. It holds no measuring,
 // statistics or output logic of its own: each lives in its package.
 package cli
 
