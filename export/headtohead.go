@@ -78,8 +78,12 @@ func writeTableHeadToHead(w io.Writer, snap *stats.Snapshot) error {
 		if h.OK {
 			diff, ci = signed(h.Diff), "["+signed(h.Lo)+", "+signed(h.Hi)+"]"
 		}
+		verdict := string(h.Verdict)
+		if h.Verdict == stats.VerdictUndecided && h.TooFew() {
+			verdict += fmt.Sprintf(" (n<%d)", stats.H2HMinSamples)
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t\n", h2hLabels[h.Metric], h.EndpointName, h.VersusName,
-			diff, ci, h.Verdict, h.N, h.VersusN)
+			diff, ci, verdict, h.N, h.VersusN)
 	}
 	return tw.Flush()
 }

@@ -120,7 +120,7 @@ func TestHeadToHeadTable(t *testing.T) {
 	golden(t, "headtohead.txt", buf.Bytes())
 	out := buf.String()
 	for _, want := range []string{"rate limit remaining 12 requests, — tokens  backed off 3.5s (not latency)", "  backed off 1s (not latency)", "TTFT measured to the first SSE event",
-		"head-to-head vs the best", "slower", "not distinguishable yet"} {
+		"head-to-head vs the best", "slower", "not distinguishable yet  ", "not distinguishable yet (n<5)   2/40"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q", want)
 		}

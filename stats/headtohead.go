@@ -45,6 +45,14 @@ type HeadToHead struct {
 	Verdict Verdict
 }
 
+// TooFew reports whether a side has fewer than H2HMinSamples values: then the verdict is
+// VerdictUndecided whatever the interval says (an interval that excludes 0 is not yet worth
+// a word), and a reader must be told so rather than see "+455 [+374,+525] not
+// distinguishable yet" contradict itself.
+func (h *HeadToHead) TooFew() bool {
+	return h.N < H2HMinSamples || h.VersusN < H2HMinSamples
+}
+
 // h2hMetric describes one compared metric.
 type h2hMetric struct {
 	name        string

@@ -18,6 +18,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.str.Typing() {
 		return m.handleTypingKey(msg)
 	}
+	if m.confirmReset {
+		return m.answerReset(msg)
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
@@ -59,7 +62,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.PauseAll):
 		return m.togglePauseAll()
 	case key.Matches(msg, k.Reset):
-		return m.resetStats()
+		return m.askReset()
 	case key.Matches(msg, k.Report):
 		return m.saveReport()
 	case key.Matches(msg, k.MoreStreams):
@@ -182,6 +185,29 @@ func (m *Model) changeConcurrency(delta int) tea.Cmd {
 	st.version++
 	m.renderBody()
 	return m.setNotice(m.eps[m.sel].Name+": concurrency "+itoa(n), false)
+}
+
+// askReset asks in the footer before the statistics are thrown away (a stray r costs the
+// whole run otherwise); the question stays until a key answers it.
+func (m *Model) askReset() tea.Cmd {
+	m.confirmReset = true
+	m.notice, m.noticeBad = "reset all statistics? y: reset · any other key: keep them", true
+	m.noticeID++ // a pending expiry of an older notice must not clear the question
+	m.renderFooter()
+	return nil
+}
+
+// answerReset takes the key that answers askReset: y resets, ctrl+c still quits, any other
+// key keeps the statistics and does nothing else.
+func (m *Model) answerReset(msg tea.KeyMsg) tea.Cmd {
+	m.confirmReset = false
+	switch {
+	case key.Matches(msg, m.keys.Confirm):
+		return m.resetStats()
+	case key.Matches(msg, m.keys.ForceQuit):
+		return tea.Quit
+	}
+	return m.setNotice("statistics kept", false)
 }
 
 func (m *Model) resetStats() tea.Cmd {

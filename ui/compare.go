@@ -19,48 +19,78 @@ type column struct {
 	format func(float64) string
 	better int  // -1 lower is better, +1 higher is better, 0 neither (no highlight)
 	tokens bool // derived from token counts: marked ≈ for estimates
+	// rank orders the columns by how much they matter when not all fit: the narrowest table
+	// shows the lowest ranks (ranks are distinct). A pinned column shows at every width and
+	// on every page of columns.
+	rank   int
+	pinned bool
 }
 
-func distCol(title string, d func(w *stats.Window) stats.Dist, q func(stats.Dist) float64, f func(float64) string, better int, tokens bool) column {
-	return column{title: title, format: f, better: better, tokens: tokens,
+// width is the column's width: its title and the sort marker, or its widest figure with the
+// "*" that marks a best value without colour.
+func (col *column) width() int {
+	return max(len([]rune(col.title))+1, 6)
+}
+
+func distCol(title string, d func(w *stats.Window) stats.Dist, q func(stats.Dist) float64, f func(float64) string, better int, tokens bool, rank int) column {
+	return column{title: title, format: f, better: better, tokens: tokens, rank: rank,
 		value: func(es *stats.EndpointStats) (float64, bool) {
 			dd := d(&es.Whole)
 			return q(dd), dd.Count > 0
 		}}
 }
 
+// compareColumns in display order. "max gap" is the longest silence between two chunks of a
+// request; a silence past the stall limit is the "stall" error, counted in err %.
 var compareColumns = []column{
-	distCol("ttft p50", func(w *stats.Window) stats.Dist { return w.TTFT }, p50, ms, -1, false),
-	distCol("ttft p90", func(w *stats.Window) stats.Dist { return w.TTFT }, p90, ms, -1, false),
-	distCol("ttft p99", func(w *stats.Window) stats.Dist { return w.TTFT }, p99, ms, -1, false),
-	distCol("ttfa p50", func(w *stats.Window) stats.Dist { return w.TTFA }, p50, ms, -1, false),
-	distCol("dec p50", func(w *stats.Window) stats.Dist { return w.DecodeTPS }, p50, num, +1, true),
-	distCol("dec p10", func(w *stats.Window) stats.Dist { return w.DecodeTPS }, p10, num, +1, true),
-	distCol("e2e p50", func(w *stats.Window) stats.Dist { return w.E2ETPS }, p50, num, +1, true),
-	distCol("itl p99", func(w *stats.Window) stats.Dist { return w.ITL }, p99, ms, -1, false),
-	distCol("stall", func(w *stats.Window) stats.Dist { return w.MaxStall }, dmax, ms, -1, false),
-	{title: "err %", format: pct, better: -1,
+	{title: "reqs", format: count, rank: 0, pinned: true, // first: columnsFor keeps it there
+		value: func(es *stats.EndpointStats) (float64, bool) { return float64(es.Requests), true }},
+	distCol("ttft p50", func(w *stats.Window) stats.Dist { return w.TTFT }, p50, ms, -1, false, 2),
+	distCol("ttft p90", func(w *stats.Window) stats.Dist { return w.TTFT }, p90, ms, -1, false, 10),
+	distCol("ttft p99", func(w *stats.Window) stats.Dist { return w.TTFT }, p99, ms, -1, false, 4),
+	distCol("ttfa p50", func(w *stats.Window) stats.Dist { return w.TTFA }, p50, ms, -1, false, 9),
+	distCol("dec p50", func(w *stats.Window) stats.Dist { return w.DecodeTPS }, p50, num, +1, true, 3),
+	distCol("dec p10", func(w *stats.Window) stats.Dist { return w.DecodeTPS }, p10, num, +1, true, 5),
+	distCol("e2e p50", func(w *stats.Window) stats.Dist { return w.E2ETPS }, p50, num, +1, true, 6),
+	distCol("itl p99", func(w *stats.Window) stats.Dist { return w.ITL }, p99, ms, -1, false, 7),
+	distCol("max gap", func(w *stats.Window) stats.Dist { return w.MaxStall }, dmax, ms, -1, false, 8),
+	{title: "err %", format: pct, better: -1, rank: 1, pinned: true,
 		value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.Requests == 0 {
 				return 0, false
 			}
 			return 100 * float64(es.Errors) / float64(es.Requests), true
 		}},
-	distCol("tok/chk", func(w *stats.Window) stats.Dist { return w.TokensPerChunk }, p50, num, 0, true),
+	distCol("tok/chk", func(w *stats.Window) stats.Dist { return w.TokensPerChunk }, p50, num, 0, true, 11),
+}
+
+// The columns the bars below the table draw.
+var (
+	colTTFTp50   = columnTitled("ttft p50")
+	colDecodeP50 = columnTitled("dec p50")
+)
+
+func columnTitled(title string) *column {
+	for i := range compareColumns {
+		if compareColumns[i].title == title {
+			return &compareColumns[i]
+		}
+	}
+	panic("no compare column " + title)
 }
 
 // sloColumns and costColumns join the table when some endpoint has objectives or a price:
 // the share of counted requests meeting every objective, goodput, the run's cost and its USD
-// per 1M output tokens.
+// per 1M output tokens. Asked for, attainment and the price per token rank first.
 var (
 	sloColumns = []column{
-		{title: "slo %", format: pct, better: +1, value: func(es *stats.EndpointStats) (float64, bool) {
+		{title: "slo %", format: pct, better: +1, rank: 1, value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.SLO == nil || es.SLO.Counted == 0 {
 				return 0, false
 			}
 			return 100 * es.SLO.Attainment, true
 		}},
-		{title: "good/s", format: num, better: +1, value: func(es *stats.EndpointStats) (float64, bool) {
+		{title: "good/s", format: num, better: +1, rank: 12, value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.SLO == nil || es.SLO.Counted == 0 {
 				return 0, false
 			}
@@ -68,13 +98,13 @@ var (
 		}},
 	}
 	costColumns = []column{
-		{title: "$ run", format: dollars, better: -1, value: func(es *stats.EndpointStats) (float64, bool) {
+		{title: "$ run", format: dollars, better: -1, rank: 12, value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.Cost == nil {
 				return 0, false
 			}
 			return es.Cost.USD, true
 		}},
-		{title: "$/1M out", format: dollars, better: -1, tokens: true, value: func(es *stats.EndpointStats) (float64, bool) {
+		{title: "$/1M out", format: dollars, better: -1, tokens: true, rank: 1, value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.Cost == nil || es.Cost.OutputTokens == 0 {
 				return 0, false
 			}
@@ -85,14 +115,14 @@ var (
 
 // columnsFor is the compare table's columns for eps.
 func columnsFor(eps []config.Endpoint) []column {
-	var cols []column // what the user asked for first: the objectives, the cost
+	cols := []column{compareColumns[0]} // the requests; then what the user asked for: the objectives, the cost
 	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.SLO.Set() }) {
 		cols = append(cols, sloColumns...)
 	}
 	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.Price != nil }) {
 		cols = append(cols, costColumns...)
 	}
-	cols = append(cols, compareColumns...)
+	cols = append(cols, compareColumns[1:]...)
 	return append(cols, workloadColumns...)
 }
 
@@ -111,8 +141,9 @@ type compareView struct {
 	cols    []column // the SLO and cost columns when some endpoint has them, then compareColumns
 	sortCol int      // sortConfig, sortName, a column index, or len(cols) for the source
 	reverse bool     // S: reverse the column's natural (best first) order
-	offset  int      // first numeric column shown (←/→ scroll)
-	shown   int      // numeric columns shown at the last render
+	page    int      // which page of columns shows (←/→); page 0 holds the most important
+	pages   int      // pages of columns at the last render's width
+	perPage int      // unpinned columns per page at the last render's width
 	order   []int
 	key     compareKey
 	body    string
@@ -121,9 +152,9 @@ type compareView struct {
 
 // compareKey is what the table was drawn from; equal keys mean nothing to redraw.
 type compareKey struct {
-	w, h, sel, sortCol, offset int
-	reverse                    bool
-	snap, h2h                  uint64
+	w, h, sel, sortCol, page int
+	reverse                  bool
+	snap, h2h                uint64
 }
 
 // newCompareView builds the table of eps, with the head-to-head rows of h2h.
@@ -144,7 +175,8 @@ func (c *compareView) ShortHelp() []key.Binding {
 	return []key.Binding{k.Help, k.Sort, k.SortReverse, k.Left, k.Enter, k.Quit}
 }
 
-// CycleSort moves to the next sort key (s), or reverses the current one (S).
+// CycleSort moves to the next sort key (s), or reverses the current one (S), and turns to
+// the page of columns that shows it.
 func (c *compareView) CycleSort(reverse bool) {
 	if reverse {
 		c.reverse = !c.reverse
@@ -155,18 +187,14 @@ func (c *compareView) CycleSort(reverse bool) {
 	if c.sortCol > len(c.cols) {
 		c.sortCol = sortConfig
 	}
-	if c.sortCol >= 0 && c.sortCol < len(c.cols) {
-		if c.sortCol < c.offset {
-			c.offset = c.sortCol
-		} else if c.shown > 0 && c.sortCol >= c.offset+c.shown {
-			c.offset = c.sortCol - c.shown + 1
-		}
+	if c.sortCol >= 0 && c.sortCol < len(c.cols) && c.perPage > 0 && !c.cols[c.sortCol].pinned {
+		c.page = pageOf(c.cols, c.sortCol, c.perPage)
 	}
 }
 
-// Scroll moves the visible columns by dx.
+// Scroll turns the pages of columns by dx.
 func (c *compareView) Scroll(dx int) {
-	c.offset = clamp(c.offset+dx, 0, len(c.cols)-max(c.shown, 1))
+	c.page = clamp(c.page+dx, 0, max(c.pages, 1)-1)
 }
 
 // Move moves the selection dy rows in the displayed order; dx scrolls the columns instead.
@@ -184,8 +212,6 @@ func (c *compareView) Move(sel, dx, dy int) int {
 
 func (c *compareView) sortName() string {
 	switch {
-	case c.sortCol == sortConfig:
-		return "config order"
 	case c.sortCol == sortName:
 		return "name"
 	case c.sortCol == len(c.cols):
@@ -194,15 +220,25 @@ func (c *compareView) sortName() string {
 	return c.cols[c.sortCol].title
 }
 
-// Info is the footer's sort and scroll indicator.
+// Info is the footer's sort and page indicator; it says what the header's ▲ means.
 func (c *compareView) Info() string {
-	dir := "▲"
-	if c.reverse {
-		dir = "▼"
+	var info string
+	switch {
+	case c.sortCol == sortConfig:
+		info = "config order"
+	case c.sortCol < 0 || c.sortCol == len(c.cols) || c.cols[c.sortCol].better == 0:
+		info = c.sortName() + " ▲ ascending"
+		if c.reverse {
+			info = c.sortName() + " ▼ descending"
+		}
+	default:
+		info = c.sortName() + " ▲ best first"
+		if c.reverse {
+			info = c.sortName() + " ▼ worst first"
+		}
 	}
-	info := "sort " + c.sortName() + " " + dir
-	if c.shown < len(c.cols) {
-		info += " · cols " + itoa(c.offset+1) + "-" + itoa(c.offset+c.shown) + "/" + itoa(len(c.cols)) + " ←→"
+	if c.pages > 1 {
+		info += " · cols " + itoa(c.page+1) + "/" + itoa(c.pages) + " ←→"
 	}
 	return info
 }
@@ -253,7 +289,7 @@ func (c *compareView) Render(f *frame) string {
 	if c.h2h != nil {
 		h2hVer = c.h2h.version
 	}
-	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.offset, c.reverse, f.snapVer, h2hVer}
+	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.page, c.reverse, f.snapVer, h2hVer}
 	if k == c.key && c.body != "" {
 		return c.body
 	}
@@ -261,13 +297,15 @@ func (c *compareView) Render(f *frame) string {
 	eps := f.snap.Endpoints
 	c.sortOrder(eps)
 
-	wd := compareWidths{name: nameColumnWidth(eps), col: 8, src: 8}
-	if c.styles.Plain {
-		wd.col++ // room for the "*" that marks a best value without colour
+	wd := compareWidths{name: nameColumnWidth(eps), src: 8}
+	var cols []int
+	cols, c.perPage, c.pages = visibleColumns(c.cols, c.w, wd, c.page)
+	c.page = min(c.page, c.pages-1)
+	shown := make([]column, len(cols))
+	for j, ci := range cols {
+		shown[j] = c.cols[ci]
 	}
-	c.shown, c.offset = visibleColumns(len(c.cols), c.w, wd, c.offset)
-	cols := c.cols[c.offset : c.offset+c.shown]
-	best := bestRows(cols, eps)
+	best := bestRows(shown, eps)
 
 	lines := []string{c.headerRow(cols, wd)}
 	room := max(1, c.h-2)
@@ -288,9 +326,9 @@ func (c *compareView) Render(f *frame) string {
 	return c.body
 }
 
-// compareWidths are the widths of the table's columns: the endpoint names (with the "▶ "
-// marker), each figure, the token source.
-type compareWidths struct{ name, col, src int }
+// compareWidths are the widths of the table's fixed columns: the endpoint names (with the
+// "▶ " marker) and the token source.
+type compareWidths struct{ name, src int }
 
 // nameColumnWidth fits the longest name, between 8 and 18 columns, plus the "▶ " marker.
 func nameColumnWidth(eps []stats.EndpointStats) int {
@@ -301,11 +339,49 @@ func nameColumnWidth(eps []stats.EndpointStats) int {
 	return min(w, 18) + 2
 }
 
-// visibleColumns is how many of n figure columns fit in width w (at least one) and the
-// first one shown: offset, moved left when fewer columns than it leaves remain.
-func visibleColumns(n, w int, wd compareWidths, offset int) (shown, first int) {
-	shown = max(1, min(n-offset, (w-wd.name-wd.src-1)/(wd.col+1)))
-	return shown, clamp(offset, 0, n-shown)
+// byRank is the indices of the unpinned columns of cols, most important first.
+func byRank(cols []column) []int {
+	var idx []int
+	for i := range cols {
+		if !cols[i].pinned {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cols[a].rank, cols[b].rank) })
+	return idx
+}
+
+// visibleColumns chooses which of cols show in width w on page (clamped): the pinned ones,
+// and as many unpinned ones as fit, page 0 the most important by rank, page 1 the next
+// ones…; as indices into cols, in display order. perPage is how many unpinned columns a page
+// holds (at least one).
+func visibleColumns(cols []column, w int, wd compareWidths, page int) (shown []int, perPage, pages int) {
+	room := w - wd.name - 1 - wd.src
+	for i := range cols {
+		if cols[i].pinned {
+			room -= 1 + cols[i].width()
+		}
+	}
+	ranked := byRank(cols)
+	widest := 0
+	for _, i := range ranked {
+		widest = max(widest, cols[i].width())
+	}
+	perPage = max(1, room/(1+widest)) // every page fits, whichever columns it holds
+	pages = (len(ranked) + perPage - 1) / perPage
+	page = clamp(page, 0, pages-1)
+	onPage := ranked[page*perPage : min(len(ranked), (page+1)*perPage)]
+	for i := range cols {
+		if cols[i].pinned || slices.Contains(onPage, i) {
+			shown = append(shown, i)
+		}
+	}
+	return shown, perPage, pages
+}
+
+// pageOf is the page that shows column i of cols when pages hold perPage unpinned columns.
+func pageOf(cols []column, i, perPage int) int {
+	return slices.Index(byRank(cols), i) / perPage
 }
 
 // bestRows is, per column, the endpoint with the best value; -1 where the column has no
@@ -345,12 +421,12 @@ func firstRow(order []int, sel, room int) int {
 }
 
 // headerRow is the titles of the endpoint column, cols and the source column; the sort
-// column is marked with its direction.
-func (c *compareView) headerRow(cols []column, wd compareWidths) string {
+// column is marked with its direction, in the room each column keeps for it.
+func (c *compareView) headerRow(cols []int, wd compareWidths) string {
 	var b strings.Builder
 	b.WriteString(c.headerCell("endpoint", wd.name, sortName, true))
-	for j, col := range cols {
-		b.WriteString(" " + c.headerCell(col.title, wd.col, c.offset+j, false))
+	for _, ci := range cols {
+		b.WriteString(" " + c.headerCell(c.cols[ci].title, c.cols[ci].width(), ci, false))
 	}
 	b.WriteString(" " + c.headerCell("tok src", wd.src, len(c.cols), true))
 	return b.String()
@@ -359,23 +435,23 @@ func (c *compareView) headerRow(cols []column, wd compareWidths) string {
 func (c *compareView) headerCell(title string, w, sortKey int, left bool) string {
 	s := c.styles
 	style := s.TableHeader
+	mark := " "
 	if c.sortCol == sortKey {
 		style = s.TableSorted
+		mark = "▲"
 		if c.reverse {
-			title += "▼"
-		} else {
-			title += "▲"
+			mark = "▼"
 		}
 	}
 	if left {
-		return style.Render(padRight(title, w))
+		return style.Render(padRight(title+mark, w))
 	}
-	return style.Render(padLeft(title, w))
+	return style.Render(padLeft(title+mark, w))
 }
 
 // row is endpoint i's line of the table: its name (marked when selected), its figures in
 // cols (the best of each column highlighted) and its token source.
-func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []column, best []int, wd compareWidths) string {
+func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []int, best []int, wd compareWidths) string {
 	s := c.styles
 	var b strings.Builder
 	name := "  " + truncate(es.Name, wd.name-2)
@@ -385,7 +461,8 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 		nameStyle = nameStyle.Inherit(s.TableSelected)
 	}
 	b.WriteString(nameStyle.Render(padRight(name, wd.name)))
-	for j, col := range cols {
+	for j, ci := range cols {
+		col := &c.cols[ci]
 		text := dash
 		if v, ok := col.value(es); ok {
 			text = col.format(v)
@@ -393,16 +470,17 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 				text = approx(es.TokenSource) + text
 			}
 		}
+		// The last place is the "*" of a best value without colour, else blank, so that
+		// figures line up under their titles (whose last place is the sort marker).
 		style := s.Value.UnsetBold()
+		mark := " "
 		if best[j] == i {
 			style = s.Best
 			if s.Plain {
-				text += "*"
+				mark = "*"
 			}
-		} else if s.Plain {
-			text += " "
 		}
-		b.WriteString(" " + style.Render(padLeft(text, wd.col)))
+		b.WriteString(" " + style.Render(padLeft(text+mark, col.width())))
 	}
 	b.WriteString(" " + s.Muted.Render(padRight(sourceLabel(es.TokenSource), wd.src)))
 	return b.String()
@@ -419,10 +497,10 @@ func (c *compareView) legend() string {
 		extra = " · slo %: met every objective · $ in USD"
 	}
 	for _, l := range []string{
-		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e/prefill in tok/s · prompt/cached in tokens · ≈ estimated tokens" + extra + best,
-		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e in tok/s · ≈ estimated tokens" + extra + best,
-		"whole run · ttft/ttfa/itl/stall in ms · dec/e2e in tok/s · ≈ estimated tokens" + best,
-		"whole run · ms: ttft ttfa itl stall · tok/s: dec e2e · ≈ estimate" + best,
+		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e/prefill in tok/s · prompt/cached in tokens · ≈ estimated tokens" + extra + best,
+		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e in tok/s · ≈ estimated tokens" + extra + best,
+		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e in tok/s · ≈ estimated tokens" + best,
+		"whole run · ms: ttft ttfa itl gap · tok/s: dec e2e · ≈ estimate" + best,
 		"whole run · ms / tok/s · ≈ estimate" + best,
 	} {
 		if len([]rune(l)) <= c.w {
@@ -482,8 +560,8 @@ func (c *compareView) bars(eps []stats.EndpointStats, room, nameW int) string {
 		}
 		return fit(strings.Join(out, "\n"), gw, rows+1)
 	}
-	dec := group("decode tok/s p50", s.BarDecode, compareColumns[4].value, num, true)
-	ttft := group("TTFT p50 (ms)", s.BarTTFT, compareColumns[0].value, ms, false)
+	dec := group("decode tok/s p50, whole run", s.BarDecode, colDecodeP50.value, num, true)
+	ttft := group("TTFT p50 (ms), whole run", s.BarTTFT, colTTFTp50.value, ms, false)
 	if sideBySide {
 		return lipgloss.JoinHorizontal(lipgloss.Top, dec, "   ", ttft)
 	}

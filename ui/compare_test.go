@@ -30,33 +30,64 @@ func TestNameColumnWidth(t *testing.T) {
 	}
 }
 
+// The columns that matter most show at every width: requests and error % always, then the
+// figures by rank; → turns to the next page of figures, and every figure is on some page.
 func TestVisibleColumns(t *testing.T) {
-	wd := compareWidths{name: 10, col: 8, src: 8}
-	for _, tc := range []struct {
-		name                string
-		n, w, offset        int
-		wantShown, wantFrom int
-	}{
-		{"all fit", 11, 120, 0, 11, 0},
-		{"as many as fit", 11, 80, 0, 6, 0}, // (80-10-8-1)/9
-		{"scrolled", 11, 80, 3, 6, 3},
-		{"scrolled past the end", 11, 80, 9, 2, 9}, // fewer remain than fit: shown shrinks
-		{"at least one", 11, 20, 0, 1, 0},
-		{"offset clamped", 11, 20, 20, 1, 10},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			shown, from := visibleColumns(tc.n, tc.w, wd, tc.offset)
-			if shown != tc.wantShown || from != tc.wantFrom {
-				t.Fatalf("visibleColumns(%d, %d, offset %d) = %d from %d, want %d from %d",
-					tc.n, tc.w, tc.offset, shown, from, tc.wantShown, tc.wantFrom)
-			}
-		})
+	wd := compareWidths{name: 12, src: 8}
+	titles := func(cols []int) []string {
+		var ts []string
+		for _, i := range cols {
+			ts = append(ts, compareColumns[i].title)
+		}
+		return ts
 	}
+	for _, tc := range []struct {
+		w, page   int
+		want      []string
+		wantPages int
+	}{
+		{80, 0, []string{"reqs", "ttft p50", "ttft p99", "dec p50", "dec p10", "err %"}, 3},
+		{80, 1, []string{"reqs", "ttfa p50", "e2e p50", "itl p99", "max gap", "err %"}, 3},
+		{80, 2, []string{"reqs", "ttft p90", "err %", "tok/chk"}, 3},
+		{80, 7, []string{"reqs", "ttft p90", "err %", "tok/chk"}, 3}, // clamped
+		{100, 0, []string{"reqs", "ttft p50", "ttft p99", "dec p50", "dec p10", "e2e p50", "itl p99", "err %"}, 2},
+		{140, 0, []string{"reqs", "ttft p50", "ttft p90", "ttft p99", "ttfa p50", "dec p50", "dec p10", "e2e p50", "itl p99", "max gap", "err %", "tok/chk"}, 1},
+		{30, 0, []string{"reqs", "ttft p50", "err %"}, 10}, // at least one figure
+	} {
+		cols, _, pages := visibleColumns(compareColumns, tc.w, wd, tc.page)
+		if got := titles(cols); !slices.Equal(got, tc.want) || pages != tc.wantPages {
+			t.Errorf("w=%d page %d: %q on %d pages, want %q on %d", tc.w, tc.page, got, pages, tc.want, tc.wantPages)
+		}
+		if tc.w >= 80 {
+			if width := wd.name + 1 + wd.src + fitWidth(cols); width > tc.w {
+				t.Errorf("w=%d page %d: the table is %d wide", tc.w, tc.page, width)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	_, perPage, pages := visibleColumns(compareColumns, 80, wd, 0)
+	for p := range pages {
+		cols, _, _ := visibleColumns(compareColumns, 80, wd, p)
+		for _, ti := range titles(cols) {
+			seen[ti] = true
+		}
+	}
+	if len(seen) != len(compareColumns) {
+		t.Errorf("the pages at 80 columns (%d a page) show %d of %d columns", perPage, len(seen), len(compareColumns))
+	}
+}
+
+func fitWidth(cols []int) int {
+	n := 0
+	for _, i := range cols {
+		n += 1 + compareColumns[i].width()
+	}
+	return n
 }
 
 func TestBestRows(t *testing.T) {
 	col := func(better int) column {
-		return column{better: better, value: func(es *stats.EndpointStats) (float64, bool) {
+		return column{title: "t", better: better, value: func(es *stats.EndpointStats) (float64, bool) {
 			return float64(es.Requests), es.Requests > 0
 		}}
 	}

@@ -1,13 +1,16 @@
 package ui
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/probe"
 	"tokscope/servermetrics"
@@ -94,16 +97,24 @@ func (d *detailView) Render(f *frame) string {
 			decPts = append(decPts, timeserieslinechart.TimePoint{Time: p.At, Value: p.DecodeTPS})
 		}
 	}
-	ttftTitle := "TTFT ms" + s.Muted.Render("  p50 "+pick(es.Recent.TTFT, p50, ms)+"  p95 "+pick(es.Recent.TTFT, p95, ms)+" (60s)")
-	decTitle := "decode " + approx(es.TokenSource) + "tok/s" + s.Muted.Render("  p50 "+pick(es.Recent.DecodeTPS, p50, num)+"  p10 "+pick(es.Recent.DecodeTPS, p10, num)+" (60s)")
+	// The titles' figures are over the last 60 s (the chart reaches back detailSpan).
+	ttftFigs := "p50 " + pick(es.Recent.TTFT, p50, ms) + " p95 " + pick(es.Recent.TTFT, p95, ms)
+	decFigs := "p50 " + pick(es.Recent.DecodeTPS, p50, num) + " p10 " + pick(es.Recent.DecodeTPS, p10, num)
+	decUnit := "decode " + approx(es.TokenSource) + "tok/s"
+	titles := func(w int) (string, string) {
+		return figureFit(w, "TTFT ms"+s.Muted.Render(" · last 60 s: "+ttftFigs), "TTFT ms"+s.Muted.Render(" 60 s: "+ttftFigs)),
+			figureFit(w, decUnit+s.Muted.Render(" · last 60 s: "+decFigs), decUnit+s.Muted.Render(" 60 s: "+decFigs))
+	}
 	if d.w >= 70 {
 		cw := (d.w - 1) / 2
+		ttftTitle, decTitle := titles(min(cw, d.w-1-cw))
 		d.ttft.Set(ttftTitle, ttftPts, cw, chartH)
 		d.decode.Set(decTitle, decPts, d.w-1-cw, chartH)
 		lines = append(lines, lipgloss.JoinHorizontal(lipgloss.Top, d.ttft.View(), " ", d.decode.View()))
 	} else {
 		ch := max(3, chartH/2+1)
 		chartH = 2 * ch
+		ttftTitle, decTitle := titles(d.w)
 		d.ttft.Set(ttftTitle, ttftPts, d.w, ch)
 		d.decode.Set(decTitle, decPts, d.w, ch)
 		lines = append(lines, d.ttft.View(), d.decode.View())
@@ -207,10 +218,13 @@ func sloCostLines(s *Styles, es *stats.EndpointStats, w int) []string {
 	return out
 }
 
-// breakdownWidth is the width of the breakdown table: time 8, three cells of 5, three of 6.
-const breakdownWidth = 8 + 3*(1+5) + 3*(1+6)
+// breakdownWidth is the width of the breakdown table: time 8, three cells of 5, two of 7,
+// one of 6.
+const breakdownWidth = 8 + 3*(1+5) + 2*(1+7) + (1 + 6)
 
-// breakdown is the TTFT of recent requests split into its phases, newest first.
+// breakdown is the TTFT of recent requests split into its phases, newest first: dns,
+// connect and tls (on a new connection only), then the wait from the request sent to the
+// response headers, then from the headers to the first token.
 func (d *detailView) breakdown(st *endpointState, w, h int) string {
 	s := d.styles
 	out := []string{s.Label.Render("TTFT breakdown, recent requests (ms)")}
@@ -219,8 +233,11 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 		out = append(out, truncate(s.Notice.Render("server closes every connection:"), w),
 			truncate(s.Notice.Render("a new one per request, conn is in every TTFT"), w))
 	}
-	cols := []string{"time", "dns", "conn", "tls", "wait", "→tok", "ttft"}
-	widths := []int{8, 5, 5, 5, 6, 6, 6}
+	if h >= 6 {
+		out = append(out, s.Muted.Render(truncate("headers: sent→headers · 1st tok: headers→token", w)))
+	}
+	cols := []string{"time", "dns", "conn", "tls", "headers", "1st tok", "ttft"}
+	widths := []int{8, 5, 5, 5, 7, 7, 6}
 	var b strings.Builder
 	for i, c := range cols {
 		if i == 0 {
@@ -319,8 +336,17 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) 
 // itl draws the distribution of recent inter-chunk gaps as horizontal bars.
 func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) string {
 	s := d.styles
-	q := " p50 " + pick(es.Recent.ITL, p50, ms) + " p99 " + pick(es.Recent.ITL, p99, ms) + " stall " + pick(es.Recent.MaxStall, dmax, ms)
-	title := figureFit(w, s.Label.Render("ITL ms")+s.Muted.Render(q+" (60s)"), s.Label.Render("ITL ms")+s.Muted.Render(q))
+	q := "p50 " + pick(es.Recent.ITL, p50, ms) + " p99 " + pick(es.Recent.ITL, p99, ms)
+	longest := pick(es.Recent.MaxStall, dmax, ms)
+	title := figureFit(w,
+		s.Label.Render("ITL ms")+s.Muted.Render(" · last 60 s: "+q+" max gap "+longest),
+		s.Label.Render("ITL ms")+s.Muted.Render(" 60 s: "+q+" max gap "+longest))
+	if ansi.StringWidth(title) > w || strings.HasSuffix(title, "…") {
+		// Narrow: the window on the title line, the figures under it.
+		title = s.Label.Render("ITL ms") + s.Muted.Render(" · last 60 s") + "\n" +
+			s.Muted.Render(truncate(q+" max gap "+longest, w))
+		h--
+	}
 	if len(st.gaps) == 0 {
 		return title + "\n" + s.Muted.Render(dash+" no gaps yet")
 	}
@@ -345,7 +371,13 @@ func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) s
 	for i := lo; i <= hi; i++ {
 		rows = append(rows, row{itlBuckets[i], counts[i]})
 	}
-	for len(rows) > max(1, h-1) {
+	// The bars are over the last gaps kept, not the 60 s of the title: say so when there is
+	// room for a line more.
+	out := []string{title}
+	if h >= 5 {
+		out = append(out, s.Muted.Render(truncate("bars: last "+itoa(len(st.gaps))+" gaps", w)))
+	}
+	for len(rows) > max(1, h-len(out)) {
 		merged := rows[:0:0]
 		for i := 0; i < len(rows); i += 2 {
 			r := rows[i]
@@ -360,7 +392,6 @@ func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) s
 	for _, r := range rows {
 		top = max(top, r.count)
 	}
-	out := []string{title}
 	for _, r := range rows {
 		label := "≤" + ms(r.upper)
 		if r.upper >= 1e18 {
@@ -436,32 +467,17 @@ func (c *timeChart) Set(title string, pts []timeserieslinechart.TimePoint, w, h 
 	if hi.Sub(lo) < 10*time.Second {
 		hi = lo.Add(10 * time.Second)
 	}
-	// Y labels sit on every other row of the graph (gh rows above the axis): choose the top
-	// so that they are round numbers.
-	peak := 0.0
-	for _, p := range pts {
-		if finite(p.Value) {
-			peak = max(peak, p.Value)
-		}
-	}
-	gh := ch - 2
-	steps := max(1, gh/2)
-	top := niceCeil(peak*1.05/float64(steps)) * float64(gh) / 2
-	if gh < 2 {
-		top = niceCeil(peak * 1.05)
-	}
-	if c.limit > 0 && peak <= c.limit {
-		top = min(top, c.limit)
-	}
+	yr := newYRows(pts, ch-2, c.limit)
 	chart := timeserieslinechart.New(w, ch,
 		timeserieslinechart.WithXLabelFormatter(clockLabel),
-		timeserieslinechart.WithXYSteps(2, 2),
+		timeserieslinechart.WithYLabelFormatter(yr.label),
+		timeserieslinechart.WithXYSteps(2, 1),
 		timeserieslinechart.WithStyle(c.style),
 		timeserieslinechart.WithAxesStyles(c.styles.ChartAxis, c.styles.ChartLabel),
 		timeserieslinechart.WithTimeRange(lo, hi),
-		timeserieslinechart.WithYRange(0, top),
+		timeserieslinechart.WithYRange(yr.min, yr.max),
 	)
-	chart.SetViewTimeAndYRange(lo, hi, 0, top)
+	chart.SetViewTimeAndYRange(lo, hi, yr.min, yr.max)
 	for _, p := range pts {
 		if finite(p.Value) {
 			chart.Push(p)
@@ -472,6 +488,51 @@ func (c *timeChart) Set(title string, pts []timeserieslinechart.TimePoint, w, h 
 }
 
 func (c *timeChart) View() string { return c.view }
+
+// yRows is the Y scale of a time chart whose graph has rows rows above the X axis. ntcharts
+// draws row i (1 = just above the axis) with the values [min+(i−1)·inc, min+i·inc) but
+// labels it with min+i·inc, the top of that range: a value of 75 sat on the row labelled 100.
+// So the range starts half a row below 0 (row i is centred on (i−1)·inc, row 1 on 0), and
+// every other row is labelled with the value at its centre, in round steps of 2·inc.
+type yRows struct {
+	min, max, inc float64
+	every         int // rows between labels: 2, or 1 on a chart too short for that
+}
+
+// newYRows scales rows to pts; a limit > 0 (a percentage: 100) caps the scale when the
+// values stay under it.
+func newYRows(pts []timeserieslinechart.TimePoint, rows int, limit float64) yRows {
+	peak := 0.0
+	for _, p := range pts {
+		if finite(p.Value) {
+			peak = max(peak, p.Value)
+		}
+	}
+	rows = max(rows, 2)
+	// The top row's centre, (rows−1)·inc, reaches 5 % above the peak; the labels, every
+	// other row (every row of a short chart), are round numbers.
+	top := peak * 1.05
+	if limit > 0 && peak <= limit {
+		top = min(top, limit)
+	}
+	every := 2
+	if rows < 5 {
+		every = 1
+	}
+	inc := niceCeil(float64(every)*top/float64(rows-1)) / float64(every)
+	return yRows{min: -inc / 2, max: -inc/2 + float64(rows)*inc, inc: inc, every: every}
+}
+
+// label is the Y axis label of row i (0 is the axis itself): the value at the centre of
+// every other row from the first (0, 2·inc, 4·inc, …), nothing elsewhere.
+func (y yRows) label(i int, _ float64) string {
+	if i < 1 || (i-1)%y.every != 0 {
+		return ""
+	}
+	step := float64(y.every) * y.inc // labels are multiples of it
+	decimals := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	return strconv.FormatFloat(float64(i-1)*y.inc, 'f', decimals, 64)
+}
 
 // clockLabel formats an X axis value (Unix seconds) as a local wall-clock time.
 func clockLabel(_ int, v float64) string {

@@ -31,6 +31,14 @@ func num(v float64) string {
 	}
 }
 
+// count formats a whole number: "4821", "123k" from 100,000 on.
+func count(v float64) string {
+	if v >= 100000 {
+		return strconv.FormatFloat(v/1000, 'f', 0, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
 // ms formats milliseconds: "234", "1.2s" above ten seconds.
 func ms(v float64) string {
 	switch {

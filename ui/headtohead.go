@@ -124,16 +124,24 @@ func (m *Model) handleHeadToHead(msg headToHeadMsg) tea.Cmd {
 // h2hCell is one metric's comparison in the compare view.
 type h2hCell struct {
 	diff, ci string
-	verdict  stats.Verdict
-	style    int // -1 worse, +1 better, 0 undecided / best / no data
+	n        string // values compared: "12/30" (this endpoint / the best), "30" on the best
+	verdict  string // in words; why it is undecided when a side has too few values
+	short    string // the verdict for narrow terminals
+	style    int    // -1 worse, +1 better, 0 undecided / best / no data
 }
 
-// h2hHeads are the titles of the two metrics' columns: 0 TTFT, 1 decode tok/s.
-var h2hHeads = [2]string{"Δttft ms", "Δdec t/s"}
+// h2hHeads are the titles of each metric's columns: difference, interval, verdict, values.
+var h2hHeads = [2][4]string{{"Δttft ms", "95% CI", "ttft verdict", "n"}, {"Δdec t/s", "95% CI", "decode verdict", "n"}}
+
+// h2hGap separates the two metrics' groups of columns.
+const h2hGap = "  "
+
+// h2hShortHeads are the verdict titles when verdicts are abbreviated.
+var h2hShortHeads = [2]string{"ttft", "decode"}
 
 // h2hTable draws the head-to-head section for the endpoints of order (display order), at
 // most rows of them, in width w; nil when there is nothing to show. Columns are as wide as
-// their contents; the CI, then the long verdicts, go when the width is short.
+// their contents; the long verdicts, then the CI, go when the width is short.
 func (c *compareView) h2hTable(eps []stats.EndpointStats, order []int, rows, w int) []string {
 	h := c.h2h
 	if h == nil || !h.computed || len(eps) < 2 || rows < 1 {
@@ -147,37 +155,48 @@ func (c *compareView) h2hTable(eps []stats.EndpointStats, order []int, rows, w i
 	order = order[:min(rows, len(order))]
 	cells, best := h2hCells(h.rows)
 	wd := measureH2H(cells, eps, order)
-	showCI, short := wd.choose(w)
-	if short && wd.short != wd.verdict {
-		title = "head-to-head vs best · Δ median · n.d. = not distinguishable yet"
+	l := wd.choose(w)
+	if !l.long {
+		title = "head-to-head vs best · Δ median · last ≤1000 ok · n.d. = not distinguishable yet"
 	}
-	out := []string{s.Label.Render(truncate(title, w)), s.TableHeader.Render(truncate(wd.header(showCI, short), w))}
+	out := []string{s.Label.Render(truncate(title, w)), s.TableHeader.Render(truncate(wd.header(l), w))}
 	for _, i := range order {
-		out = append(out, truncate(c.h2hRow(eps[i].Name, i, cells, best, wd, showCI, short), w))
+		out = append(out, truncate(c.h2hRow(eps[i].Name, i, cells, best, wd, l), w))
 	}
 	return out
 }
 
-// header is the section's column titles.
-func (wd h2hWidths) header(showCI, short bool) string {
-	vw := wd.verdicts(short)
+// header is the section's column titles, each over its column: the differences and n
+// right-aligned like their figures, the intervals and verdicts left-aligned like theirs.
+func (wd h2hWidths) header(l h2hLayout) string {
+	vw := wd.verdicts(!l.long)
 	var b strings.Builder
 	b.WriteString(padRight("", wd.name))
 	for mi := range h2hHeads {
-		b.WriteString(" " + padLeft(h2hHeads[mi], wd.diff[mi]))
-		if showCI {
-			b.WriteString(" " + padLeft("95% CI", wd.ci[mi]))
+		if mi > 0 {
+			b.WriteString(h2hGap)
 		}
-		b.WriteString(" " + padRight("", vw[mi]))
+		b.WriteString(" " + padLeft(h2hHeads[mi][0], wd.diff[mi]))
+		if l.ci {
+			b.WriteString(" " + padRight(h2hHeads[mi][1], wd.ci[mi]))
+		}
+		verdict := h2hHeads[mi][2]
+		if !l.long {
+			verdict = h2hShortHeads[mi]
+		}
+		b.WriteString(" " + padRight(verdict, vw[mi]))
+		if l.n {
+			b.WriteString(" " + padLeft(h2hHeads[mi][3], wd.n[mi]))
+		}
 	}
 	return b.String()
 }
 
 // h2hRow is endpoint i's line of the section: its name, then per metric its difference to
-// the best, the CI and the verdict.
-func (c *compareView) h2hRow(name string, i int, cells [2]map[int]h2hCell, best [2]int, wd h2hWidths, showCI, short bool) string {
+// the best, the CI, the verdict and the values compared.
+func (c *compareView) h2hRow(name string, i int, cells [2]map[int]h2hCell, best [2]int, wd h2hWidths, l h2hLayout) string {
 	s := c.styles
-	vw := wd.verdicts(short)
+	vw := wd.verdicts(!l.long)
 	var b strings.Builder
 	b.WriteString(s.Title.UnsetBold().Render(padRight("  "+truncate(name, wd.name-2), wd.name)))
 	for mi := range cells {
@@ -185,12 +204,22 @@ func (c *compareView) h2hRow(name string, i int, cells [2]map[int]h2hCell, best 
 		if !ok {
 			cell = h2hCell{diff: dash}
 		}
+		if mi > 0 {
+			b.WriteString(h2hGap)
+		}
 		style := c.h2hStyle(cell, i == best[mi])
 		b.WriteString(" " + style.Render(padLeft(cell.diff, wd.diff[mi])))
-		if showCI {
-			b.WriteString(" " + s.Muted.Render(padLeft(cell.ci, wd.ci[mi])))
+		if l.ci {
+			b.WriteString(" " + s.Muted.Render(padRight(cell.ci, wd.ci[mi])))
 		}
-		b.WriteString(" " + style.Render(padRight(verdictText(cell.verdict, short), vw[mi])))
+		verdict := cell.verdict
+		if !l.long {
+			verdict = cell.short
+		}
+		b.WriteString(" " + style.Render(padRight(verdict, vw[mi])))
+		if l.n {
+			b.WriteString(" " + s.Muted.Render(padLeft(cell.n, wd.n[mi])))
+		}
 	}
 	return b.String()
 }
@@ -209,10 +238,14 @@ func (c *compareView) h2hStyle(cell h2hCell, best bool) lipgloss.Style {
 	return s.Muted
 }
 
+// tooFewWords is the verdict when a side has fewer values than a verdict needs.
+var tooFewWords = "n<" + itoa(stats.H2HMinSamples)
+
 // h2hCells are the cells of rows by metric (0 TTFT, 1 decode tok/s) and endpoint, and the
 // endpoint each metric compares against (-1 none), whose cell reads "best".
 func h2hCells(rows []stats.HeadToHead) (cells [2]map[int]h2hCell, best [2]int) {
 	best = [2]int{-1, -1}
+	var bestN [2]int
 	for mi := range cells {
 		cells[mi] = map[int]h2hCell{}
 	}
@@ -221,49 +254,60 @@ func h2hCells(rows []stats.HeadToHead) (cells [2]map[int]h2hCell, best [2]int) {
 		if r.Metric == stats.H2HDecode {
 			mi, format = 1, num
 		}
-		best[mi] = r.Versus
-		cell := h2hCell{diff: dash, verdict: r.Verdict}
+		best[mi], bestN[mi] = r.Versus, r.VersusN
+		cell := h2hCell{diff: dash, n: itoa(r.N) + "/" + itoa(r.VersusN),
+			verdict: string(r.Verdict), short: string(r.Verdict)}
 		if r.OK {
 			cell.diff = signedFig(r.Diff, format)
 			cell.ci = "[" + signedFig(r.Lo, format) + "," + signedFig(r.Hi, format) + "]"
 		}
-		switch r.Verdict {
-		case stats.VerdictSlower:
+		switch {
+		case r.Verdict == stats.VerdictSlower:
 			cell.style = -1
-		case stats.VerdictFaster:
+		case r.Verdict == stats.VerdictFaster:
 			cell.style = 1
+		case r.TooFew():
+			cell.verdict, cell.short = "too few: "+tooFewWords, tooFewWords
+		default:
+			cell.short = "n.d. yet"
 		}
 		cells[mi][r.Endpoint] = cell
 	}
 	for mi := range cells {
 		if best[mi] >= 0 {
-			cells[mi][best[mi]] = h2hCell{diff: "best"}
+			cells[mi][best[mi]] = h2hCell{diff: "best", n: itoa(bestN[mi])}
 		}
 	}
 	return cells, best
 }
 
 // h2hWidths are the widths of the head-to-head columns: the names (with a 2-column indent),
-// and per metric the difference, the CI, and the verdict in long and short words.
+// and per metric the difference, the CI, the verdict in long and short words, and n.
 type h2hWidths struct {
-	name                     int
-	diff, ci, verdict, short [2]int
+	name                        int
+	diff, ci, verdict, short, n [2]int
 }
 
-// measureH2H sizes the columns to the cells of the endpoints of order.
+// measureH2H sizes the columns to the cells of the endpoints of order and to their titles.
 func measureH2H(cells [2]map[int]h2hCell, eps []stats.EndpointStats, order []int) h2hWidths {
 	wd := h2hWidths{name: 4}
+	w := func(s string) int { return len([]rune(s)) }
+	for mi := range cells {
+		wd.diff[mi], wd.ci[mi], wd.verdict[mi], wd.n[mi] = w(h2hHeads[mi][0]), w(h2hHeads[mi][1]), w(h2hHeads[mi][2]), w(h2hHeads[mi][3])
+		wd.short[mi] = w(h2hShortHeads[mi])
+	}
 	for _, i := range order {
-		wd.name = max(wd.name, min(len([]rune(eps[i].Name)), 18))
+		wd.name = max(wd.name, min(w(eps[i].Name), 18))
 		for mi := range cells {
 			cell, ok := cells[mi][i]
 			if !ok {
 				continue
 			}
-			wd.diff[mi] = max(wd.diff[mi], len([]rune(h2hHeads[mi])), len([]rune(cell.diff)))
-			wd.ci[mi] = max(wd.ci[mi], len("95% CI"), len([]rune(cell.ci)))
-			wd.verdict[mi] = max(wd.verdict[mi], len([]rune(verdictText(cell.verdict, false))))
-			wd.short[mi] = max(wd.short[mi], len([]rune(verdictText(cell.verdict, true))))
+			wd.diff[mi] = max(wd.diff[mi], w(cell.diff))
+			wd.ci[mi] = max(wd.ci[mi], w(cell.ci))
+			wd.verdict[mi] = max(wd.verdict[mi], w(cell.verdict))
+			wd.short[mi] = max(wd.short[mi], w(cell.short))
+			wd.n[mi] = max(wd.n[mi], w(cell.n))
 		}
 	}
 	wd.name += 2
@@ -278,37 +322,35 @@ func (wd h2hWidths) verdicts(short bool) [2]int {
 	return wd.verdict
 }
 
-// total is the section's width with or without the CI, with long or short verdicts.
-func (wd h2hWidths) total(ci, short bool) int {
-	total := wd.name
+// h2hLayout is what the section shows at a width: the CIs, the long verdicts, the values
+// compared (n).
+type h2hLayout struct{ ci, long, n bool }
+
+// total is the section's width in layout l.
+func (wd h2hWidths) total(l h2hLayout) int {
+	total := wd.name + len(h2hGap)
 	for mi := range wd.diff {
 		total += 1 + wd.diff[mi]
-		if ci {
+		if l.ci {
 			total += 1 + wd.ci[mi]
 		}
-		total += 1 + wd.verdicts(short)[mi]
+		total += 1 + wd.verdicts(!l.long)[mi]
+		if l.n {
+			total += 1 + wd.n[mi]
+		}
 	}
 	return total
 }
 
-// choose is what fits in w: the CI and the long verdicts, else short verdicts, else
-// neither the CI.
-func (wd h2hWidths) choose(w int) (showCI, short bool) {
-	switch {
-	case wd.total(true, false) <= w:
-		return true, false
-	case wd.total(true, true) <= w:
-		return true, true
+// choose is the fullest layout that fits in w: the long verdicts give way first, then n
+// (the short verdict still says "n<5"), then the CI.
+func (wd h2hWidths) choose(w int) h2hLayout {
+	for _, l := range []h2hLayout{{true, true, true}, {true, false, true}, {true, false, false}, {false, false, true}} {
+		if wd.total(l) <= w {
+			return l
+		}
 	}
-	return false, true
-}
-
-// verdictText is the verdict in words, abbreviated when short.
-func verdictText(v stats.Verdict, short bool) string {
-	if short && v == stats.VerdictUndecided {
-		return "n.d. yet"
-	}
-	return string(v)
+	return h2hLayout{}
 }
 
 // signedFig formats v with format and an explicit sign: "+95", "−12.3".

@@ -92,7 +92,7 @@ func TestHeadToHeadRecomputesOnNewDataAndDropsStaleResults(t *testing.T) {
 	m = update(t, m, eventsMsg{events: history(m.eps, 13)[36:]})
 	m, cmd = updateCmd(t, m, redrawMsg{})
 	stale := h2hResult(t, cmd)
-	m = press(t, m, "r")
+	m = press(t, m, "r", "y")
 	m, _ = updateCmd(t, m, stale)
 	if m.h2h.computed || len(m.h2h.rows) != 0 || m.h2h.version == v {
 		t.Errorf("a result from before the reset was kept: %+v", m.h2h)

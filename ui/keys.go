@@ -13,6 +13,9 @@ type KeyMap struct {
 	Sort, SortReverse                                 key.Binding
 	Prompt, Race                                      key.Binding
 	Report                                            key.Binding // write the HTML report
+	// Confirm answers yes to a question in the footer (reset the statistics?); CloseHelp
+	// names the keys that close the help screen (Help and Back) in its footer.
+	Confirm, CloseHelp key.Binding
 
 	// While the prompt input has focus only these act; every other key is text.
 	Submit, Blur, ForceQuit key.Binding
@@ -41,7 +44,7 @@ func DefaultKeyMap() KeyMap {
 		Back:         b("esc", "back", "esc"),
 		Pause:        b("p", "pause", "p"),
 		PauseAll:     b("P", "pause all", "P"),
-		Reset:        b("r", "reset stats", "r"),
+		Reset:        b("r", "reset stats (asks)", "r"),
 		MoreStreams:  b("+", "concurrency +1", "+", "="),
 		FewerStreams: b("-", "concurrency -1", "-", "_"),
 		Sort:         b("s", "sort column", "s"),
@@ -49,6 +52,8 @@ func DefaultKeyMap() KeyMap {
 		Prompt:       b("/", "prompt", "/"),
 		Race:         b("ctrl+r", "race all", "ctrl+r"),
 		Report:       b("w", "write HTML report", "w"),
+		Confirm:      b("y", "yes", "y"),
+		CloseHelp:    b("esc/?", "close help", "esc", "?"),
 
 		Submit:    b("enter", "stream to selected", "enter"),
 		Blur:      b("esc", "leave prompt", "esc"),

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ type Model struct {
 	sel           int
 	width, height int
 	showHelp      bool
+	confirmReset  bool // r was pressed: the footer asks, the next key answers
 	stopped       bool // the event channel was closed
 	started       time.Time
 	replay        string
@@ -390,12 +392,13 @@ const helpNotes = "In the stream view, / edits the prompt, enter streams it to t
 	"ctrl+r races it on all endpoints at once. Figures marked ≈ come from estimated token counts " +
 	"(tokenizer or chunk count); — means no data yet."
 
-// fullHelp is the `?` screen: the key groups flowed into as many columns as fit, then notes.
+// fullHelp is the `?` screen: the key groups flowed into as many columns as fit (only the
+// keys that work in this session), then notes.
 func (m *Model) fullHelp(w, h int) string {
 	var rows, row []string
 	rowW := 0
 	for _, group := range m.keys.FullHelp() {
-		col := m.help.FullHelpView([][]key.Binding{group})
+		col := m.help.FullHelpView([][]key.Binding{m.working(group)})
 		cw := lipgloss.Width(col) + 4
 		if rowW > 0 && rowW+cw > w {
 			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
@@ -406,7 +409,25 @@ func (m *Model) fullHelp(w, h int) string {
 	}
 	rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
 	notes := m.styles.Muted.Render(ansi.Wrap(helpNotes, max(1, min(w, 100)), ""))
-	return fit(m.styles.Title.Render("keys")+"\n\n"+strings.Join(rows, "\n\n")+"\n\n"+notes, w, h)
+	title := m.styles.Title.Render("keys") + m.styles.Muted.Render(" · esc or ? closes this help")
+	return fit(title+"\n\n"+strings.Join(rows, "\n\n")+"\n\n"+notes, w, h)
+}
+
+// working is the bindings of keys that do something in this session: without an engine (a
+// replay, a read-only monitor) nothing can be paused, resized or streamed, and without a
+// Reporter no report written.
+func (m *Model) working(bindings []key.Binding) []key.Binding {
+	k := m.keys
+	out := make([]key.Binding, 0, len(bindings))
+	for _, b := range bindings {
+		needsEngine := slices.ContainsFunc([]key.Binding{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Prompt, k.Submit, k.Race},
+			func(e key.Binding) bool { return e.Help() == b.Help() })
+		if needsEngine && m.eng == nil || b.Help() == k.Report.Help() && m.reporter == nil {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 func (m *Model) renderHeader() {
@@ -442,7 +463,11 @@ func (m *Model) renderFooter() {
 	}
 	s := m.styles
 	active := m.views[m.view]
-	left := m.help.ShortHelpView(active.ShortHelp())
+	left := m.help.ShortHelpView(m.working(active.ShortHelp()))
+	info := active.Info()
+	if m.showHelp {
+		left, info = m.help.ShortHelpView([]key.Binding{m.keys.CloseHelp, m.keys.Quit}), ""
+	}
 	if m.notice != "" {
 		style := s.Notice
 		if m.noticeBad {
@@ -450,7 +475,7 @@ func (m *Model) renderFooter() {
 		}
 		left = style.Render(m.notice)
 	}
-	m.footer = spread(left, s.PageInfo.Render(active.Info()), m.width)
+	m.footer = spread(left, s.PageInfo.Render(info), m.width)
 }
 
 // setNotice shows a transient footer message.

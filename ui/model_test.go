@@ -222,7 +222,7 @@ func TestCompareSort(t *testing.T) {
 	if m.view != viewCompare || m.cmp.sortCol != sortConfig {
 		t.Fatalf("s on the dashboard: view %s sort %d", m.views[m.view].Name(), m.cmp.sortCol)
 	}
-	m = press(t, m, "s", "s") // name, then ttft p50
+	m = press(t, m, "s", "s", "s") // name, requests, then ttft p50
 	if got := m.cmp.order; got[0] != 0 || got[3] != 3 {
 		t.Fatalf("ttft p50 order %v, want fastest (0) first and slowest (3) last", got)
 	}
@@ -236,17 +236,72 @@ func TestCompareSort(t *testing.T) {
 	}
 }
 
+// r asks first (a stray key would cost the whole run): the footer asks, any key but y keeps
+// the statistics (and does nothing else), y resets them.
 func TestReset(t *testing.T) {
 	m, _ := newTestModel(t, 2, 80, 24, 5)
 	if m.snap.Endpoints[0].Requests == 0 {
 		t.Fatal("no requests before reset")
 	}
 	m = press(t, m, "r")
+	if m.snap.Endpoints[0].Requests == 0 {
+		t.Fatal("r reset the statistics without asking")
+	}
+	if !strings.Contains(m.footer, "reset all statistics? y: reset") {
+		t.Fatalf("footer %q does not ask", m.footer)
+	}
+	m = press(t, m, "2") // any other key: kept, and the key does not act
+	if m.snap.Endpoints[0].Requests == 0 || m.view != viewDashboard || !strings.Contains(m.footer, "statistics kept") {
+		t.Fatalf("after r then 2: requests %d, view %s, footer %q", m.snap.Endpoints[0].Requests, m.views[m.view].Name(), m.footer)
+	}
+	m = press(t, m, "r", "y")
 	if m.snap.Endpoints[0].Requests != 0 || len(m.states[0].samples) != 0 {
-		t.Fatal("r does not reset the statistics")
+		t.Fatal("r, y does not reset the statistics")
 	}
 	if !strings.Contains(m.footer, "statistics reset") {
 		t.Fatalf("footer %q does not confirm", m.footer)
+	}
+}
+
+// The help screen says how to close it, on the screen and in the footer; esc and ? do.
+func TestHelpSaysHowToClose(t *testing.T) {
+	m, _ := newTestModel(t, 2, 80, 24, 5)
+	for _, closer := range []string{"esc", "?"} {
+		m = press(t, m, "?")
+		view := m.View()
+		if !m.showHelp || !strings.Contains(view, "esc or ? closes this help") || !strings.Contains(m.footer, "esc/? close help") {
+			t.Fatalf("help screen:\n%s", view)
+		}
+		if m = press(t, m, closer); m.showHelp {
+			t.Fatalf("%s does not close the help", closer)
+		}
+	}
+}
+
+// A replay (no engine) lists in its footer and help only keys that work there: nothing to
+// pause, resize, stream or race.
+func TestReplayListsOnlyWorkingKeys(t *testing.T) {
+	events := make(chan probe.Event)
+	m := New(nil, testEndpoints(2), events, Options{Now: pinned, Replay: "run.jsonl"})
+	m = update(t, m, resize(120, 40))
+	for _, v := range []string{"1", "2", "3", "4"} {
+		m = press(t, m, v)
+		for _, gone := range []string{"pause", "concurrency", "prompt", "race", "stream to"} {
+			if strings.Contains(m.footer, gone) {
+				t.Errorf("view %s: the replay's footer offers %q: %s", v, gone, m.footer)
+			}
+		}
+	}
+	help := press(t, m, "?").View()
+	for _, gone := range []string{"pause", "concurrency", "race all", "write HTML report"} {
+		if strings.Contains(help, gone) {
+			t.Errorf("the replay's help offers %q:\n%s", gone, help)
+		}
+	}
+	for _, kept := range []string{"next view", "sort column", "quit"} {
+		if !strings.Contains(help, kept) {
+			t.Errorf("the replay's help lacks %q:\n%s", kept, help)
+		}
 	}
 }
 

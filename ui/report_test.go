@@ -78,7 +78,7 @@ func TestReportKeyWritesTheSessionReport(t *testing.T) {
 		t.Errorf("a failed write is not shown:\n%s", m.View())
 	}
 
-	m = press(t, m, "r")
+	m = press(t, m, "r", "y")
 	if rep.resets != 1 {
 		t.Errorf("reset reached the Reporter %d times, want 1", rep.resets)
 	}
