@@ -338,10 +338,9 @@ func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) s
 	s := d.styles
 	q := "p50 " + pick(es.Recent.ITL, p50, ms) + " p99 " + pick(es.Recent.ITL, p99, ms)
 	longest := pick(es.Recent.MaxStall, dmax, ms)
-	title := figureFit(w,
-		s.Label.Render("ITL ms")+s.Muted.Render(" · last 60 s: "+q+" max gap "+longest),
-		s.Label.Render("ITL ms")+s.Muted.Render(" 60 s: "+q+" max gap "+longest))
-	if ansi.StringWidth(title) > w || strings.HasSuffix(title, "…") {
+	short := s.Label.Render("ITL ms") + s.Muted.Render(" 60 s: "+q+" max gap "+longest)
+	title := figureFit(w, s.Label.Render("ITL ms")+s.Muted.Render(" · last 60 s: "+q+" max gap "+longest), short)
+	if ansi.StringWidth(short) > w {
 		// Narrow: the window on the title line, the figures under it.
 		title = s.Label.Render("ITL ms") + s.Muted.Render(" · last 60 s") + "\n" +
 			s.Muted.Render(truncate(q+" max gap "+longest, w))
