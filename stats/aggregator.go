@@ -70,6 +70,11 @@ func (m *metricSet) window() Window {
 }
 
 func windowOf(d *[numMetrics]Dist) Window {
+	// Token counts are whole: their quantiles read back as the nearest whole count rather than
+	// as the top of HdrHistogram's bucket (785.407 for a median of 785 prompt tokens).
+	for _, i := range [...]metric{mPromptTokens, mCachedTokens} {
+		d[i] = d[i].whole()
+	}
 	return Window{
 		TTFB: d[mTTFB], TTFT: d[mTTFT], TTFA: d[mTTFA], TTFEvent: d[mTTFEvent],
 		DecodeTPS: d[mDecodeTPS], E2ETPS: d[mE2ETPS],

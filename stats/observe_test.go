@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -36,5 +37,29 @@ func TestObserve(t *testing.T) {
 	}
 	if e.BackoffTotal != 2*time.Second {
 		t.Errorf("backoff %v, want 2s", e.BackoffTotal)
+	}
+}
+
+// Prompt and cached token counts are whole numbers: their quantiles must read back whole,
+// not as the top of an HdrHistogram bucket.
+func TestTokenCountQuantilesAreWhole(t *testing.T) {
+	a := newAgg()
+	now := time.Now()
+	for i, n := range []int{785, 785, 786, 4099, 123457} {
+		s := okSample(now, 50*time.Millisecond, 4, 10*time.Millisecond, 4)
+		s.Seq = uint64(i + 1)
+		s.PromptTokens, s.CachedTokens = n, n/2
+		a.AddAt(0, s)
+	}
+	w := a.Snapshot(now.Add(time.Second)).Endpoints[0].Whole
+	for name, d := range map[string]Dist{"prompt": w.PromptTokens, "cached": w.CachedTokens} {
+		for _, q := range []float64{d.P10, d.P50, d.P90, d.P95, d.P99} {
+			if q != math.Trunc(q) {
+				t.Errorf("%s tokens: quantile %v is not a whole number (%+v)", name, q, d)
+			}
+		}
+	}
+	if w.PromptTokens.P50 != 786 && w.PromptTokens.P50 != 785 {
+		t.Errorf("prompt tokens p50 %v, want 785 or 786", w.PromptTokens.P50)
 	}
 }

@@ -94,5 +94,15 @@ func (s *series) dist() Dist {
 	}
 }
 
+// whole rounds the quantiles of a distribution of whole numbers (token counts) to the nearest
+// whole number; HdrHistogram's bucket is at most 0.1 % wide, so that is the value itself
+// below 500 and within one above. Mean, Min and Max are exact already.
+func (d Dist) whole() Dist {
+	for _, q := range []*float64{&d.P10, &d.P50, &d.P90, &d.P95, &d.P99} {
+		*q = math.Round(*q)
+	}
+	return d
+}
+
 // ms converts a duration to (fractional) milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
