@@ -95,6 +95,9 @@ const (
 	StateBackoff   State = "backing off"
 	StateError     State = "error"
 	StateStopped   State = "stopped"
+	// StateFinishing: the run has ended; Status.InFlight requests are finishing within the
+	// grace period (finish.go).
+	StateFinishing State = "finishing"
 )
 
 // Status reports a change of an endpoint's state (e.g. backing off after a 429 until Until).
@@ -107,6 +110,7 @@ type Status struct {
 	// ConnPerRequest: the server closes every kept-alive connection right after its answer,
 	// so each request opens a new connection and connect time is part of every TTFT there.
 	ConnPerRequest bool
+	InFlight       int // requests still finishing (StateFinishing only)
 }
 
 func (*Started) isEvent()  {}

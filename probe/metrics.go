@@ -184,5 +184,8 @@ func (s *Sample) PhaseSplit() (Phases, bool) {
 func (s *Sample) Counted() bool { return !s.Warmup && s.Stream == 0 && s.Outcome == OutcomeOK }
 
 // Failed reports whether the sample is a probe request (not a warm-up, not an interactive
-// Stream/Race request) that did not finish ok: one of them makes a headless run exit 1.
-func (s *Sample) Failed() bool { return !s.Warmup && s.Stream == 0 && s.Outcome != OutcomeOK }
+// Stream/Race request) that did not finish ok: one of them makes a headless run exit 1. A
+// request cut by the end of the run did not fail.
+func (s *Sample) Failed() bool {
+	return !s.Warmup && s.Stream == 0 && !s.Cut && s.Outcome != OutcomeOK
+}

@@ -15,10 +15,16 @@ import (
 // Options tune a Runner. The zero value runs every endpoint until the context ends, with no
 // warm-up and background deltas off.
 type Options struct {
-	Warmup   int           // warm-up requests per endpoint not counted (default 1 applied by caller; 0 allowed)
-	Requests int           // stop an endpoint after this many finished counted (non-warm-up) requests; 0 = unlimited
-	Duration time.Duration // stop everything after this; 0 = until ctx done
-	Deltas   bool          // emit Delta events for background requests too (interactive streams always emit)
+	Warmup int // warm-up requests per endpoint not counted (default 1 applied by caller; 0 allowed)
+	// Requests > 0: each endpoint starts exactly this many counted (non-warm-up) requests and
+	// stops once all of them have finished; 0 = unlimited.
+	Requests int
+	Duration time.Duration // end the run after this (finish.go); 0 = until ctx done or Stop
+	// Grace is how long requests in flight may finish once the run ends (Duration, Stop,
+	// every endpoint done): no new request starts, and what is still running when it is over
+	// is cut (Sample.Cut). 0 cuts at once.
+	Grace  time.Duration
+	Deltas bool // emit Delta events for background requests too (interactive streams always emit)
 	// OnDone is called from worker goroutines for every finished request (warm-ups and
 	// interactive ones too: see Sample.Warmup and Sample.Stream); must be goroutine-safe.
 	OnDone []func(*Sample)
@@ -50,9 +56,9 @@ type Options struct {
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
 //
-// Every reported request has a Started and a Done event. Requests cancelled by a stop (Run's
-// end, or an endpoint reaching Options.Requests, announced by a StateStopped Status) may have
-// had a Started event but get no Done: they are not results.
+// Every reported request has a Started and a Done event, those cut by the end of the run
+// (Sample.Cut) too. Only when Run's ctx ends (the caller abandons the run) may a request that
+// had a Started event get no Done.
 //
 // Ownership: Run's goroutines are the only senders on Events; Run closes it after every one of
 // them has returned. The other methods may be called from any goroutine, before or during Run.
@@ -69,12 +75,15 @@ type Runner struct {
 	mu      sync.Mutex
 	phase   runPhase
 	ctx     context.Context // sends block until this ends (the caller's ctx)
-	workCtx context.Context // requests run until this ends (the stop)
+	workCtx context.Context // loops and waits run until this ends (the end of the run)
+	reqCtx  context.Context // requests run until this ends: the cut (errCut) or the caller's ctx
 	pending []func(context.Context)
-	wg      sync.WaitGroup // request loops and interactive requests
-	senders sync.WaitGroup // status senders
-	left    int            // endpoints still short of Options.Requests
-	allDone chan struct{}  // closed when left reaches 0
+	stopc   chan time.Duration // Stop's grace (finish.go)
+	ended   RunEnd             // how the run ended (End), set before Events closes
+	wg      sync.WaitGroup     // request loops and interactive requests
+	senders sync.WaitGroup     // status senders
+	left    int                // endpoints still short of Options.Requests
+	allDone chan struct{}      // closed when left reaches 0
 }
 
 type runPhase int
@@ -82,6 +91,7 @@ type runPhase int
 const (
 	phaseNew runPhase = iota
 	phaseRunning
+	phaseFinishing // no new request; those in flight have the grace to finish (finish.go)
 	phaseStopped
 )
 
@@ -98,6 +108,7 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 		opts:    opts,
 		events:  make(chan Event, opts.EventBuffer),
 		allDone: make(chan struct{}),
+		stopc:   make(chan time.Duration, 1),
 	}
 	r.lanes = make([]*lane, len(eps))
 	for i, ep := range r.eps {
@@ -127,15 +138,19 @@ func (r *Runner) DroppedDeltas() uint64 { return r.dropped.Load() }
 // their counts is lost: the next Progress and the Done carry them).
 func (r *Runner) DroppedProgress() uint64 { return r.droppedProgress.Load() }
 
-// Run sends requests until ctx is done, Options.Duration has elapsed, or every endpoint has
-// finished Options.Requests counted requests. On stop it cancels the requests in flight (their
-// samples are not reported), waits for every goroutine it started and closes Events.
-// Events are sent blocking until ctx is done: after a Duration or Requests stop every reported
-// Done and Status still reaches a consumer that keeps reading.
-// It returns nil on any of these stops, and an error only when called twice.
+// Run sends requests until the run ends: Options.Duration has elapsed, Stop was called, or
+// every endpoint has finished its Options.Requests. Then no new request starts, those in
+// flight have the grace (Options.Grace, Stop's) to finish, and what is still running after it
+// is cut and reported as such (finish.go). When ctx ends instead, the run is abandoned: the
+// requests in flight are cancelled and not reported. Run waits for every goroutine it started
+// and closes Events. Events are sent blocking until ctx is done: every reported Done and Status
+// reaches a consumer that keeps reading. It returns nil on any of these ends, and an error only
+// when called twice.
 func (r *Runner) Run(ctx context.Context) error {
 	sendCtx, cancelSend := context.WithCancel(ctx)
 	defer cancelSend()
+	reqCtx, cutAll := context.WithCancelCause(sendCtx)
+	defer cutAll(nil)
 	workCtx, stopWork := context.WithCancel(sendCtx)
 	defer stopWork()
 	var expired <-chan time.Time
@@ -150,7 +165,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.mu.Unlock()
 		return errors.New("probe: Runner.Run called twice")
 	}
-	r.phase, r.ctx, r.workCtx = phaseRunning, sendCtx, workCtx
+	r.phase, r.ctx, r.workCtx, r.reqCtx = phaseRunning, sendCtx, workCtx, reqCtx
 	if r.opts.Requests > 0 {
 		r.left = len(r.lanes)
 		if r.left == 0 {
@@ -172,20 +187,32 @@ func (r *Runner) Run(ctx context.Context) error {
 		l.publish()
 	}
 
+	grace, finishing := r.opts.Grace, true
 	select {
 	case <-ctx.Done():
+		finishing = false // abandoned
 	case <-expired:
 	case <-r.allDone:
+	case grace = <-r.stopc:
 	}
 
 	r.mu.Lock()
-	r.phase = phaseStopped
+	r.phase = phaseFinishing
+	if !finishing {
+		r.phase = phaseStopped
+	}
 	r.mu.Unlock()
 	for _, l := range r.lanes {
-		l.stop()
+		l.stop(finishing)
 	}
 	stopWork()
+	if finishing {
+		r.finish(ctx, grace, cutAll)
+	}
 	r.wg.Wait() // request loops and interactive requests
+	r.mu.Lock()
+	r.phase = phaseStopped
+	r.mu.Unlock()
 	close(drain)
 	r.senders.Wait()
 	cancelSend()
@@ -196,10 +223,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-// goLocked starts f on a goroutine Run waits for; r.mu must be held and the run running.
+// goLocked starts f on a goroutine Run waits for; r.mu must be held and the run running. f's
+// requests run until the cut, like the background ones.
 func (r *Runner) goLocked(f func(context.Context)) {
 	r.wg.Add(1)
-	ctx := r.workCtx
+	ctx := r.reqCtx
 	go func() {
 		defer r.wg.Done()
 		f(ctx)
@@ -221,7 +249,7 @@ func (r *Runner) launch(f func(context.Context)) bool {
 	return true
 }
 
-// endpointFinished is called once per lane that reached Options.Requests.
+// endpointFinished is called once per lane that finished its Options.Requests.
 func (r *Runner) endpointFinished() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -365,10 +393,10 @@ type lane struct {
 	warmTickets atomic.Int64 // warm-up requests handed out
 	warmEnded   atomic.Int64 // warm-up requests finished
 	warmGate    chan struct{}
-	counted     atomic.Int64 // finished counted requests
+	counted     atomic.Int64 // finished counted requests (cut ones are not)
 	open        *arrivals    // open-loop arrivals (Options.Rate); nil in the closed loop
 
-	ctx    context.Context // this endpoint's requests; cancelled when it reaches Requests
+	ctx    context.Context // this endpoint's loops and waits; cancelled when no new request may start
 	cancel context.CancelFunc
 
 	mu           sync.Mutex
@@ -382,7 +410,11 @@ type lane struct {
 	backoff      time.Duration // length of the current back-off
 	rateLimited  int           // consecutive 429s
 	lastFailed   bool
-	finished     bool
+	finished     bool // every one of Options.Requests finished
+	ending       bool // the run is finishing: no new request (finish.go)
+	tickets      int  // counted requests started, up to Options.Requests
+	allStarted   bool // tickets reached Options.Requests
+	flights      map[uint64]flight
 
 	statusMu     sync.Mutex // orders status computation with its queueing
 	lastStatus   Status
@@ -419,13 +451,19 @@ func (l *lane) start(runCtx context.Context) {
 	}
 }
 
-func (l *lane) stop() {
+// stop ends the lane's loops: no new request starts. finishing says that the run is ending
+// with a grace (requests in flight go on, the Status says how many); otherwise it is abandoned.
+func (l *lane) stop(finishing bool) {
 	l.mu.Lock()
 	l.live = false
+	l.ending = finishing
 	cancel := l.cancel
 	l.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	if finishing {
+		l.publish()
 	}
 }
 
@@ -515,7 +553,7 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 	failures := 0 // consecutive failures of this loop: spaces retries against a dead server
 	for {
 		l.mu.Lock()
-		if !l.live || i >= l.target || l.ctx.Err() != nil {
+		if !l.live || i >= l.target || l.ctx.Err() != nil || l.allStarted {
 			l.running[i] = false // decided under the lock that SetConcurrency spawns under
 			l.mu.Unlock()
 			return
@@ -531,6 +569,9 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 			case <-l.ctx.Done():
 				continue
 			}
+			if !l.takeTicket() {
+				continue // all of Options.Requests have started: the loop ends
+			}
 		}
 		// The request is built before the wait for an arrival: a long synthetic prompt takes
 		// milliseconds to cut, which would otherwise count as client queue.
@@ -539,6 +580,7 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 		if l.open != nil && !warm {
 			at, more := l.nextArrival()
 			if !more {
+				l.returnTicket()
 				continue // paused, concurrency changed or stopped: re-check
 			}
 			arrival = at
@@ -609,26 +651,29 @@ func (l *lane) waitReady(i int) bool {
 	}
 }
 
-// once sends one background request; ok=false when its sample was not reported (cancelled by
-// the stop, or beyond Options.Requests). arrival, when not zero, is the open-loop arrival it
-// serves: the time from it to t0 is the client queue.
+// once sends one background request; ok=false when its sample was not reported (the run was
+// abandoned). arrival, when not zero, is the open-loop arrival it serves: the time from it to
+// t0 is the client queue.
 func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample, bool) {
 	r := l.r
 	seq := l.seq.Add(1)
-	l.begin()
-	r.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: time.Now()})
+	ctx, cancel := context.WithCancelCause(r.reqCtx)
+	defer cancel(nil)
+	at := l.begin(seq, cancel)
+	r.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: at})
 	live := Live{Progress: l.progressSink(seq, 0, warm)}
 	if r.opts.Deltas {
 		live.Delta = l.deltaSink(seq, 0)
 	}
 	l.hooks(r.opts.OnStart, seq)
-	s := l.send(l.ctx, req, live)
+	s := l.send(ctx, req, live)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
+	markCut(ctx, &s)
 	if !arrival.IsZero() {
 		s.Queue = s.Start.Sub(arrival)
 	}
-	l.end(&s)
+	l.end(seq, &s)
 
 	if warm {
 		defer func() {
@@ -638,24 +683,17 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 			}
 		}()
 	}
-	if l.ctx.Err() != nil && s.Outcome != OutcomeOK {
-		return s, false // cancelled by the stop: not a request the endpoint failed
+	if abandoned(ctx, &s) {
+		return s, false // cancelled with the run: not a request the endpoint failed
 	}
-	last := false
-	if !warm && r.opts.Requests > 0 {
-		n := l.counted.Add(1)
-		if n > int64(r.opts.Requests) {
-			return s, false
-		}
-		if last = n == int64(r.opts.Requests); last {
-			l.stop() // cancel the requests beyond the limit at once
-		}
-	}
+	last := !warm && !s.Cut && r.opts.Requests > 0 && l.counted.Add(1) == int64(r.opts.Requests)
 	l.report(&s, 0)
-	if last {
+	if last { // every counted request has started (tickets), and this was the last to finish
 		l.mu.Lock()
-		l.finished = true
+		l.finished, l.live = true, false
+		cancel := l.cancel
 		l.mu.Unlock()
+		cancel()
 		l.publish()
 		r.endpointFinished()
 	}
@@ -688,6 +726,10 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	s := l.send(ctx, req, Live{Delta: l.deltaSink(seq, id), Progress: l.progressSink(seq, id, false)})
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Stream = seq, id
+	markCut(ctx, &s)
+	if abandoned(ctx, &s) {
+		return
+	}
 	if isRateLimited(&s) {
 		l.rateLimit(&s) // the limit applies to the key, whoever hit it
 		l.publish()
@@ -748,19 +790,28 @@ func (l *lane) progressSink(seq, stream uint64, warm bool) func(*Progress) {
 	}
 }
 
-func (l *lane) begin() {
+// begin accounts a background request about to be sent (cancel cuts it: CutBefore) and
+// returns the instant it started.
+func (l *lane) begin(seq uint64, cancel context.CancelCauseFunc) time.Time {
+	at := time.Now()
 	l.mu.Lock()
 	l.inFlight++
+	if l.flights == nil {
+		l.flights = map[uint64]flight{}
+	}
+	l.flights[seq] = flight{at: at, cancel: cancel}
 	l.mu.Unlock()
 	l.publish()
+	return at
 }
 
-func (l *lane) end(s *Sample) {
+func (l *lane) end(seq uint64, s *Sample) {
 	l.mu.Lock()
 	l.inFlight--
+	delete(l.flights, seq)
 	switch {
-	case l.ctx.Err() != nil && s.Outcome != OutcomeOK:
-		// cancelled by the stop: says nothing about the endpoint
+	case s.ErrorKind == ErrCanceled:
+		// cut or abandoned with the run: says nothing about the endpoint
 	case isRateLimited(s):
 		l.rateLimitLocked(s)
 	case s.Outcome == OutcomeError:
@@ -801,6 +852,10 @@ func (l *lane) stateLocked() Status {
 	st := Status{Endpoint: l.idx, Concurrency: l.target, ConnPerRequest: l.client.ClosesConnections()}
 	switch {
 	case l.finished:
+		st.State = StateStopped
+	case l.ending && l.inFlight > 0:
+		st.State, st.InFlight = StateFinishing, l.inFlight
+	case l.ending:
 		st.State = StateStopped
 	case l.paused:
 		st.State = StatePaused
@@ -862,8 +917,9 @@ func (l *lane) statusLoop(sendCtx context.Context, drain <-chan struct{}) {
 	}
 }
 
+// running: events are being sent (the run is going on or finishing).
 func (r *Runner) running() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.phase == phaseRunning
+	return r.phase == phaseRunning || r.phase == phaseFinishing
 }

@@ -51,8 +51,8 @@ func quickStream(tokens int, every time.Duration) script {
 	return script{events: append(evs, event{last, finishChunk("stop")}, event{last, usageChunk(1, tokens, 0)}, event{last, doneEvent})}
 }
 
-// Requests stops each endpoint after exactly that many counted requests, warm-ups apart, and
-// requests in flight beyond the limit are cancelled without being reported.
+// Requests starts exactly that many counted requests per endpoint, warm-ups apart, and waits
+// for all of them: none is sent beyond the limit, none is cancelled.
 func TestRunnerRequestsStop(t *testing.T) {
 	g1 := newGT(t, fixed(quickStream(3, ms(5))))
 	g2 := newGT(t, fixed(quickStream(3, ms(15))))
@@ -85,6 +85,9 @@ func TestRunnerRequestsStop(t *testing.T) {
 	}
 	if counted[0] != 7 || counted[1] != 7 || warm[0] != 1 || warm[1] != 1 {
 		t.Errorf("counted %v warm %v", counted, warm)
+	}
+	if n1, n2 := len(g1.requests()), len(g2.requests()); n1 != 8 || n2 != 8 {
+		t.Errorf("the servers got %d and %d requests, want 8 each (one warm-up, 7 counted)", n1, n2)
 	}
 	if int(onDone.Load()) != len(dones) {
 		t.Errorf("OnDone called %d times for %d Done events", onDone.Load(), len(dones))
@@ -122,7 +125,8 @@ func TestRunnerWarmupFirst(t *testing.T) {
 	}
 }
 
-// Duration stops everything, in-flight requests included, and Run returns promptly.
+// Duration without a grace ends everything at once: the request in flight is reported as cut
+// (not an error, its TTFT kept), and Run returns promptly.
 func TestRunnerDuration(t *testing.T) {
 	g := newGT(t, fixed(quickStream(100, ms(10)))) // 1 s streams, cut by the 300 ms stop
 	r := NewRunner([]config.Endpoint{testEndpoint(g.Server)}, Options{Duration: ms(300)})
@@ -131,8 +135,15 @@ func TestRunnerDuration(t *testing.T) {
 	if el := time.Since(start); el < ms(300) || el > 2*time.Second {
 		t.Errorf("Run took %v", el)
 	}
-	if len(dones) != 0 {
-		t.Errorf("%d samples reported for requests cancelled by the stop", len(dones))
+	if len(dones) != 1 {
+		t.Fatalf("%d samples reported, want the one cut by the stop", len(dones))
+	}
+	s := dones[0].Sample
+	if !s.Cut || s.Failed() || s.Counted() || s.FirstToken < 0 || s.ErrorMessage != cutMessage {
+		t.Errorf("cut %v failed %v counted %v first token %v %q", s.Cut, s.Failed(), s.Counted(), s.FirstToken, s.ErrorMessage)
+	}
+	if end := r.End(); !end.Finished || !end.Cut || end.Grace != 0 {
+		t.Errorf("End() = %+v", end)
 	}
 }
 

@@ -107,6 +107,11 @@ type Sample struct {
 	// unique tag, "reuse" when not; "" in records written before tokscope had the setting.
 	Cache string
 
+	// Cut: the request was still in flight when the run ended and its grace period was over
+	// (finish.go). It is not an error (Outcome error, ErrorKind canceled, for readers that
+	// do not know Cut): only a TTFT that had arrived counts, nothing else of it.
+	Cut bool
+
 	Outcome      Outcome
 	FinishReason string
 	ErrorKind    string // "" unless Outcome == OutcomeError
