@@ -60,6 +60,10 @@ type Record struct {
 	OutputTarget *int   `json:"output_target"`
 	Cache        string `json:"cache"`
 
+	// Cut: still in flight when the run ended and its grace was over; not an error, though
+	// outcome and error_kind say error/canceled for readers that do not know it. Written
+	// only when true.
+	Cut          bool    `json:"cut,omitempty"`
 	Outcome      string  `json:"outcome"`
 	FinishReason string  `json:"finish_reason"`
 	ErrorKind    string  `json:"error_kind"`
@@ -189,8 +193,8 @@ func FromSample(s *probe.Sample) Record {
 		Start:   s.Start,
 		QueueMS: durMS(s.Queue),
 		DNSMS:   instant(s.DNS), ConnectMS: instant(s.Connect), TLSMS: instant(s.TLS), Reused: s.Reused,
-		ConnRetry: s.ConnRetry,
-		WroteMS:   instant(s.Wrote), HeadersMS: instant(s.Headers), FirstEvent: instant(s.FirstEvent),
+		ConnRetry: s.ConnRetry, Cut: s.Cut,
+		WroteMS: instant(s.Wrote), HeadersMS: instant(s.Headers), FirstEvent: instant(s.FirstEvent),
 		FirstToken: instant(s.FirstToken), FirstAnswer: instant(s.FirstAnswer),
 		LastToken: instant(s.LastToken), EndMS: instant(s.End),
 		Chunks: Chunks(slices.Clone(s.Chunks)),
@@ -234,8 +238,8 @@ func (r Record) Sample() probe.Sample {
 		Start: r.Start,
 		Queue: msDur(r.QueueMS),
 		DNS:   fromInstant(r.DNSMS), Connect: fromInstant(r.ConnectMS), TLS: fromInstant(r.TLSMS), Reused: r.Reused,
-		ConnRetry: r.ConnRetry,
-		Wrote:     fromInstant(r.WroteMS), Headers: fromInstant(r.HeadersMS), FirstEvent: fromInstant(r.FirstEvent),
+		ConnRetry: r.ConnRetry, Cut: r.Cut,
+		Wrote: fromInstant(r.WroteMS), Headers: fromInstant(r.HeadersMS), FirstEvent: fromInstant(r.FirstEvent),
 		FirstToken: fromInstant(r.FirstToken), FirstAnswer: fromInstant(r.FirstAnswer),
 		LastToken: fromInstant(r.LastToken), End: fromInstant(r.EndMS),
 		Chunks: chunks,

@@ -52,7 +52,7 @@ func roundUS(d time.Duration) time.Duration {
 }
 
 func TestRecordRoundTrip(t *testing.T) {
-	for _, s := range []probe.Sample{fullSample(), errorSample(), {Start: time.Unix(0, 0).UTC(), DNS: probe.Absent, End: probe.Absent}} {
+	for _, s := range []probe.Sample{fullSample(), errorSample(), {Start: time.Unix(0, 0).UTC(), DNS: probe.Absent, End: probe.Absent, Cut: true}} {
 		line, err := marshalLine(ptr(FromSample(&s)))
 		if err != nil {
 			t.Fatal(err)
@@ -156,6 +156,15 @@ func TestRecordJSONShape(t *testing.T) {
 	}
 	if _, ok := m["conn_retry"]; ok {
 		t.Error("conn_retry written for a request that was not sent again")
+	}
+	if _, ok := m["cut"]; ok {
+		t.Error("cut written for a request that was not cut")
+	}
+	c := errorSample()
+	c.Cut, c.Outcome, c.ErrorKind = true, probe.OutcomeError, probe.ErrCanceled
+	line, _ = marshalLine(ptr(FromSample(&c)))
+	if !strings.Contains(string(line), `"cut":true,"outcome":"error"`) {
+		t.Errorf("cut record: %s", line)
 	}
 	if string(m["chunks"]) != "[]" || string(m["ttfb_ms"]) != "30" || !strings.Contains(string(line), `<&>`) {
 		t.Errorf("error record: %s", line)

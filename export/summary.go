@@ -71,6 +71,7 @@ type jsonEndpoint struct {
 	OK             int            `json:"ok"`
 	Errors         int            `json:"errors"`
 	Truncated      int            `json:"truncated"`
+	Cut            int            `json:"cut"` // cut by the end of the run: not errors (DESIGN.md)
 	ErrorKinds     map[string]int `json:"error_kinds"`
 	TokenSource    *string        `json:"token_source"`
 	OutputTokens   int64          `json:"output_tokens"`
@@ -96,6 +97,8 @@ type jsonSummary struct {
 	HeadToHead *[]jsonHeadToHead `json:"head_to_head,omitempty"`
 	// Open-loop runs only (queue.go).
 	ClientQueue *[]jsonClientQueue `json:"client_queue,omitempty"`
+	// How the run ended (end.go); not in a replay.
+	Grace *jsonGrace `json:"grace,omitempty"`
 }
 
 // distColumns are the distributions of the summary, in output order, from the whole run.
@@ -123,7 +126,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 		e := &snap.Endpoints[i]
 		je := jsonEndpoint{
 			Name: e.Name, Model: e.Model, BaseURL: e.BaseURL,
-			Requests: e.Requests, OK: e.OK, Errors: e.Errors, Truncated: e.Truncated,
+			Requests: e.Requests, OK: e.OK, Errors: e.Errors, Truncated: e.Truncated, Cut: e.Cut,
 			ErrorKinds:   e.ErrorKinds,
 			OutputTokens: e.OutputTokens,
 			TTFB:         toJSONDist(e.Whole.TTFB),
@@ -151,6 +154,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 	}
 	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
 	out.ClientQueue = clientQueueJSON(&snap)
+	out.Grace = graceJSON(&snap)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // URLs keep their & and < > readable
 	return enc.Encode(out)
@@ -158,7 +162,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 
 // csvHeader is the header row of WriteCSV.
 func csvHeader() []string {
-	h := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "error_kinds", "token_source", "output_tokens"}
+	h := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source", "output_tokens"}
 	for _, c := range distColumns {
 		for _, s := range []string{"p50", "p90", "p99", "mean", "min", "max"} {
 			h = append(h, c.key+"_"+s)
@@ -206,7 +210,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		e := &snap.Endpoints[i]
 		row := []string{
 			e.Name, e.Model, e.BaseURL,
-			strconv.Itoa(e.Requests), strconv.Itoa(e.OK), strconv.Itoa(e.Errors), strconv.Itoa(e.Truncated),
+			strconv.Itoa(e.Requests), strconv.Itoa(e.OK), strconv.Itoa(e.Errors), strconv.Itoa(e.Truncated), strconv.Itoa(e.Cut),
 			errorKindsText(e.ErrorKinds), e.TokenSource, strconv.FormatInt(e.OutputTokens, 10),
 		}
 		for _, c := range distColumns {
@@ -267,6 +271,11 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if l := GraceLine(&snap); l != "" {
+		if _, err := fmt.Fprintf(w, "\n%s\n", l); err != nil {
+			return err
+		}
 	}
 	return writeTableHeadToHead(w, &snap)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/probe"
 	"tokscope/stats"
 )
 
@@ -35,7 +36,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract
 // and its additions ("slo" and "cost" only with objectives and a price: not here).
-var endpointKeys = strings.Fields(`name model base_url requests ok errors truncated error_kinds token_source output_tokens
+var endpointKeys = strings.Fields(`name model base_url requests ok errors truncated cut error_kinds token_source output_tokens
 	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
 	prompt_tokens cached_tokens prefill_tps e2e_ms output_tps requests_per_s last_error cache output_target`)
 
@@ -51,7 +52,7 @@ func testSnapshot() stats.Snapshot {
 		Endpoints: []stats.EndpointStats{
 			{
 				Name: "local", Model: "llama-3.1-8b", BaseURL: "http://127.0.0.1:8080/v1?a=1&b=<2>",
-				Requests: 12, OK: 9, Errors: 2, Truncated: 1,
+				Requests: 12, OK: 9, Errors: 2, Truncated: 1, Cut: 2,
 				ErrorKinds:   map[string]int{"timeout": 1, "http_429": 1},
 				TokenSource:  "usage",
 				OutputTokens: 2304,
@@ -80,6 +81,7 @@ func testSnapshot() stats.Snapshot {
 				LastError:  &stats.ErrorRecord{Kind: "http_401", Message: `http_401: Incorrect API key provided: [redacted] (code invalid_api_key)`},
 			},
 		},
+		End: probe.RunEnd{Finished: true, Grace: 30 * time.Second, Waited: 30 * time.Second, Cut: true},
 	}
 }
 
@@ -162,7 +164,7 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if len(col) != 10+7*6+1+4*6+6+len(serverCSVHeader()) {
+	if len(col) != 11+7*6+1+4*6+6+len(serverCSVHeader()) {
 		t.Errorf("%d columns", len(col))
 	}
 	for _, c := range []struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +30,7 @@ type jsonSweepStep struct {
 	OK           int     `json:"ok"`
 	Errors       int     `json:"errors"`
 	Truncated    int     `json:"truncated"`
+	Cut          int     `json:"cut"` // still in flight a grace after the step's end: not errors
 	ErrorPct     *number `json:"error_pct"`
 	TokenSource  *string `json:"token_source"`
 	AggregateTPS number  `json:"aggregate_tps"`
@@ -48,7 +50,7 @@ type jsonSweep struct {
 
 // sweepHeader is the CSV header; the JSON keys in the same order.
 var sweepHeader = []string{
-	"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok", "errors", "truncated",
+	"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok", "errors", "truncated", "cut",
 	"error_pct", "token_source", "aggregate_tps", "decode_tps_p50", "ttft_ms_p50", "ttft_ms_p99",
 }
 
@@ -65,7 +67,7 @@ func sweepRow(r *sweep.Result) jsonSweepStep {
 	row := jsonSweepStep{
 		Step: r.Step, Endpoint: r.Endpoint, Model: r.Model, Concurrency: r.Concurrency,
 		DurationS: number(r.Duration.Seconds()),
-		Requests:  r.Requests, OK: r.OK, Errors: r.Errors, Truncated: r.Truncated,
+		Requests:  r.Requests, OK: r.OK, Errors: r.Errors, Truncated: r.Truncated, Cut: r.Cut,
 		ErrorPct:     optNumber(pct, pctOK),
 		AggregateTPS: number(r.AggregateTPS),
 		DecodeTPSP50: optNumber(r.DecodeTPS.P50, r.DecodeTPS.Count > 0),
@@ -82,7 +84,7 @@ func sweepRow(r *sweep.Result) jsonSweepStep {
 // WriteSweepJSON writes the sweep as one JSON document on one line:
 //
 //	{"sweep": [{"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok",
-//	  "errors", "truncated", "error_pct", "token_source", "aggregate_tps", "decode_tps_p50",
+//	  "errors", "truncated", "cut", "error_pct", "token_source", "aggregate_tps", "decode_tps_p50",
 //	  "ttft_ms_p50", "ttft_ms_p99"}, ...]}
 //
 // plus "ttft_from" when TTFT is not measured to the first token and "interrupted": true when
@@ -123,7 +125,7 @@ func WriteSweepCSV(w io.Writer, rep sweep.Report) error {
 		row := []string{
 			strconv.Itoa(r.Step), r.Endpoint, r.Model, strconv.Itoa(r.Concurrency),
 			formatNumber(float64(r.DurationS)),
-			strconv.Itoa(r.Requests), strconv.Itoa(r.OK), strconv.Itoa(r.Errors), strconv.Itoa(r.Truncated),
+			strconv.Itoa(r.Requests), strconv.Itoa(r.OK), strconv.Itoa(r.Errors), strconv.Itoa(r.Truncated), strconv.Itoa(r.Cut),
 			numberCell(r.ErrorPct), src, formatNumber(float64(r.AggregateTPS)),
 			numberCell(r.DecodeTPSP50), numberCell(r.TTFTMSP50), numberCell(r.TTFTMSP99),
 		}
@@ -159,6 +161,13 @@ func SweepTableOf(rep *sweep.Report) SweepTable {
 		}
 		return mark + tableNumber(float64(*n))
 	}
+	withCut := false // a "cut" column only when a step has cut requests
+	for i := range rep.Results {
+		withCut = withCut || rep.Results[i].Cut > 0
+	}
+	if withCut {
+		t.Header = slices.Insert(t.Header, 4, "cut")
+	}
 	for i := range rep.Results {
 		r := sweepRow(&rep.Results[i])
 		mark, src := "", noData
@@ -168,15 +177,23 @@ func SweepTableOf(rep *sweep.Report) SweepTable {
 				mark = "≈"
 			}
 		}
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			strconv.Itoa(r.Step), r.Endpoint, strconv.Itoa(r.Concurrency), strconv.Itoa(r.Requests), cell(r.ErrorPct, ""),
 			mark + tableNumber(float64(r.AggregateTPS)), cell(r.DecodeTPSP50, mark),
 			cell(r.TTFTMSP50, ""), cell(r.TTFTMSP99, ""), src,
-		})
+		}
+		if withCut {
+			row = slices.Insert(row, 4, strconv.Itoa(r.Cut))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	if len(rep.Results) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("steps of %s; a request counts in the step it started in; agg tok/s = tokens that arrived during the step / its length",
 			rep.Plan.StepDuration))
+	}
+	if withCut {
+		t.Notes = append(t.Notes, fmt.Sprintf("cut: requests still in flight %s after their step ended (--grace); not errors, their TTFT counts",
+			rep.Plan.Grace))
 	}
 	if !rep.Complete {
 		t.Notes = append(t.Notes, "interrupted: only the steps that ended are shown")

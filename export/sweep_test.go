@@ -142,3 +142,25 @@ func TestWriteSweepCSVParses(t *testing.T) {
 		}
 	}
 }
+
+// A step with cut requests gets a "cut" column in the table (and a note saying what it is);
+// JSON and CSV always carry the count.
+func TestSweepTableCut(t *testing.T) {
+	rep := testSweep()
+	if SweepTableOf(&rep).Header[4] == "cut" {
+		t.Fatal("a cut column without cut requests")
+	}
+	rep.Plan.Grace = 30 * time.Second
+	rep.Results[5].Cut = 3
+	tab := SweepTableOf(&rep)
+	if tab.Header[4] != "cut" || tab.Rows[5][4] != "3" || tab.Rows[0][4] != "0" {
+		t.Errorf("header %v, rows %v", tab.Header, tab.Rows)
+	}
+	if note := tab.Notes[len(tab.Notes)-1]; !strings.Contains(note, "30s after their step ended") {
+		t.Errorf("note %q", note)
+	}
+	var buf bytes.Buffer
+	if err := WriteSweepJSON(&buf, rep); err != nil || !strings.Contains(buf.String(), `"truncated":0,"cut":3,`) {
+		t.Errorf("JSON %s %v", buf.String(), err)
+	}
+}

@@ -45,7 +45,11 @@ func TableEndpoints(snap *stats.Snapshot) []TableEndpoint {
 
 func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 	te := TableEndpoint{Name: e.Name, Model: e.Model, BaseURL: e.BaseURL}
-	te.Lines = append(te.Lines, fmt.Sprintf("requests %d  ok %d  errors %d  truncated %d", e.Requests, e.OK, e.Errors, e.Truncated))
+	counts := fmt.Sprintf("requests %d  ok %d  errors %d  truncated %d", e.Requests, e.OK, e.Errors, e.Truncated)
+	if e.Cut > 0 {
+		counts += fmt.Sprintf("  cut %d", e.Cut) // in flight when the run ended: not errors
+	}
+	te.Lines = append(te.Lines, counts)
 	if len(e.ErrorKinds) > 0 {
 		kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
 		te.Lines = append(te.Lines, "error kinds "+strings.ReplaceAll(kinds, "=", ": "))

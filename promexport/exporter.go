@@ -45,6 +45,10 @@ const (
 	labelOutcome   = "outcome"
 	labelErrorType = "error_type"
 	labelSource    = "source"
+
+	// outcomeCut labels requests cut by the end of the run (probe.Sample.Cut) in
+	// tokscope_requests_total: not errors.
+	outcomeCut = "cut"
 )
 
 // Bucket upper bounds, in seconds. vLLM's own TTFT buckets are the reference: a user who runs
@@ -159,7 +163,7 @@ func New(eps []config.Endpoint) *Exporter {
 		}, []string{labelEndpoint, labelModel, labelSource}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: nameRequests,
-			Help: "Finished requests (warm-ups excluded) by outcome (ok, truncated, error) and error type (empty unless outcome is error).",
+			Help: "Finished requests (warm-ups excluded) by outcome (ok, truncated, error, or cut: still in flight when the run ended, not an error) and error type (empty unless outcome is error).",
 		}, []string{labelEndpoint, labelModel, labelOutcome, labelErrorType}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: nameInFlight,
@@ -257,6 +261,17 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	}
 	e.reconcile(s)
 	name, model := safeLabel(s.Endpoint), safeLabel(s.Model)
+	observe := func(h *prometheus.HistogramVec, d time.Duration, ok bool) {
+		if ok && d >= 0 {
+			h.WithLabelValues(name, model).Observe(d.Seconds())
+		}
+	}
+	if s.Cut { // in flight when the run ended: not an error; a TTFT it had counts (DESIGN.md)
+		e.requests.WithLabelValues(name, model, outcomeCut, "").Inc()
+		ttft, ok := s.TTFT()
+		observe(e.ttft, ttft, ok)
+		return
+	}
 	outcome := string(s.Outcome)
 	if outcome == "" {
 		outcome = "unknown"
@@ -270,11 +285,6 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		return
 	}
 
-	observe := func(h *prometheus.HistogramVec, d time.Duration, ok bool) {
-		if ok && d >= 0 {
-			h.WithLabelValues(name, model).Observe(d.Seconds())
-		}
-	}
 	ttft, ok := s.TTFT()
 	observe(e.ttft, ttft, ok)
 	ttfb, ok := s.TTFB()

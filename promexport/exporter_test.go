@@ -490,3 +490,30 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 	}
 	// 12 + 6 + 10 tokens of ok requests: the counter equals their sum.
 }
+
+// A request cut by the end of the run counts as outcome "cut", not as an error; the TTFT it had
+// counts in the TTFT histogram, its tokens and other figures do not.
+func TestObserveCut(t *testing.T) {
+	e := New(testEndpoints())
+	url := serve(t, e)
+	cut := okSample("local", 1, 20*ms, []time.Duration{40 * ms, 60 * ms}, 2, probe.SourceUsage, 70*ms)
+	cut.Outcome, cut.ErrorKind, cut.FinishReason, cut.Cut = probe.OutcomeError, probe.ErrCanceled, "", true
+	e.Observe(cut)
+	fams := scrape(t, url)
+	local := map[string]string{"endpoint": "local", "model": "m1"}
+	checkHistogram(t, fams, nameTTFT, local, histWant{1, 0.04, map[float64]uint64{0.02: 0, 0.04: 1}})
+	checkHistogram(t, fams, nameTTFB, local, histWant{0, 0, nil})
+	if got := series(t, fams, nameRequests, map[string]string{"endpoint": "local", "model": "m1", "outcome": "cut", "error_type": ""}).GetCounter().GetValue(); got != 1 {
+		t.Errorf("requests_total{outcome=cut} = %g, want 1", got)
+	}
+	for _, m := range fams[nameRequests].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "outcome" && l.GetValue() == "error" {
+				t.Errorf("a cut request counted as an error: %v", m)
+			}
+		}
+	}
+	if got := series(t, fams, nameTokens, local).GetCounter().GetValue(); got != 0 {
+		t.Errorf("generation tokens = %g, want 0", got)
+	}
+}

@@ -238,6 +238,7 @@ type endpoint struct {
 	name, model, baseURL string
 
 	requests, ok, errors, truncated, warmups int
+	cut                                      int // requests cut by the end of the run (not in requests)
 	errorKinds                               map[string]int
 
 	source      string // token source of the first counted request
@@ -297,7 +298,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 }
 
 func (e *endpoint) reset() {
-	e.requests, e.ok, e.errors, e.truncated, e.warmups = 0, 0, 0, 0, 0
+	e.requests, e.ok, e.errors, e.truncated, e.warmups, e.cut = 0, 0, 0, 0, 0, 0
 	clear(e.errorKinds)
 	e.source, e.sourceMixed, e.sourceSeen, e.outputToks = "", false, false, 0
 	e.whole.reset()
@@ -335,6 +336,7 @@ type Aggregator struct {
 	// defaultSLO applies to endpoints added after SetSLO (replay); sloTarget is --slo-target.
 	defaultSLO *config.SLO
 	sloTarget  float64
+	end        probe.RunEnd // SetEnd
 }
 
 // New returns an Aggregator with one (empty) entry per configured endpoint, in order.
@@ -396,6 +398,10 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	// What it counted in flight gives way to the exact figures of its Sample.
 	e.live.finish(s.Seq)
 	e.live.markActive(s.Start, doneAt(s))
+	if s.Cut {
+		a.addCut(e, s)
+		return
+	}
 	e.requests++
 	e.queue.recordDur(s.Queue)
 	e.addBill(s)
@@ -460,6 +466,28 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 		e.decodeVal.push(r)
 	}
 	e.history.push(p)
+}
+
+// addCut accounts a request cut by the end of the run (DESIGN.md): not a request that finished
+// nor an error; a TTFT that had arrived counts in the TTFT figures, nothing else of it does.
+func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
+	e.cut++
+	d, ok := a.ttftFrom.TTFT(s)
+	if !ok {
+		return
+	}
+	e.version++
+	e.whole[mTTFT].recordDur(d)
+	sec := doneAt(s).Unix()
+	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
+	switch {
+	case !sl.used || sl.sec < sec:
+		sl.m.reset()
+		sl.sec, sl.used = sec, true
+		sl.m[mTTFT].recordDur(d)
+	case sl.sec == sec:
+		sl.m[mTTFT].recordDur(d)
+	}
 }
 
 // TokenArrivals calls f with a sample's N tokens at the instants they arrived, the rule every
@@ -539,13 +567,17 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 		snap.Endpoints[i] = a.endpointStats(e, now)
 	}
 	a.open.fill(&snap)
+	snap.End = a.end
 	return snap
 }
+
+// SetEnd records how the run ended (probe.Runner.End), for the summary.
+func (a *Aggregator) SetEnd(end probe.RunEnd) { a.end = end }
 
 func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 	st := EndpointStats{
 		Name: e.name, Model: e.model, BaseURL: e.baseURL,
-		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups,
+		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups, Cut: e.cut,
 		ErrorKinds:    make(map[string]int, len(e.errorKinds)),
 		OutputTokens:  e.outputToks,
 		Whole:         e.whole.window(),

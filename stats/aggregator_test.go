@@ -520,6 +520,9 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	wu := okSample(t0, 100*msD, 3, 10*msD, 3)
 	wu.Warmup = true
 	a.Add(wu)
+	cut := okSample(t0, 100*msD, 3, 10*msD, 3)
+	cut.Outcome, cut.ErrorKind, cut.Cut = probe.OutcomeError, probe.ErrCanceled, true
+	a.Add(cut)
 	a.AddBackoff(0, time.Second)
 	a.SetRate(2)
 	a.SetArrivals(0, 9, 1)

@@ -5,7 +5,11 @@
 // It imports probe, servermetrics and config only; never bubbletea, lipgloss or go-openai.
 package stats
 
-import "time"
+import (
+	"time"
+
+	"tokscope/probe"
+)
 
 // Dist summarises one metric over a window. Durations are in milliseconds, rates in tokens/s.
 // Count == 0 means no data: every other field is then 0 and must be shown as "—" / null.
@@ -54,11 +58,14 @@ type Point struct {
 type EndpointStats struct {
 	Name, Model, BaseURL string
 
-	Requests   int // finished, non-warm-up requests
-	OK         int
-	Errors     int
-	Truncated  int
-	Warmups    int
+	Requests  int // finished, non-warm-up requests
+	OK        int
+	Errors    int
+	Truncated int
+	Warmups   int
+	// Cut counts requests still in flight when the run ended and its grace was over: not in
+	// Requests, not errors; a TTFT they had counts in the TTFT figures (DESIGN.md).
+	Cut        int
 	ErrorKinds map[string]int // e.g. {"http_429": 2}
 
 	// TokenSource is "usage", "estimate" or "chunks" when all counted requests agree, "mixed"
@@ -136,6 +143,9 @@ type Snapshot struct {
 	// Rate is the open-loop arrival rate per endpoint, requests/s (Aggregator.SetRate); 0 in
 	// the closed loop.
 	Rate float64
+	// End is how the run ended: its grace and how long it waited for the requests in flight
+	// (Aggregator.SetEnd); zero (End.Finished false) while running and in a replay.
+	End probe.RunEnd
 }
 
 // Window lengths.
