@@ -4,7 +4,9 @@
 //
 // A Sweep is the schedule: Run (its own goroutine) waits for the warm-ups, sets the
 // concurrency at each step boundary, and pauses every endpoint after the last step so that
-// the requests in flight finish and report. A Tracker, fed by the one goroutine that reads
+// the requests in flight finish and report. Each step's requests have Plan.Grace after the
+// step's end to finish (while the next step runs: steps follow each other without a pause);
+// then those still running are cut (probe.Runner.CutBefore) and count as cut in their step. A Tracker, fed by the one goroutine that reads
 // the Runner's events, slices the finished requests by step and builds the Results.
 //
 // Attribution, the rule every figure follows:
@@ -38,6 +40,9 @@ const MaxConcurrency = 1024
 type Plan struct {
 	Concurrency  []int
 	StepDuration time.Duration
+	// Grace is how long after its step's end a request may go on before it is cut (--grace);
+	// 0 cuts at the step's end.
+	Grace time.Duration
 }
 
 // Validate reports a plan that cannot run.
@@ -60,6 +65,7 @@ func (p Plan) Validate() error {
 type Controller interface {
 	SetConcurrency(ep, n int)
 	SetPaused(ep int, paused bool)
+	CutBefore(t time.Time) int // cut the requests in flight that started before t
 }
 
 // Sweep is one sweep's schedule. Run and OnDone may be called from any goroutine; Schedule
@@ -110,33 +116,71 @@ func (s *Sweep) OnDone(smp *probe.Sample) {
 
 // Run waits for the warm-ups, then for each step sets every endpoint's concurrency and waits
 // the step's length; after the last step it pauses every endpoint, so that the requests in
-// flight finish and report while no new one starts. It returns ctx's error if ctx ends first,
-// nil once the last step has ended.
+// flight finish and report while no new one starts. A grace after each step's end (the next
+// step's start, or the end of the last), it cuts that step's requests still in flight. It
+// returns ctx's error if ctx ends first, nil once the last step's grace is over.
 func (s *Sweep) Run(ctx context.Context, ctl Controller) error {
 	select {
 	case <-s.warmed:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for _, n := range s.plan.Concurrency {
+	var cuts cutQueue
+	for i, n := range s.plan.Concurrency {
 		at := s.beginNow()
+		if i > 0 {
+			cuts.add(at, s.plan.Grace) // the previous step ended now
+		}
 		for ep := range s.endpoints {
 			ctl.SetConcurrency(ep, n)
 		}
-		timer.Reset(time.Until(at.Add(s.plan.StepDuration)))
+		if err := cuts.runUntil(ctx, ctl, at.Add(s.plan.StepDuration)); err != nil {
+			return err
+		}
+	}
+	end := s.finishNow()
+	for ep := range s.endpoints {
+		ctl.SetPaused(ep, true)
+	}
+	cuts.add(end, s.plan.Grace)
+	return cuts.runUntil(ctx, ctl, time.Time{})
+}
+
+// cutQueue holds the step ends whose grace is running, oldest first.
+type cutQueue []struct{ end, at time.Time }
+
+func (q *cutQueue) add(end time.Time, grace time.Duration) {
+	*q = append(*q, struct{ end, at time.Time }{end, end.Add(grace)})
+}
+
+// runUntil cuts each queued step's requests when its grace runs out, until until (zero: until
+// the queue is empty); ctx's error if ctx ends first.
+func (q *cutQueue) runUntil(ctx context.Context, ctl Controller, until time.Time) error {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := until
+		if len(*q) > 0 && (next.IsZero() || (*q)[0].at.Before(next)) {
+			next = (*q)[0].at
+		}
+		if next.IsZero() {
+			return nil
+		}
+		timer.Reset(time.Until(next))
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if len(*q) > 0 && !time.Now().Before((*q)[0].at) {
+			ctl.CutBefore((*q)[0].end)
+			*q = (*q)[1:]
+			continue
+		}
+		if !until.IsZero() && !time.Now().Before(until) {
+			return nil
+		}
 	}
-	s.finishNow()
-	for ep := range s.endpoints {
-		ctl.SetPaused(ep, true)
-	}
-	return nil
 }
 
 // beginNow starts the next step now. The instant is read under the lock, so that a reader of
@@ -149,10 +193,11 @@ func (s *Sweep) beginNow() time.Time {
 	return at
 }
 
-func (s *Sweep) finishNow() {
+func (s *Sweep) finishNow() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.end = time.Now()
+	return s.end
 }
 
 // Begin records that the next step began at at, and Finish that the last one ended at at.

@@ -159,6 +159,7 @@ type call struct {
 	what  string
 	ep, n int
 	at    time.Time
+	cut   time.Time // CutBefore's argument
 }
 
 type fakeController struct {
@@ -169,20 +170,28 @@ type fakeController struct {
 func (c *fakeController) SetConcurrency(ep, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, call{"conc", ep, n, time.Now()})
+	c.calls = append(c.calls, call{what: "conc", ep: ep, n: n, at: time.Now()})
 }
 
 func (c *fakeController) SetPaused(ep int, p bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, call{"pause", ep, 0, time.Now()})
+	c.calls = append(c.calls, call{what: "pause", ep: ep, at: time.Now()})
+}
+
+func (c *fakeController) CutBefore(t time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call{what: "cut", at: time.Now(), cut: t})
+	return 0
 }
 
 // Run waits for every warm-up, sets the concurrency of every endpoint at each boundary and
-// pauses them all after the last step.
+// pauses them all after the last step; a grace after each step's end it cuts that step's
+// requests still in flight, and returns after the last step's grace.
 func TestRunDrivesController(t *testing.T) {
-	const step = 80 * time.Millisecond
-	sw := New(Plan{Concurrency: []int{1, 3, 2}, StepDuration: step}, 2, 1)
+	const step, grace = 80 * time.Millisecond, 30 * time.Millisecond
+	sw := New(Plan{Concurrency: []int{1, 3, 2}, StepDuration: step, Grace: grace}, 2, 1)
 	ctl := &fakeController{}
 	errc := make(chan error, 1)
 	go func() { errc <- sw.Run(context.Background(), ctl) }()
@@ -210,9 +219,23 @@ func TestRunDrivesController(t *testing.T) {
 	for _, c := range ctl.calls {
 		got = append(got, c.what+strconv.Itoa(c.ep)+"="+strconv.Itoa(c.n))
 	}
-	want := []string{"conc0=1", "conc1=1", "conc0=3", "conc1=3", "conc0=2", "conc1=2", "pause0=0", "pause1=0"}
+	want := []string{"conc0=1", "conc1=1", "conc0=3", "conc1=3", "cut0=0", "conc0=2", "conc1=2", "cut0=0", "pause0=0", "pause1=0", "cut0=0"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
+	}
+	ends := []time.Time{starts[1], starts[2], end}
+	k := 0
+	for _, c := range ctl.calls {
+		if c.what != "cut" {
+			continue
+		}
+		if !c.cut.Equal(ends[k]) {
+			t.Errorf("cut %d before %v, want the end of step %d (%v)", k, c.cut, k+1, ends[k])
+		}
+		if late := c.at.Sub(ends[k]); late < grace || late > grace+50*time.Millisecond {
+			t.Errorf("cut %d came %v after its step's end, want the grace %v", k, late, grace)
+		}
+		k++
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -20,9 +20,10 @@ type Result struct {
 	Concurrency int
 	Duration    time.Duration // the step's window
 
-	// Requests that started during the step: finished (non-warm-up), ok, failed, truncated.
-	Requests, OK, Errors, Truncated int
-	TokenSource                     string // as stats.EndpointStats.TokenSource
+	// Requests that started during the step: finished (non-warm-up), ok, failed, truncated;
+	// Cut: still in flight a grace after the step's end (not in Requests, not errors).
+	Requests, OK, Errors, Truncated, Cut int
+	TokenSource                          string // as stats.EndpointStats.TokenSource
 
 	// AggregateTPS is the tokens that arrived during the step's window, over every stream of
 	// the endpoint, divided by the window's length.
@@ -286,7 +287,7 @@ func (t *Tracker) Results() []Result {
 			r := Result{
 				Step: i + 1, Endpoint: es.Name, Model: es.Model,
 				Concurrency: t.sw.plan.Concurrency[i], Duration: window,
-				Requests: es.Requests, OK: es.OK, Errors: es.Errors, Truncated: es.Truncated,
+				Requests: es.Requests, OK: es.OK, Errors: es.Errors, Truncated: es.Truncated, Cut: es.Cut,
 				TokenSource: es.TokenSource,
 				DecodeTPS:   es.Whole.DecodeTPS, TTFT: es.Whole.TTFT,
 			}
