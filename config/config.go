@@ -25,6 +25,9 @@ type Config struct {
 	// File is the config file this came from ("" when built from flags alone).
 	File      string
 	Endpoints []Endpoint
+	// Grace is the top-level grace: how long requests in flight may finish when the run ends
+	// (--grace overrides it); nil when the file does not set it.
+	Grace *time.Duration
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

@@ -37,7 +37,7 @@ var (
 	settingKeys = []string{"prompt", "max_tokens", "interval", "timeout", "stall", "concurrency", "headers", "extra_body", "slo", "price",
 		"input_tokens", "output_tokens", "prompts", "cache"}
 	endpointKeys = append([]string{"name", "base_url", "model", "api_key_env", "api_key", "insecure_skip_verify"}, settingKeys...)
-	topKeys      = []string{"defaults", "endpoints"}
+	topKeys      = []string{"defaults", "endpoints", "grace"}
 )
 
 // Load reads and strictly decodes the config file at path (see Parse).
@@ -676,8 +676,17 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	}
 	var defaults settings
 	var endpointsEntry *entry
+	var grace *time.Duration
 	for i, e := range top {
 		switch e.key {
+		case "grace":
+			d, ok, err := l.duration(e, true)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				grace = &d
+			}
 		case "defaults":
 			es, err := l.entries(e.value, "defaults", 0)
 			if err != nil {
@@ -705,7 +714,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{File: l.file, Endpoints: eps}, nil
+	return &Config{File: l.file, Endpoints: eps, Grace: grace}, nil
 }
 
 func (l *loader) endpoints(e entry, defaults *settings) ([]Endpoint, *Error) {

@@ -50,6 +50,10 @@ func TestParseErrors(t *testing.T) {
 		{"endpoints empty list", "endpoints: []\n", 1, 12, "endpoints is empty"},
 		{"endpoints null", "defaults: {}\nendpoints:\n", 2, 1, "endpoints is empty"},
 		{"endpoints a mapping", "endpoints: {a: 1}\n", 1, 12, "endpoints must be a list"},
+		{"grace without a unit", "grace: 30\n" + ep, 1, 8, "grace needs a unit, e.g. 30s"},
+		{"grace negative", "grace: -1s\n" + ep, 1, 8, "grace must not be negative"},
+		{"grace a list", "grace: [1s]\n" + ep, 1, 8, "grace must be a duration"},
+		{"grace in defaults", "defaults:\n  grace: 1s\n" + ep, 2, 3, `defaults: unknown key "grace"`},
 		{"endpoint null", "endpoints:\n  - \n", 2, 5, "endpoint 1 is empty"},
 		{"endpoint a string", "endpoints:\n  - http://h/v1\n", 2, 5, "endpoint 1 must be a mapping"},
 		{"second document", ep + "---\nendpoints: []\n", 5, 1, "second one"},
@@ -222,6 +226,15 @@ endpoints:
 	}
 	if c.File != "c.yaml" {
 		t.Errorf("File = %q", c.File)
+	}
+	if c.Grace != nil {
+		t.Errorf("Grace = %v without a grace: key", *c.Grace)
+	}
+	for src, want := range map[string]time.Duration{"grace: 10s\n": 10 * time.Second, "grace: 0\n": 0} {
+		g, err := Parse("g.yaml", []byte(src+"endpoints:\n  - base_url: http://h/v1\n    model: m\n"))
+		if err != nil || g.Grace == nil || *g.Grace != want {
+			t.Errorf("%q: grace %v, %v; want %v", src, g.Grace, err, want)
+		}
 	}
 	if !reflect.DeepEqual(c.Endpoints, want) {
 		t.Errorf("got\n%#v\nwant\n%#v", c.Endpoints, want)
