@@ -477,7 +477,7 @@ func (s *Server) stream(c *call) {
 	h.Set("Cache-Control", "no-cache")
 	if p.CloseAfterStream {
 		h.Set("Keep-Alive", "timeout=5, max=100")
-		s.closeWhenIdle(c.r)
+		s.closeWhenIdle(c.r, p.CloseDelay)
 	}
 	w.WriteHeader(http.StatusOK)
 	if err := sw.rc.Flush(); err != nil {

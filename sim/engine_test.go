@@ -614,6 +614,33 @@ func TestCloseAfterStream(t *testing.T) {
 	}
 }
 
+// TestCloseDelay: with a CloseDelay the connection stays open a while after the response, but
+// a request written into it gets no answer: the connection drops, as a closed one does.
+func TestCloseDelay(t *testing.T) {
+	t.Parallel()
+	llama := quick("llama")
+	llama.CloseAfterStream, llama.CloseDelay = true, 150*time.Millisecond
+	s := start(t, Options{}, llama)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	br := bufio.NewReader(conn)
+	rawStream(t, conn, br, "llama", true)
+	_ = conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := br.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("right after the response: read %v, want the connection still open", err)
+	}
+	if _, err := io.WriteString(conn, "GET /llama/v1/models HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatalf("writing into the dying connection: %v", err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if b, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the request written into the dying connection: read %q, %v; want it dropped without an answer", b, err)
+	}
+}
+
 // ---- metrics ----------------------------------------------------------------------------------
 
 // TestMetricsExposition: the vLLM families, typed and labelled as vLLM does, per profile.

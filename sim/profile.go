@@ -72,6 +72,9 @@ type Profile struct {
 	// connection right after each streamed response, as llama.cpp's llama-server does: a client
 	// that reuses the connection at once finds it dead.
 	CloseAfterStream bool
+	// CloseDelay delays that close: a client that starts its next request at once surely
+	// writes it into the connection before it dies (tests of the dead-connection retry).
+	CloseDelay time.Duration
 }
 
 // Defaults of the profile fields whose zero value means "the default".

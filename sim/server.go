@@ -54,8 +54,8 @@ type Server struct {
 	closeOnce sync.Once
 
 	connsMu sync.Mutex
-	conns   map[net.Conn]bool // open connections; true: close it once its response is done
-	connsWG sync.WaitGroup    // one per open connection; Close waits for it
+	conns   map[net.Conn]closing // open connections, and whether to close each once its response is done
+	connsWG sync.WaitGroup       // one per open connection; Close waits for it
 
 	metrics *metricsHandler // /metrics: every profile but those with NoMetrics
 }
@@ -84,7 +84,7 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		endpoints: make(map[string]*endpoint, len(profiles)),
 		done:      make(chan struct{}),
 		serveDone: make(chan struct{}),
-		conns:     make(map[net.Conn]bool),
+		conns:     make(map[net.Conn]closing),
 	}
 	var exposed []*endpoint
 	for _, p := range profiles {
@@ -201,12 +201,17 @@ func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	defer s.connsMu.Unlock()
 	switch state {
 	case http.StateNew:
-		s.conns[c] = false
+		s.conns[c] = closing{}
 		s.connsWG.Add(1)
 	case http.StateIdle:
 		// net/http goes idle after the response has been written and flushed, the chunked
 		// body's terminator included: the client has a complete answer, then the FIN.
-		if s.conns[c] {
+		switch cl := s.conns[c]; {
+		case cl.close && cl.after > 0:
+			cl.dying = true // a request arriving meanwhile is dropped (route)
+			s.conns[c] = cl
+			time.AfterFunc(cl.after, func() { _ = c.Close() })
+		case cl.close:
 			_ = c.Close()
 		}
 	case http.StateClosed, http.StateHijacked:
@@ -220,19 +225,39 @@ func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 // connKey is the request context key of the request's net.Conn.
 type connKey struct{}
 
-// closeWhenIdle marks r's connection to be closed once its response is complete.
-func (s *Server) closeWhenIdle(r *http.Request) {
+// closing says whether a connection is closed once its response is complete, and how long
+// after (Profile.CloseDelay).
+type closing struct {
+	close bool
+	after time.Duration
+	dying bool // its response is done: it closes after `after`, serving nothing more
+}
+
+// dying reports whether r came on a connection that is about to close.
+func (s *Server) dying(r *http.Request) bool {
+	c, _ := r.Context().Value(connKey{}).(net.Conn)
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return s.conns[c].dying
+}
+
+// closeWhenIdle marks r's connection to be closed once its response is complete, after the
+// given delay.
+func (s *Server) closeWhenIdle(r *http.Request, after time.Duration) {
 	c, _ := r.Context().Value(connKey{}).(net.Conn)
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	if _, open := s.conns[c]; open {
-		s.conns[c] = true
+		s.conns[c] = closing{close: true, after: after}
 	}
 }
 
 // route dispatches /metrics, /<profile>/v1/chat/completions, /<profile>/v1/models and
 // /<profile>/metrics.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if s.dying(r) {
+		abort() // as a server that already closed it: no answer, the connection drops
+	}
 	select {
 	case <-s.done:
 		writeError(w, http.StatusServiceUnavailable, "simulator is shutting down", "server_error", "shutting_down")
