@@ -24,6 +24,15 @@ func TestListModels(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "404") {
 		t.Fatalf("unknown path: exit %d stderr %q", r.code, r.stderr)
 	}
+	// Listing is how one finds the model to name: no --model needed.
+	r = runBinary(t, nil, "--list-models", "-u", srv.BaseURL("a"))
+	if want := srv.BaseURL("a") + ":\n  model-a\n"; r.code != 0 || r.stdout != want {
+		t.Fatalf("without --model: exit %d stdout %q (want %q) stderr %q", r.code, r.stdout, want, r.stderr)
+	}
+	// A run still needs one.
+	if r = runBinary(t, nil, "--no-tui", "--requests", "1", "-u", srv.BaseURL("a")); r.code != 2 || !strings.Contains(r.stderr, "has no --model") {
+		t.Fatalf("a run without --model: exit %d stderr %q", r.code, r.stderr)
+	}
 }
 
 // Discovery (no config file, no --url) is tested in package cli with injected candidates:

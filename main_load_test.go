@@ -38,7 +38,7 @@ func TestHeadlessSweepJSON(t *testing.T) {
 	if len(doc) != 1 || len(rows) != 6 {
 		t.Fatalf("want only \"sweep\" with 3 steps × 2 endpoints, got:\n%s", r.stdout)
 	}
-	keys := []string{"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok", "errors", "truncated",
+	keys := []string{"step", "endpoint", "model", "concurrency", "duration_s", "requests", "ok", "errors", "truncated", "cut",
 		"error_pct", "token_source", "aggregate_tps", "decode_tps_p50", "ttft_ms_p50", "ttft_ms_p99"}
 	num := func(row map[string]any, k string) float64 {
 		n, ok := row[k].(json.Number)

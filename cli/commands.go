@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"tokscope/calibrate"
@@ -17,16 +18,42 @@ import (
 
 // listModels prints every endpoint's models, one per line after the endpoint's name.
 func listModels(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
+	return printModels(ctx, cfg.Endpoints, stdout, stderr)
+}
+
+// listURLModels is --list-models over --url without a --model for each: listing is how one
+// finds the model to name. The key is the --api-key-env variable's, as for a run.
+func listURLModels(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	if o.set("api-key-env") && os.Getenv(o.apiKeyEnv) == "" {
+		fmt.Fprintf(stderr, "tokscope: --api-key-env %s: that environment variable is not set\n", o.apiKeyEnv)
+		return ExitUsage
+	}
+	eps := make([]config.Endpoint, 0, len(o.urls))
+	for _, u := range o.urls {
+		ep := config.NewEndpoint(u, "")
+		if os.Getenv(o.apiKeyEnv) != "" {
+			ep.APIKeyEnv = o.apiKeyEnv
+		}
+		eps = append(eps, ep)
+	}
+	return printModels(ctx, eps, stdout, stderr)
+}
+
+func printModels(ctx context.Context, eps []config.Endpoint, stdout, stderr io.Writer) int {
 	client := &http.Client{Timeout: 10 * time.Second}
 	code := ExitOK
-	for _, ep := range cfg.Endpoints {
+	for _, ep := range eps {
+		title := ep.Name + " (" + ep.BaseURL + ")"
+		if ep.Name == "" { // a --url without a --model
+			title = ep.BaseURL
+		}
 		models, err := discover.Models(ctx, client, ep.BaseURL, ep.APIKey())
 		if err != nil {
-			fmt.Fprintf(stderr, "tokscope: %s: %v\n", ep.Name, err)
+			fmt.Fprintf(stderr, "tokscope: %s: %v\n", title, err)
 			code = ExitFailed
 			continue
 		}
-		fmt.Fprintf(stdout, "%s (%s):\n", ep.Name, ep.BaseURL)
+		fmt.Fprintf(stdout, "%s:\n", title)
 		for _, m := range models {
 			fmt.Fprintf(stdout, "  %s\n", m)
 		}

@@ -41,6 +41,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	}
 	notePrompts(works, stderr)
 	eng := &engine{}
+	o.applyGrace(cfg)
 	runOpts := o.probeOptions()
 	runOpts.Workloads = works
 	if o.sweepSteps != nil {
@@ -97,7 +98,7 @@ func planSweep(o *options, cfg *config.Config, runOpts *probe.Options) *sweep.Sw
 			cfg.Endpoints[i].Interval = 0
 		}
 	}
-	sw := sweep.New(sweep.Plan{Concurrency: o.sweepSteps, StepDuration: o.stepDuration}, len(cfg.Endpoints), runOpts.Warmup)
+	sw := sweep.New(sweep.Plan{Concurrency: o.sweepSteps, StepDuration: o.stepDuration, Grace: o.grace}, len(cfg.Endpoints), runOpts.Warmup)
 	runOpts.OnDone = append(runOpts.OnDone, sw.OnDone)
 	return sw
 }

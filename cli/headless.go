@@ -68,6 +68,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 		failed = true
 	}
 	recordArrivals(agg, eng.runner)
+	agg.SetEnd(eng.runner.End())
 	snap := agg.Snapshot(time.Now())
 	code := printSummary(stdout, stderr, o.output, snap, failed)
 	code = sloStatus(o, &snap, code, stderr)

@@ -37,6 +37,7 @@ type options struct {
 	noTUI       bool
 	requests    int
 	duration    time.Duration
+	grace       time.Duration // --grace; the config's grace: or DefaultGrace when not given
 	output      string
 	record      string
 	warmup      int
@@ -97,8 +98,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "deadline per request (default 2m)")
 	fs.BoolVar(&o.demo, "demo", false, "monitor built-in simulated endpoints (no server needed)")
 	fs.BoolVar(&o.noTUI, "no-tui", false, "run headless, then print a summary")
-	fs.IntVar(&o.requests, "requests", 0, "stop after N finished requests per endpoint")
+	fs.IntVar(&o.requests, "requests", 0, "start exactly N counted requests per endpoint and wait for all of them")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after D (0 = until interrupted)")
+	fs.DurationVar(&o.grace, "grace", DefaultGrace, "when --duration (or a --sweep step) ends, wait up to D for the requests in flight; what it cuts counts as \"cut\"")
 	fs.StringVarP(&o.output, "output", "o", "table", "summary format with --no-tui: "+strings.Join(export.Formats, " | "))
 	fs.StringVar(&o.record, "record", "", "append one JSON line per finished request, with per-chunk arrival offsets")
 	fs.IntVar(&o.warmup, "warmup", 1, "warm-up requests per endpoint, not counted in statistics")
@@ -158,7 +160,7 @@ func (o *options) check() error {
 		name string
 		v    time.Duration
 		min  time.Duration
-	}{{"interval", o.interval, 0}, {"timeout", o.timeout, 1}, {"duration", o.duration, 0}}
+	}{{"interval", o.interval, 0}, {"timeout", o.timeout, 1}, {"duration", o.duration, 0}, {"grace", o.grace, 0}}
 	for _, d := range durations {
 		if o.set(d.name) && d.v < d.min {
 			return usagef("invalid value %s for --%s: must be a positive duration like 500ms, 2s, 1m", d.v, d.name)
@@ -167,7 +169,7 @@ func (o *options) check() error {
 	if len(o.models) > len(o.urls) {
 		return usagef("--model given %d times but --url only %d: each --model pairs with the --url at the same position", len(o.models), len(o.urls))
 	}
-	if len(o.urls) > 0 && len(o.models) < len(o.urls) {
+	if len(o.urls) > 0 && len(o.models) < len(o.urls) && !o.listModels { // listing is how one finds a model
 		return usagef("--url %s has no --model: give one --model per --url, in the same order", o.urls[len(o.models)])
 	}
 	if o.demo && len(o.urls) > 0 {
@@ -374,5 +376,16 @@ func (o *options) overrides() config.Overrides {
 
 // probeOptions are the flags that shape the Runner's schedule.
 func (o *options) probeOptions() probe.Options {
-	return probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Rate: o.rate, RateSeed: o.seed}
+	return probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Grace: o.grace, Rate: o.rate, RateSeed: o.seed}
+}
+
+// DefaultGrace is how long the requests in flight may finish when a run (or a sweep step)
+// ends, without --grace or the config's grace: (AIPerf's benchmark grace period).
+const DefaultGrace = 30 * time.Second
+
+// applyGrace takes the config file's grace: unless --grace was given.
+func (o *options) applyGrace(cfg *config.Config) {
+	if !o.set("grace") && cfg.Grace != nil {
+		o.grace = *cfg.Grace
+	}
 }

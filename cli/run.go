@@ -35,15 +35,22 @@ import (
 // simulator. Panics inside the UI never get here: bubbletea recovers them, restores the
 // terminal, and ui.Run returns tea.ErrProgramPanic.
 func Main(version string, args []string, stdout, stderr io.Writer) int {
-	return run(version, args, stdout, stderr, process{stdin: os.Stdin, localServers: discover.LocalCandidates})
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	return run(version, args, stdout, stderr, process{stdin: os.Stdin, localServers: discover.LocalCandidates,
+		signals: signals, exit: os.Exit})
 }
 
 // process is what Main takes from the machine beyond the command line and the output
 // streams, so that tests can give their own: the standard input (where discovery asks before
-// monitoring what it found) and the places discovery looks for local servers.
+// monitoring what it found), the places discovery looks for local servers, the interrupt
+// signals (SIGINT, SIGTERM; nil: none) and how to exit at once on the second one.
 type process struct {
 	stdin        *os.File
 	localServers []discover.Candidate
+	signals      <-chan os.Signal
+	exit         func(int)
 }
 
 func run(version string, args []string, stdout, stderr io.Writer, proc process) (code int) {
@@ -78,8 +85,10 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		return ExitUsage
 	}
 	defer closeLog()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupted := watchInterrupts(proc.signals, cancel, proc.exit)
+	defer interrupted.close()
 
 	// What measures nothing live needs no endpoints.
 	switch {
@@ -87,6 +96,10 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		return runCalibrate(ctx, stdout, stderr)
 	case opts.replay != "":
 		return runReplay(ctx, opts, stdout, stderr)
+	}
+
+	if opts.listModels && len(opts.urls) > len(opts.models) {
+		return listURLModels(ctx, opts, stdout, stderr)
 	}
 
 	// Load the endpoints.
@@ -115,7 +128,11 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		eng.report = newRunReport(opts, eng.endpoints, cfg)
 	}
 
-	// Run the UI or headless.
+	// Run the UI or headless. Headless, the first Ctrl-C stops at once, counts what is in
+	// flight as cut and still prints the summary (a sweep: the steps that ended).
+	if opts.noTUI {
+		interrupted.onFirst(func() { eng.runner.Stop(0) })
+	}
 	switch {
 	case !opts.noTUI:
 		code = runTUI(ctx, eng, opts, stderr)

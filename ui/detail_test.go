@@ -28,3 +28,31 @@ func TestDetailSaysConnPerRequest(t *testing.T) {
 		t.Errorf("the other endpoint's detail says it too:\n%s", m.View())
 	}
 }
+
+// While the run's last requests finish within the grace, the footer says how many.
+func TestFooterSaysFinishing(t *testing.T) {
+	m, _ := newTestModel(t, 2, 120, 40, 5)
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Status{Endpoint: 0, State: probe.StateFinishing, InFlight: 3, Concurrency: 3},
+		&probe.Status{Endpoint: 1, State: probe.StateFinishing, InFlight: 1, Concurrency: 1},
+	}})
+	footer := func() string {
+		lines := strings.Split(m.View(), "\n")
+		return lines[len(lines)-1]
+	}
+	if !strings.Contains(footer(), "finishing 4 requests…") {
+		t.Errorf("footer %q", footer())
+	}
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Status{Endpoint: 0, State: probe.StateStopped, Concurrency: 3},
+	}})
+	if !strings.Contains(footer(), "finishing 1 request…") {
+		t.Errorf("footer %q", footer())
+	}
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Status{Endpoint: 1, State: probe.StateStopped, Concurrency: 1},
+	}, closed: true})
+	if strings.Contains(footer(), "finishing") {
+		t.Errorf("footer %q after the run ended", footer())
+	}
+}

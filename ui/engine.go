@@ -52,6 +52,9 @@ type endpointState struct {
 	// connPerRequest: the server closes every kept-alive connection (probe.Status): each
 	// request opens a new one, and the detail view says so.
 	connPerRequest bool
+	// finishing: the run has ended and this many of its requests are finishing within the
+	// grace (probe.StateFinishing); the footer says so.
+	finishing int
 
 	samples []*probe.Sample // counted, newest last, at most keepSamples
 	gaps    []float64       // ms, newest last, at most keepGaps
@@ -60,6 +63,9 @@ type endpointState struct {
 
 func (st *endpointState) addSample(s *probe.Sample) {
 	st.version++
+	if s.Cut {
+		return // in flight when the run ended: says nothing about the endpoint
+	}
 	st.failing = s.Outcome == probe.OutcomeError
 	if !s.Counted() {
 		return

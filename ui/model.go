@@ -260,6 +260,10 @@ func (m *Model) handleEvent(ev probe.Event) {
 func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	st.state, st.until = ev.State, ev.Until
 	st.connPerRequest = ev.ConnPerRequest
+	if was := st.finishing; ev.InFlight != was {
+		st.finishing = ev.InFlight
+		defer m.renderFooter()
+	}
 	if ev.State == probe.StatePaused {
 		st.paused = true
 	} else if m.eng != nil {
@@ -279,12 +283,13 @@ func (m *Model) handleClosed() {
 	m.stopped = true
 	m.statsDirty = true
 	for _, st := range m.states {
-		st.state, st.inflight = probe.StateStopped, 0
+		st.state, st.inflight, st.finishing = probe.StateStopped, 0, 0
 		st.version++
 	}
 	m.str.Stop()
 	m.closeLoad()
 	m.renderHeader()
+	m.renderFooter()
 }
 
 // armRedraw schedules one redraw tick if something is dirty and none is pending: at most
@@ -465,6 +470,9 @@ func (m *Model) renderFooter() {
 	active := m.views[m.view]
 	left := m.help.ShortHelpView(m.working(active.ShortHelp()))
 	info := active.Info()
+	if n := m.finishing(); n > 0 {
+		left = s.Notice.Render(finishingText(n))
+	}
 	if m.showHelp {
 		left, info = m.help.ShortHelpView([]key.Binding{m.keys.CloseHelp, m.keys.Quit}), ""
 	}
@@ -497,4 +505,21 @@ func (m *Model) setView(v view) tea.Cmd {
 	m.showHelp = false
 	m.renderAll()
 	return m.refreshHeadToHead()
+}
+
+// finishing is how many requests are finishing within the grace after the run ended.
+func (m *Model) finishing() int {
+	n := 0
+	for _, st := range m.states {
+		n += st.finishing
+	}
+	return n
+}
+
+// finishingText is the footer while the run's last requests finish: "finishing 4 requests…".
+func finishingText(n int) string {
+	if n == 1 {
+		return "finishing 1 request…"
+	}
+	return "finishing " + itoa(n) + " requests…"
 }

@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"tokscope/export"
+	"tokscope/sim"
+)
+
+// closingServer is llama.cpp's llama-server as it was seen (issue 15): it advertises
+// "Keep-Alive: timeout=5, max=100" and closes every connection after a streamed answer —
+// 20 ms after it, so that a request sent at once is surely written into the dying connection.
+func closingServer(t *testing.T, tokensPerSecond float64) string {
+	t.Helper()
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "llama", Model: "m", TTFT: 20 * time.Millisecond,
+		TokensPerSecond: tokensPerSecond, TokensPerChunk: 1, MaxTokens: 8,
+		CloseAfterStream: true, CloseDelay: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv.BaseURL("llama")
+}
+
+type summaryJSON struct {
+	Endpoints []struct {
+		Requests, OK, Errors, Cut int
+		ErrorKinds                map[string]int `json:"error_kinds"`
+	} `json:"endpoints"`
+	Grace *struct {
+		LimitS  float64 `json:"limit_s"`
+		WaitedS float64 `json:"waited_s"`
+		Cut     int     `json:"cut"`
+	} `json:"grace"`
+}
+
+// retries counts the records of requests sent again after a dead connection.
+func retries(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := export.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.ConnRetry {
+			n++
+		}
+	}
+	return n
+}
+
+// The three commands of issue 15 against a server that closes every connection: zero errors,
+// headless and in a sweep (durations shortened), and the record shows that dead connections
+// were met and replaced.
+func TestClosingServerNoErrors(t *testing.T) {
+	url := closingServer(t, 400)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int // counted requests, when fixed
+	}{
+		{"-n 1 -i 0s --requests 20", []string{"-n", "1", "-i", "0s", "--requests", "20"}, 20},
+		{"-n 4 --duration 2s", []string{"-n", "4", "--duration", "2s"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := filepath.Join(t.TempDir(), "run.jsonl")
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"--no-tui", "-o", "json", "--max-tokens", "8", "--record", rec, "-u", url, "-m", "m"}, tc.args...)
+			if code := run("", args, &stdout, &stderr, process{}); code != ExitOK {
+				t.Fatalf("exit %d, stderr %s\n%s", code, stderr.String(), stdout.String())
+			}
+			var doc summaryJSON
+			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || len(doc.Endpoints) != 1 {
+				t.Fatalf("%v: %s", err, stdout.String())
+			}
+			e := doc.Endpoints[0]
+			if e.Errors != 0 || e.OK != e.Requests || (tc.want > 0 && e.Requests != tc.want) || e.Requests == 0 {
+				t.Errorf("requests %d ok %d errors %d %v, want %d without errors", e.Requests, e.OK, e.Errors, e.ErrorKinds, tc.want)
+			}
+			t.Logf("%d requests, %d sent again after a dead connection", e.Requests, retries(t, rec))
+		})
+	}
+
+	t.Run("--sweep 1,2 --step-duration 1500ms", func(t *testing.T) {
+		rec := filepath.Join(t.TempDir(), "run.jsonl")
+		var stdout, stderr bytes.Buffer
+		args := []string{"--no-tui", "-o", "json", "--max-tokens", "8", "--record", rec, "-u", url, "-m", "m", "--sweep", "1,2", "--step-duration", "1500ms"}
+		if code := run("", args, &stdout, &stderr, process{}); code != ExitOK {
+			t.Fatalf("exit %d, stderr %s\n%s", code, stderr.String(), stdout.String())
+		}
+		var doc struct {
+			Sweep []struct {
+				Step, Requests, Errors int
+			} `json:"sweep"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || len(doc.Sweep) != 2 {
+			t.Fatalf("%v: %s", err, stdout.String())
+		}
+		for _, s := range doc.Sweep {
+			if s.Errors != 0 || s.Requests == 0 {
+				t.Errorf("step %d: %d requests, %d errors", s.Step, s.Requests, s.Errors)
+			}
+		}
+		if n := retries(t, rec); n == 0 {
+			t.Error("no request was sent again: the server should have closed connections under them")
+		}
+	})
+}
+
+// At the end of --duration the requests in flight finish within the grace and count; with a
+// grace shorter than them they are cut: counted as cut (not errors, exit 0), and the summary
+// says how long the grace ran.
+func TestDurationGrace(t *testing.T) {
+	url := closingServer(t, 10) // 8 tokens at 10 tok/s: ≈ 0.8 s answers
+	for _, tc := range []struct {
+		grace    string
+		ok, cut  bool
+		waitedLo float64
+	}{
+		{"5s", true, false, 0.1},
+		{"200ms", false, true, 0.2},
+	} {
+		t.Run("--grace "+tc.grace, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := []string{"--no-tui", "-o", "json", "--max-tokens", "8", "-u", url, "-m", "m", "-n", "2", "-i", "0s", "--duration", "1s", "--grace", tc.grace}
+			if code := run("", args, &stdout, &stderr, process{}); code != ExitOK {
+				t.Fatalf("exit %d, stderr %s", code, stderr.String())
+			}
+			var doc summaryJSON
+			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Grace == nil {
+				t.Fatalf("%v: %s", err, stdout.String())
+			}
+			e := doc.Endpoints[0]
+			if e.Errors != 0 || (e.Cut > 0) != tc.cut || doc.Grace.Cut != e.Cut || (tc.cut && e.Cut != 2) {
+				t.Errorf("requests %d errors %d cut %d (grace %+v)", e.Requests, e.Errors, e.Cut, *doc.Grace)
+			}
+			if tc.ok && e.Requests < 2 {
+				t.Errorf("%d requests: the two in flight at the end should have finished", e.Requests)
+			}
+			if doc.Grace.WaitedS < tc.waitedLo {
+				t.Errorf("grace %+v", *doc.Grace)
+			}
+		})
+	}
+}
+
+// fakeSignal is an os.Signal for the interrupt tests.
+type fakeSignal struct{}
+
+func (fakeSignal) String() string { return "test interrupt" }
+func (fakeSignal) Signal()        {}
+
+// Ctrl-C in headless mode stops at once (no grace), counts what is in flight as cut, and still
+// prints the summary; a second one exits at once.
+func TestHeadlessInterrupt(t *testing.T) {
+	url := closingServer(t, 2) // 8 tokens at 2 tok/s: 4 s answers
+	signals := make(chan os.Signal, 2)
+	var exited atomic.Int64
+	exited.Store(-1)
+	proc := process{signals: signals, exit: func(code int) { exited.Store(int64(code)) }}
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	start := time.Now()
+	go func() {
+		done <- run("", []string{"--no-tui", "-o", "json", "--max-tokens", "8", "-u", url, "-m", "m", "-n", "3", "--duration", "0", "--warmup", "0"},
+			&stdout, &stderr, proc)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	signals <- fakeSignal{}
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("still running 3 s after the interrupt")
+	}
+	if took := time.Since(start); code != ExitOK || took > 2500*time.Millisecond {
+		t.Errorf("exit %d after %v, stderr %s", code, took, stderr.String())
+	}
+	var doc summaryJSON
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %q", err, stdout.String())
+	}
+	if e := doc.Endpoints[0]; e.Cut != 3 || e.Errors != 0 || e.Requests != 0 || doc.Grace == nil || doc.Grace.LimitS != 0 {
+		t.Errorf("summary %s", strings.TrimSpace(stdout.String()))
+	}
+	if exited.Load() != -1 {
+		t.Errorf("exited with %d on one interrupt", exited.Load())
+	}
+
+	// Two interrupts: the second exits at once.
+	exitc := make(chan int, 1)
+	proc.exit = func(code int) { exitc <- code }
+	signals2 := make(chan os.Signal, 2)
+	proc.signals = signals2
+	go func() {
+		run("", []string{"--no-tui", "-o", "json", "-u", url, "-m", "m", "--duration", "0", "--grace", "1m"}, &bytes.Buffer{}, &bytes.Buffer{}, proc)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	signals2 <- fakeSignal{}
+	signals2 <- fakeSignal{}
+	select {
+	case code := <-exitc:
+		if code != ExitInterrupted {
+			t.Errorf("second interrupt: exit %d, want %d", code, ExitInterrupted)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("the second interrupt did not exit")
+	}
+}
