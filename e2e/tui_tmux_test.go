@@ -28,9 +28,10 @@ const (
 var demoNames = []string{"fast-gpu", "slow-cpu", "reasoner", "flaky-cloud"}
 
 var (
-	// A card figure with data: "decode 120 tok/s", "ttft 72 ms" (before data they read "—").
-	reCardFigure = regexp.MustCompile(`(decode|ttft) \d+(\.\d+)? (tok/s|ms)`)
-	reCardTTFT   = regexp.MustCompile(`ttft \d+(\.\d+)? ms`)
+	// A card figure with data: "ttft 72 ms last", "ttft ms 312 last", "60s p50 120" (before
+	// data they read "—").
+	reCardFigure = regexp.MustCompile(`ttft (ms )?\d+(\.\d+)?( ms)? last|60s p50 \d+`)
+	reCardTTFT   = regexp.MustCompile(`ttft (ms )?\d+(\.\d+)?( ms)? last`)
 	// A compare row: the name, then three columns of figures or "—" (no data yet); and one
 	// with figures.
 	reCompareRow  = regexp.MustCompile(`(?m)^[▶ ] (fast-gpu|slow-cpu|reasoner|flaky-cloud) +(\d+(\.\d+)?\*?|—) +(\d+(\.\d+)?\*?|—) +(\d+(\.\d+)?\*?|—)`)

@@ -30,6 +30,9 @@ const (
 // Second is one second of an endpoint's activity, for time-series charts.
 type Second struct {
 	At time.Time // the second's start
+	// Span is how much of the second is over: a second, except for the snapshot's own
+	// second, which is not (its tok/s is Tokens / Span).
+	Span time.Duration
 	// Active: a counted request was in flight during some of the second. A second that is not
 	// active has no data (a gap in a chart), which is not the same as 0 tok/s.
 	Active bool
@@ -344,15 +347,15 @@ func (l *live) fill(st *EndpointStats, now time.Time) {
 	st.Seconds = l.secondsUpTo(now)
 }
 
-// secondsUpTo is the SecondsKept seconds before now's second (now's own is not over yet),
-// oldest first.
+// secondsUpTo is the SecondsKept seconds ending with now's own, oldest first; now's second,
+// not over yet, has the Span so far.
 func (l *live) secondsUpTo(now time.Time) []Second {
 	out := make([]Second, SecondsKept)
-	last := now.Unix() - 1
+	last := now.Unix()
 	first := last - SecondsKept + 1
 	for i := range out {
 		sec := first + int64(i)
-		out[i].At = time.Unix(sec, 0)
+		out[i].At, out[i].Span = time.Unix(sec, 0), time.Second
 		if sl := &l.seconds[int(mod(sec, SecondsKept))]; sl.used && sl.sec == sec {
 			out[i].Active = sl.active
 			if sl.ttftN > 0 {
@@ -360,11 +363,12 @@ func (l *live) secondsUpTo(now time.Time) []Second {
 			}
 		}
 	}
+	out[len(out)-1].Span = now.Sub(out[len(out)-1].At)
 	per := int64(time.Second / aggBucket)
-	lo, hi := first*per, (last+1)*per // bucket keys [lo, hi)
+	lo, hi := first*per, aggKey(now) // bucket keys [lo, hi]
 	for i := range l.timeline {
 		b := &l.timeline[i]
-		if b.key >= lo && b.key < hi && b.tokens > 1e-9 {
+		if b.key >= lo && b.key <= hi && b.tokens > 1e-9 {
 			out[(b.key-lo)/per].Tokens += b.tokens
 		}
 	}

@@ -59,7 +59,7 @@ func TestProgressCountsTokensAsTheyArrive(t *testing.T) {
 	exact(t, "tokens per second so far", sumTokens(st), 21)
 	// The chunks of t0+0.5 … 0.9 s were reported in second t0; the one of 0.95 s with the
 	// Progress of 1.0 s (a Progress counts the chunks since the last one at its own instant).
-	if sec := st.Seconds[len(st.Seconds)-2]; !sec.At.Equal(t0) || sec.TTFTs != 1 || sec.TTFT != 500 || !sec.Active || sec.Tokens != 9 {
+	if sec := st.Seconds[len(st.Seconds)-3]; !sec.At.Equal(t0) || sec.TTFTs != 1 || sec.TTFT != 500 || !sec.Active || sec.Tokens != 9 {
 		t.Errorf("second t0: %+v, want the TTFT 500 ms, 9 tokens, active", sec)
 	}
 	in := st.InFlight
@@ -135,7 +135,7 @@ func TestProgressOfWarmupsAndStreamsIgnored(t *testing.T) {
 }
 
 // Seconds with no request in flight are gaps (not active); a second in flight without tokens
-// is a true zero; only whole seconds before the snapshot's own are in the series.
+// is a true zero; the series ends with the snapshot's own second, partly over.
 func TestSecondsGapsAndZeros(t *testing.T) {
 	a := newAgg()
 	// In flight from t0+10 s, first token at t0+12.5 s: seconds 10 and 11 are zeros.
@@ -143,8 +143,12 @@ func TestSecondsGapsAndZeros(t *testing.T) {
 	s.Seq = 1
 	a.Observe(progressOf(s, 1, 5))
 	st := a.Snapshot(t0.Add(13*time.Second + 300*msD)).Endpoints[0]
-	if n := len(st.Seconds); n != SecondsKept || !st.Seconds[n-1].At.Equal(t0.Add(12*time.Second)) {
-		t.Fatalf("%d seconds, the last %v: want %d ending with t0+12 s", n, st.Seconds[len(st.Seconds)-1].At, SecondsKept)
+	n := len(st.Seconds)
+	if last := st.Seconds[n-1]; n != SecondsKept || !last.At.Equal(t0.Add(13*time.Second)) || last.Span != 300*msD || !last.Active {
+		t.Fatalf("%d seconds, the last %+v: want %d ending with t0+13 s, 300 ms of it over, active", n, last, SecondsKept)
+	}
+	if st.Seconds[n-2].Span != time.Second {
+		t.Errorf("a whole second's span %v", st.Seconds[n-2].Span)
 	}
 	bySec := map[int]Second{}
 	for _, sec := range st.Seconds {

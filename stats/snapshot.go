@@ -82,8 +82,8 @@ type EndpointStats struct {
 	// AggregateWindow, tokens counted at their arrival, requests in flight included (live.go);
 	// per second since the run's first token while that is more recent.
 	AggregateTPS float64
-	// Seconds is the last SecondsKept whole seconds before the snapshot, oldest first: tokens
-	// and TTFT per second, for time-series charts.
+	// Seconds is the last SecondsKept seconds up to the snapshot's own (not over yet: see
+	// Second.Span), oldest first: tokens and TTFT per second, for time-series charts.
 	Seconds []Second
 	// InFlight is the counted requests in flight that have a first token; Latest the newest
 	// TTFT and decode rate, in flight or finished.

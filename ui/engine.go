@@ -49,6 +49,10 @@ type endpointState struct {
 	// tlsUnverified: the endpoint's certificate is not verified (insecure_skip_verify); its
 	// card says so, always.
 	tlsUnverified bool
+	// warmup is the latest Progress of a warm-up request, then its final figures (Chunks == 0:
+	// none). It never enters the statistics; the card shows it, labelled, until counted
+	// requests have figures.
+	warmup probe.Progress
 	// connPerRequest: the server closes every kept-alive connection (probe.Status): each
 	// request opens a new one, and the detail view says so.
 	connPerRequest bool
@@ -83,6 +87,18 @@ func (st *endpointState) addSample(s *probe.Sample) {
 		}
 		st.gaps = append(st.gaps, float64(g)/float64(time.Millisecond))
 	}
+}
+
+// warmupDone keeps a finished warm-up's own figures, as a last Progress.
+func (st *endpointState) warmupDone(s *probe.Sample) {
+	st.version++
+	if s.Outcome != probe.OutcomeOK || s.FirstToken < 0 {
+		st.warmup = probe.Progress{}
+		return
+	}
+	st.warmup = probe.Progress{Start: s.Start, At: s.LastToken, FirstEvent: s.FirstEvent, FirstToken: s.FirstToken,
+		FirstAnswer: s.FirstAnswer, Tokens: float64(s.Tokens), Estimated: s.Source != probe.SourceUsage,
+		Chunks: s.TokenChunks(), MaxTokens: st.warmup.MaxTokens}
 }
 
 func (st *endpointState) reset() {

@@ -29,6 +29,10 @@ func TestGolden(t *testing.T) {
 		for _, v := range views {
 			t.Run(fmt.Sprintf("%s_%dx%d", v.name, size[0], size[1]), func(t *testing.T) {
 				m, _ := newTestModel(t, v.n, size[0], size[1], 30)
+				if v.name == "dashboard" || v.name == "dashboard_paged" {
+					m = update(t, m, eventsMsg{events: inFlight(m.eps, 31)})
+					m = update(t, m, redrawMsg{})
+				}
 				m = press(t, m, v.keys...)
 				if v.name == "stream" {
 					m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.eng.(*fakeEngine).nextID)})

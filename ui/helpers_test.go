@@ -184,6 +184,20 @@ func history(eps []config.Endpoint, n int) []probe.Event {
 	return evs
 }
 
+// inFlight are the events of requests in flight at t0 on every other endpoint: sent 2 s
+// before, first token 1.7 s before, tokens so far estimated (no per-chunk usage).
+func inFlight(eps []config.Endpoint, seq int) []probe.Event {
+	var evs []probe.Event
+	for i := 0; i < len(eps); i += 2 {
+		start := t0.Add(-2 * time.Second)
+		evs = append(evs, &probe.Started{Endpoint: i, Seq: uint64(seq), At: start},
+			&probe.Progress{Endpoint: i, Seq: uint64(seq), Start: start, At: 1900 * time.Millisecond,
+				FirstEvent: 280 * time.Millisecond, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
+				Tokens: float64(40 + 30*i), Estimated: true, Chunks: 40 + 30*i, MaxTokens: 256})
+	}
+	return evs
+}
+
 // newTestModel is a model over n endpoints at w×h, fed with requests finished requests each.
 func newTestModel(t testing.TB, n, w, h, requests int) (Model, *fakeEngine) {
 	t.Helper()
@@ -258,15 +272,27 @@ func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
 				at = at.Add(time.Duration(20+j) * time.Millisecond)
 			}
 		}
+		first := at
 		n := len(words) - i*3
+		chunks := 0
+		if i == 2 {
+			chunks = 7
+		}
+		last := at
 		for j, w := range words[:max(n, 3)] {
 			gap := time.Duration(1000/profiles[i%len(profiles)].decode) * time.Millisecond
 			if j == 9 && i == 1 {
 				gap = 900 * time.Millisecond // a stall
 			}
 			evs = append(evs, &probe.Delta{Endpoint: i, Stream: id, At: at, Text: w})
+			chunks++
+			last = at
 			at = at.Add(gap)
 		}
+		// What the probe reported last: tokens so far estimated, 1.5 per chunk learned.
+		evs = append(evs, &probe.Progress{Endpoint: i, Seq: 1, Stream: id, Start: start, At: last.Sub(start),
+			FirstEvent: first.Sub(start), FirstToken: first.Sub(start), FirstAnswer: first.Sub(start),
+			Tokens: 1.5 * float64(chunks), Estimated: true, Chunks: chunks, MaxTokens: 256})
 		if i == 0 {
 			s := okSample(eps[i], 1, start, profiles[0].ttft, profiles[0].decode, len(words), 0)
 			evs = append(evs, &probe.Done{Endpoint: i, Stream: id, Sample: s})

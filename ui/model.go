@@ -236,12 +236,28 @@ func (m *Model) handleEvent(ev probe.Event) {
 			m.str.Delta(ev)
 			m.streamDirty = true
 		}
+	case *probe.Progress:
+		switch st := m.state(ev.Endpoint); {
+		case ev.Stream != 0:
+			m.str.Progress(ev)
+			m.streamDirty = true
+		case ev.Warmup && st != nil:
+			st.warmup = *ev // not counted: shown as a warm-up until the first counted one
+			st.version++
+			m.statsDirty = true
+		case m.agg.Observe(ev):
+			m.statsDirty = true
+			m.lastData = m.now()
+		}
 	case *probe.Done:
 		if ev.Stream != 0 {
 			m.str.Done(ev)
 			m.streamDirty = true
 		} else if st := m.state(ev.Endpoint); st != nil {
 			st.inflight = max(0, st.inflight-1)
+			if ev.Sample.Warmup {
+				st.warmupDone(&ev.Sample)
+			}
 			m.agg.Observe(ev)
 			m.observeReport(ev)
 			s := ev.Sample

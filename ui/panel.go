@@ -11,18 +11,19 @@ import (
 	"tokscope/stats"
 )
 
-// panel is one endpoint's card on the dashboard: name, status, sparklines of decode tok/s
-// and TTFT, figures, errors. It caches its content and redraws sparklines only when the
-// points they show or its size change.
+// panel is one endpoint's card on the dashboard: name, status, the requests in flight, decode
+// tok/s, and time charts of aggregate tok/s and TTFT over the last seconds with their figures,
+// errors. It caches its content and redraws its charts only when the points they show or its
+// size change.
 type panel struct {
 	styles *Styles
 	w, h   int // outer size, border included
 
-	decode, ttft *spark
-	open         bool   // open-loop run: show the client queue line
-	content      string // inner content, exactly (w-4)×(h-2)
-	key          panelKey
-	framed       [2][nCardMarks]string // bordered content by [selected][mark]
+	tps, ttft *secondsChart
+	open      bool   // open-loop run: show the client queue line
+	content   string // inner content, exactly (w-4)×(h-2)
+	key       panelKey
+	framed    [2][nCardMarks]string // bordered content by [selected][mark]
 }
 
 // cardMark is what a card's border says beyond selection: nothing, an SLO breach in the
@@ -47,7 +48,7 @@ type panelKey struct {
 }
 
 func newPanel(st *Styles) *panel {
-	return &panel{styles: st, decode: newSpark(st.SparkDecode), ttft: newSpark(st.SparkTTFT)}
+	return &panel{styles: st, tps: newSecondsChart(st.SparkDecode), ttft: newSecondsChart(st.SparkTTFT)}
 }
 
 // SetSize sets the outer size (border included).
@@ -110,12 +111,14 @@ func b2i(b bool) int {
 const (
 	lineTitle = iota
 	lineTLS   // "⚠ TLS unverified": shown whenever the card has a spare row
-	lineModel
+	lineModel // the model and the concurrency
+	lineLive  // the requests in flight: progress and decode rate so far
 	lineDecode
-	lineDecodeSpark
-	lineTTFT
-	lineTTFTSpark
-	lineTotals
+	lineTPS // aggregate tok/s, over the chart below
+	lineTPSChart
+	lineTTFT // over the chart below
+	lineTTFTChart
+	lineAxis   // the charts' time axis
 	lineQueue  // open-loop runs only
 	lineSLO    // with objectives (--slo, slo:)
 	lineServer // once the server-metrics scraper reported
@@ -123,6 +126,10 @@ const (
 	lineLastError
 	nLines
 )
+
+// cardEssentials are the lines every card shows: its name and the two charts with the lines
+// that say what they are.
+var cardEssentials = []int{lineTitle, lineTPS, lineTPSChart, lineTTFT, lineTTFTChart}
 
 // draw is the card's content: the lines that fit, in display order, exactly (w-4)×(h-2).
 func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) string {
@@ -134,24 +141,24 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
 		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
 	})
-	decodeVals, ttftVals := sparkValues(es.History, w)
-	p.decode.Set(decodeVals, w, rows.sparkH)
-	p.ttft.Set(ttftVals, w, rows.sparkH)
+	secs := chartSeconds(es.Seconds, w)
+	p.tps.Set(tpsPoints(secs), w, rows.chartH)
+	p.ttft.Set(ttftPoints(secs), w, rows.chartH)
 
 	lines := make([]string, 0, h)
 	for l := range nLines {
 		if rows.show[l] {
-			lines = append(lines, p.line(l, es, st, now, w, rows.tlsInTitle))
+			lines = append(lines, p.line(l, es, st, now, w, rows.tlsInTitle, len(secs)))
 		}
 	}
 	return fit(strings.Join(lines, "\n"), w, h)
 }
 
-// cardRows is which of a card's lines show, and how tall its sparklines are.
+// cardRows is which of a card's lines show, and how tall its charts are.
 type cardRows struct {
 	show       [nLines]bool
 	tlsInTitle bool // no spare row for the TLS line: the marker joins the status on the title line
-	sparkH     int
+	chartH     int
 }
 
 // cardFacts are what decides which of a card's lines may show.
@@ -160,15 +167,43 @@ type cardFacts struct {
 	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
 }
 
-// chooseCardRows fits a card's lines into h rows: the five essentials, the TLS marker, then
-// by priority (errors first once there are some, an SLO breach before them; the queue after
-// the totals in an open-loop run; the SLO, then the server, next; the last error only if
-// there is one). Spare rows make the sparklines taller, up to a third of the card each.
+// cardPriority is the order in which a card's optional lines get its spare rows, given the
+// facts: errors first once there are some (an SLO breach before them); the requests in
+// flight, decode tok/s and the time axis; the queue in an open-loop run, the SLO, then the
+// server; the model; the last error only if there is one. A new optional line is a constant
+// above and a place in this list.
+func cardPriority(f cardFacts) []int {
+	priority := []int{lineLive, lineDecode, lineAxis, lineErrors, lineModel, lineLastError}
+	if f.errors {
+		priority = []int{lineErrors, lineLive, lineDecode, lineAxis, lineLastError, lineModel}
+	}
+	if f.openLoop {
+		priority = slices.Insert(priority, slices.Index(priority, lineAxis)+1, lineQueue)
+	}
+	if f.server {
+		priority = slices.Insert(priority, slices.Index(priority, lineAxis)+1, lineServer)
+	}
+	switch {
+	case f.breach:
+		priority = slices.Insert(priority, 0, lineSLO)
+	case f.slo:
+		priority = slices.Insert(priority, slices.Index(priority, lineAxis)+1, lineSLO)
+	}
+	if !f.lastError {
+		priority = slices.DeleteFunc(priority, func(l int) bool { return l == lineLastError })
+	}
+	return priority
+}
+
+// chooseCardRows fits a card's lines into h rows: the essentials, the TLS marker, then the
+// optional lines by cardPriority. Spare rows make the charts taller, up to a third of the
+// card each.
 func chooseCardRows(h int, f cardFacts) cardRows {
 	r := cardRows{}
-	r.show[lineTitle], r.show[lineDecode], r.show[lineDecodeSpark] = true, true, true
-	r.show[lineTTFT], r.show[lineTTFTSpark] = true, true
-	room := h - 5
+	for _, l := range cardEssentials {
+		r.show[l] = true
+	}
+	room := h - len(cardEssentials)
 	if f.tls {
 		if room > 0 {
 			r.show[lineTLS] = true
@@ -177,55 +212,19 @@ func chooseCardRows(h int, f cardFacts) cardRows {
 			r.tlsInTitle = true
 		}
 	}
-	priority := []int{lineTotals, lineErrors, lineModel, lineLastError}
-	if f.errors {
-		priority = []int{lineErrors, lineTotals, lineLastError, lineModel}
-	}
-	if f.openLoop {
-		priority = slices.Insert(priority, slices.Index(priority, lineTotals)+1, lineQueue)
-	}
-	if f.server {
-		priority = slices.Insert(priority, 1, lineServer)
-	}
-	switch {
-	case f.breach:
-		priority = slices.Insert(priority, 0, lineSLO)
-	case f.slo:
-		priority = slices.Insert(priority, 1, lineSLO)
-	}
-	for _, l := range priority {
-		if room == 0 {
+	for _, l := range cardPriority(f) {
+		if room <= 0 {
 			break
-		}
-		if l == lineLastError && !f.lastError {
-			continue
 		}
 		r.show[l] = true
 		room--
 	}
-	r.sparkH = 1 + min(room/2, max(0, h/3-1))
+	r.chartH = 1 + min(max(room, 0)/2, max(0, h/3-1))
 	return r
 }
 
-// sparkValues are the sparklines' values from the newest w points of hist: decode tok/s (0
-// where the decode rate is undefined) and TTFT.
-func sparkValues(hist []stats.Point, w int) (decode, ttft []float64) {
-	if len(hist) > w {
-		hist = hist[len(hist)-w:]
-	}
-	for _, pt := range hist {
-		if pt.DecodeOK {
-			decode = append(decode, pt.DecodeTPS)
-		} else {
-			decode = append(decode, 0)
-		}
-		ttft = append(ttft, pt.TTFT)
-	}
-	return decode, ttft
-}
-
-// line draws card line l in width w.
-func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time.Time, w int, tlsInTitle bool) string {
+// line draws card line l in width w; n is how many seconds the charts show.
+func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time.Time, w int, tlsInTitle bool, n int) string {
 	s := p.styles
 	switch l {
 	case lineTitle:
@@ -238,26 +237,21 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 	case lineTLS:
 		return truncate(s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), w)
 	case lineModel:
-		right := "c" + itoa(st.concurrency)
-		if st.inflight > 0 {
-			right += " · " + itoa(st.inflight) + " live"
-		}
-		if c := cacheLabel(es); c != "" {
-			right = c + " · " + right
-		}
-		return spread(s.Muted.Render(es.Model), s.Muted.Render(right), w)
+		return modelLine(s, es.Model, cacheLabel(es), st.concurrency, w)
+	case lineLive:
+		return liveLine(s, es, &st.warmup, w)
 	case lineDecode:
-		cur, ok := lastDecode(es.History)
-		return figureLine(s, w, "decode", "dec", approx(es.TokenSource), cur, ok, "tok/s", es.Recent.DecodeTPS, num)
-	case lineDecodeSpark:
-		return p.decode.View()
+		return decodeLine(s, es, w)
+	case lineTPS:
+		return tpsLine(s, es, w)
+	case lineTPSChart:
+		return p.tps.View()
 	case lineTTFT:
-		cur, ok := lastTTFT(es.History)
-		return figureLine(s, w, "ttft", "ttft", "", cur, ok, "ms", es.Recent.TTFT, ms)
-	case lineTTFTSpark:
+		return ttftLine(s, es, w)
+	case lineTTFTChart:
 		return p.ttft.View()
-	case lineTotals:
-		return totalsLine(s, es, w)
+	case lineAxis:
+		return s.Faint.Render(timeAxis(n, w))
 	case lineQueue:
 		return queueLine(s, es, w)
 	case lineSLO:
@@ -287,62 +281,6 @@ func statusStyle(s *Styles, kind probe.State) lipgloss.Style {
 		return s.StatusStopped
 	}
 	return s.StatusIdle
-}
-
-func lastDecode(h []stats.Point) (float64, bool) {
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].DecodeOK {
-			return h[i].DecodeTPS, true
-		}
-	}
-	return 0, false
-}
-
-func lastTTFT(h []stats.Point) (float64, bool) {
-	if len(h) == 0 {
-		return 0, false
-	}
-	return h[len(h)-1].TTFT, true
-}
-
-// figureLine is "decode 123 tok/s  p50 120  p95 140", shortened until it fits w.
-func figureLine(s *Styles, w int, label, short, mark string, cur float64, ok bool, unit string, d stats.Dist, f func(float64) string) string {
-	curText := dash
-	if ok {
-		curText = mark + f(cur)
-	}
-	q50 := pick(d, p50, f)
-	q95 := pick(d, p95, f)
-	if d.Count > 0 {
-		q50, q95 = mark+q50, mark+q95
-	}
-	L, V, U := s.Label.Render, s.Value.Render, s.Unit.Render
-	candidates := []struct{ plain, styled string }{
-		{label + " " + curText + " " + unit + "  p50 " + q50 + "  p95 " + q95,
-			L(label) + " " + V(curText) + " " + U(unit) + "  " + L("p50") + " " + q50 + "  " + L("p95") + " " + q95},
-		{label + " " + curText + "  p50 " + q50 + "  p95 " + q95,
-			L(label) + " " + V(curText) + "  " + L("p50") + " " + q50 + "  " + L("p95") + " " + q95},
-		{short + " " + curText + " p50 " + q50 + " p95 " + q95,
-			L(short) + " " + V(curText) + " " + L("p50") + " " + q50 + " " + L("p95") + " " + q95},
-	}
-	for _, c := range candidates {
-		if len([]rune(c.plain)) <= w {
-			return c.styled
-		}
-	}
-	return truncate(candidates[len(candidates)-1].styled, w)
-}
-
-func totalsLine(s *Styles, es *stats.EndpointStats, w int) string {
-	agg := approx(es.TokenSource) + num(es.AggregateTPS)
-	src := sourceLabel(es.TokenSource)
-	long := s.Label.Render("agg ") + s.Value.Render(agg) + s.Unit.Render(" tok/s") +
-		s.Faint.Render(" · ") + s.Value.Render(itoa(es.Requests)) + s.Label.Render(" req") +
-		s.Faint.Render(" · ") + s.Label.Render("tok ") + src
-	if len([]rune("agg "+agg+" tok/s · "+itoa(es.Requests)+" req · tok "+src)) <= w {
-		return long
-	}
-	return truncate(s.Label.Render("agg ")+s.Value.Render(agg)+" "+itoa(es.Requests)+s.Label.Render("req ")+src, w)
 }
 
 func errorsLine(s *Styles, es *stats.EndpointStats, w int) string {

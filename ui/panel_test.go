@@ -2,45 +2,52 @@ package ui
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/stats"
 )
 
 func TestChooseCardRows(t *testing.T) {
-	essentials := []int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark}
+	ess := func(extra ...int) []int { // the essentials and extra, in display order
+		lines := append(slices.Clone(cardEssentials), extra...)
+		slices.Sort(lines)
+		return lines
+	}
 	for _, tc := range []struct {
 		name    string
 		h       int
 		facts   cardFacts
 		want    []int // lines shown, in display order
 		inTitle bool
-		sparkH  int
+		chartH  int
 	}{
-		{"minimum card: the essentials", 5, cardFacts{}, essentials, false, 1},
-		{"one spare row: totals", 6, cardFacts{},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals}, false, 1},
-		{"errors come first once there are some", 6, cardFacts{errors: true, lastError: true},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineErrors}, false, 1},
-		{"no last error: its row goes to the model", 8, cardFacts{},
-			[]int{lineTitle, lineModel, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineErrors}, false, 1},
-		{"last error shown when there is one", 9, cardFacts{errors: true, lastError: true},
-			[]int{lineTitle, lineModel, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineErrors, lineLastError}, false, 1},
-		{"open loop: the queue after the totals", 7, cardFacts{openLoop: true},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineQueue}, false, 1},
-		{"TLS takes the first spare row", 6, cardFacts{tls: true},
-			[]int{lineTitle, lineTLS, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark}, false, 1},
-		{"TLS without a spare row joins the title", 5, cardFacts{tls: true}, essentials, true, 1},
-		{"spare rows make the sparklines taller", 15, cardFacts{},
-			[]int{lineTitle, lineModel, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineErrors}, false, 4},
-		{"objectives: the SLO after the totals", 7, cardFacts{slo: true},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineSLO}, false, 1},
-		{"a breach goes first, even before errors", 6, cardFacts{slo: true, breach: true, errors: true},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineSLO}, false, 1},
-		{"the server after the SLO", 9, cardFacts{slo: true, server: true},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineSLO, lineServer, lineErrors}, false, 1},
-		{"the server before errors without objectives", 8, cardFacts{server: true, errors: true},
-			[]int{lineTitle, lineDecode, lineDecodeSpark, lineTTFT, lineTTFTSpark, lineTotals, lineServer, lineErrors}, false, 1},
+		{"minimum card: the essentials", 5, cardFacts{}, ess(), false, 1},
+		{"one spare row: the requests in flight", 6, cardFacts{}, ess(lineLive), false, 1},
+		{"then decode and the time axis", 8, cardFacts{}, ess(lineLive, lineDecode, lineAxis), false, 1},
+		{"80×24 with four endpoints: nine rows", 9, cardFacts{}, ess(lineLive, lineDecode, lineAxis, lineErrors), false, 1},
+		{"errors come first once there are some", 6, cardFacts{errors: true, lastError: true}, ess(lineErrors), false, 1},
+		{"no last error: its row goes to the model", 11, cardFacts{},
+			ess(lineLive, lineDecode, lineAxis, lineErrors, lineModel), false, 1},
+		{"last error shown when there is one", 11, cardFacts{errors: true, lastError: true},
+			ess(lineErrors, lineLive, lineDecode, lineAxis, lineLastError, lineModel), false, 1},
+		{"open loop: the queue after the axis", 9, cardFacts{openLoop: true},
+			ess(lineLive, lineDecode, lineAxis, lineQueue), false, 1},
+		{"TLS takes the first spare row", 6, cardFacts{tls: true}, ess(lineTLS), false, 1},
+		{"TLS without a spare row joins the title", 5, cardFacts{tls: true}, ess(), true, 1},
+		{"spare rows make the charts taller", 17, cardFacts{},
+			ess(lineLive, lineDecode, lineAxis, lineErrors, lineModel), false, 4},
+		{"objectives: the SLO after the axis", 9, cardFacts{slo: true},
+			ess(lineLive, lineDecode, lineAxis, lineSLO), false, 1},
+		{"a breach goes first, even before errors", 6, cardFacts{slo: true, breach: true, errors: true}, ess(lineSLO), false, 1},
+		{"the server after the SLO", 11, cardFacts{slo: true, server: true},
+			ess(lineLive, lineDecode, lineAxis, lineSLO, lineServer, lineErrors), false, 1},
+		{"the server before errors without objectives", 9, cardFacts{server: true, errors: true},
+			ess(lineErrors, lineLive, lineDecode, lineAxis), false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := chooseCardRows(tc.h, tc.facts)
@@ -50,31 +57,82 @@ func TestChooseCardRows(t *testing.T) {
 					got = append(got, l)
 				}
 			}
-			if !slices.Equal(got, tc.want) || r.tlsInTitle != tc.inTitle || r.sparkH != tc.sparkH {
-				t.Fatalf("chooseCardRows(%d) = lines %v, TLS in title %v, spark %d; want %v, %v, %d",
-					tc.h, got, r.tlsInTitle, r.sparkH, tc.want, tc.inTitle, tc.sparkH)
+			if !slices.Equal(got, tc.want) || r.tlsInTitle != tc.inTitle || r.chartH != tc.chartH {
+				t.Fatalf("chooseCardRows(%d) = lines %v, TLS in title %v, chart %d; want %v, %v, %d",
+					tc.h, got, r.tlsInTitle, r.chartH, tc.want, tc.inTitle, tc.chartH)
 			}
 		})
 	}
 }
 
-func TestSparkValues(t *testing.T) {
-	hist := []stats.Point{
-		{TTFT: 100, DecodeTPS: 50, DecodeOK: true},
-		{TTFT: 200},
-		{TTFT: 300, DecodeTPS: 70, DecodeOK: true},
+// A second with no request in flight is a gap; in flight without tokens, 0 tok/s; the
+// current second's tok/s is over the part of it that is over, and it shows only once half
+// of it is; a second without a first token has no TTFT.
+func TestChartPoints(t *testing.T) {
+	at := time.Unix(1000, 0)
+	secs := []stats.Second{
+		{At: at, Span: time.Second},                                // nothing in flight
+		{At: at.Add(time.Second), Span: time.Second, Active: true}, // waiting for a first token
+		{At: at.Add(2 * time.Second), Span: time.Second, Active: true, Tokens: 50, TTFT: 80, TTFTs: 2},
+		{At: at.Add(3 * time.Second), Span: 600 * time.Millisecond, Active: true, Tokens: 30}, // now: 600 ms of it
 	}
+	if got := chartSeconds(secs, 10); len(got) != 4 {
+		t.Errorf("600 ms into the current second: %d seconds shown, want 4", len(got))
+	}
+	early := slices.Clone(secs)
+	early[3].Span = 200 * time.Millisecond
+	if got := chartSeconds(early, 10); len(got) != 3 || !got[2].At.Equal(secs[2].At) {
+		t.Errorf("200 ms into the current second: %d seconds shown, want the 3 whole ones", len(got))
+	}
+	if got := chartSeconds(secs, 2); len(got) != 2 || !got[1].At.Equal(secs[3].At) {
+		t.Errorf("2 columns: %v, want the newest 2", got)
+	}
+	wantTPS := []chartPoint{{}, {0, true}, {50, true}, {50, true}}
+	if got := tpsPoints(secs); !slices.Equal(got, wantTPS) {
+		t.Errorf("tok/s points %v, want %v", got, wantTPS)
+	}
+	wantTTFT := []chartPoint{{}, {}, {80, true}, {}}
+	if got := ttftPoints(secs); !slices.Equal(got, wantTTFT) {
+		t.Errorf("TTFT points %v, want %v", got, wantTTFT)
+	}
+}
+
+// Gaps are blank columns, zeros the lowest mark, any value above zero at least "▂", the
+// largest value a full column; the chart is right-aligned and exactly w×h.
+func TestDrawTimeChart(t *testing.T) {
+	plain := lipgloss.NewStyle()
+	pts := []chartPoint{{0, true}, {}, {1, true}, {50, true}, {100, true}}
+	if got := drawTimeChart(plain, pts, 7, 1); got != "  ▁ ▂▅█" {
+		t.Errorf("one row: %q", got)
+	}
+	got := drawTimeChart(plain, pts, 5, 2)
+	if want := "   ▁█\n▁ ▂██"; got != want {
+		t.Errorf("two rows:\n%s\nwant\n%s", got, want)
+	}
+	if got := drawTimeChart(plain, []chartPoint{{}, {}}, 3, 2); got != "   \n   " {
+		t.Errorf("no data: %q", got)
+	}
+	if got := drawTimeChart(plain, []chartPoint{{0, true}, {0, true}}, 2, 1); got != "▁▁" {
+		t.Errorf("all zero: %q", got)
+	}
+}
+
+func TestTimeAxis(t *testing.T) {
 	for _, tc := range []struct {
-		w            int
-		decode, ttft []float64
+		n, w int
+		want string
 	}{
-		{10, []float64{50, 0, 70}, []float64{100, 200, 300}},
-		{2, []float64{0, 70}, []float64{200, 300}}, // the newest w points
-		{0, nil, nil},
+		{36, 36, "−36s┈┈┈┈┈┈┈┈┈┈┈−18s┈┈┈┈┈┈┈┈┈┈┈┈┈┈now"},
+		{10, 20, "┈┈┈┈┈┈┈┈┈┈−10s┈┈┈now"},
+		{5, 5, "┈┈now"},
+		{8, 8, "−8s┈┈now"},
 	} {
-		decode, ttft := sparkValues(hist, tc.w)
-		if !slices.Equal(decode, tc.decode) || !slices.Equal(ttft, tc.ttft) {
-			t.Errorf("sparkValues(w=%d) = %v, %v; want %v, %v", tc.w, decode, ttft, tc.decode, tc.ttft)
+		got := timeAxis(tc.n, tc.w)
+		if ansi.StringWidth(got) != tc.w || (tc.want != "" && got != tc.want) {
+			t.Errorf("timeAxis(%d, %d) = %q, want %q", tc.n, tc.w, got, tc.want)
+		}
+		if !strings.HasSuffix(got, "now") {
+			t.Errorf("timeAxis(%d, %d) = %q: no now at the right", tc.n, tc.w, got)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,10 +19,9 @@ import (
 
 // Bounds of a live stream pane.
 const (
-	keepText     = 256 << 10 // bytes of answer (and of reasoning) text kept per pane
-	keepStrip    = 512       // per-chunk gaps kept for the strip
-	rollingChunk = 16        // chunks over which the rolling tok/s is measured
-	paneAspect   = 1.0
+	keepText   = 256 << 10 // bytes of answer (and of reasoning) text kept per pane
+	keepStrip  = 512       // per-chunk gaps kept for the strip
+	paneAspect = 1.0
 )
 
 // streamView is the interactive view: a prompt input, and one pane per streaming endpoint
@@ -53,21 +53,15 @@ type streamPane struct {
 	started             time.Time // Started.At; zero until then
 	first, last         time.Time // first and latest delta
 	reasoning, answer   []byte
-	chunks, tokens      int
-	estimated           bool // some chunk had no server token count: tokens are chunk counts
+	chunks              int
 	gaps                []float64
-	arrivals            []arrival // the last rollingChunk+1 deltas
 	done                *probe.Sample
+	progress            probe.Progress // the latest; Chunks == 0 until the first
 	version             uint64
 	strip               *spark
 	view                string
 	viewKey             paneKey
 	reasoningH, answerH int
-}
-
-type arrival struct {
-	at     time.Time
-	tokens int
 }
 
 type paneKey struct {
@@ -194,17 +188,17 @@ func (v *streamView) Delta(ev *probe.Delta) {
 		p.first = ev.At
 	}
 	p.last = ev.At
-	tokens := ev.Tokens
-	if tokens <= 0 {
-		tokens, p.estimated = 1, true
-	}
 	p.chunks++
-	p.tokens += tokens
-	p.arrivals = append(p.arrivals, arrival{ev.At, tokens})
-	if len(p.arrivals) > rollingChunk+1 {
-		p.arrivals = p.arrivals[1:]
-	}
 	p.version++
+}
+
+// Progress takes a stream's token count so far (the probe's per-chunk estimate when the
+// server sends no per-chunk usage).
+func (v *streamView) Progress(ev *probe.Progress) {
+	if p := v.pane(ev.Stream, ev.Endpoint); p != nil {
+		p.progress = *ev
+		p.version++
+	}
 }
 
 func (v *streamView) Done(ev *probe.Done) {
@@ -425,7 +419,7 @@ func stripLabel(gaps []float64, w int) string {
 	return " max " + ms(top) + "ms"
 }
 
-// figures is the live line under a pane: TTFT, rolling tok/s, tokens so far, elapsed; after
+// figures is the live line under a pane: TTFT, decode tok/s so far, tokens so far; after
 // Done, the Sample's own figures.
 func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 	s := v.styles
@@ -448,28 +442,28 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 			L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(d.Tokens))+L(" tok"),
 			V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(d.Tokens))+L("tok"))
 	}
-	ttft, rate, mark := dash, dash, ""
-	if p.estimated {
-		mark = "≈"
-	}
-	if !p.started.IsZero() && !p.first.IsZero() {
-		ttft = ms(float64(p.first.Sub(p.started))/float64(time.Millisecond)) + "ms"
-	}
-	if n := len(p.arrivals); n >= 2 {
-		span := p.arrivals[n-1].at.Sub(p.arrivals[0].at)
-		toks := 0
-		for _, a := range p.arrivals[1:] {
-			toks += a.tokens
+	// While it streams: the probe's count so far (the server's per-chunk usage, else its
+	// per-chunk estimate, ≈) and the decode rate on what has arrived, DESIGN.md's formula, so
+	// that it ends on the Sample's own figure.
+	ttft, rate, toks := dash, dash, dash
+	if pr := &p.progress; pr.Chunks > 0 {
+		mark := ""
+		if pr.Estimated {
+			mark = "≈"
 		}
-		if span > 0 {
-			rate = mark + num(float64(toks)/span.Seconds())
+		if d, ok := pr.TTFT(probe.TTFTFirstToken); ok {
+			ttft = durMs(d) + "ms"
 		}
+		if r, ok := pr.DecodeRate(); ok {
+			rate = mark + num(r)
+		}
+		toks = mark + itoa(int(math.Round(pr.Tokens)))
 	}
 	return figureFit(w,
-		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(p.tokens))+L(" tok so far"),
-		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(mark+itoa(p.tokens))+L(" tok"),
-		L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(mark+itoa(p.tokens))+L(" tok"),
-		V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(p.tokens))+L("tok"))
+		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(toks)+L(" tok so far"),
+		L("ttft ")+V(ttft)+L(" · ")+V(rate)+L(" tok/s · ")+V(toks)+L(" tok"),
+		L("ttft ")+V(ttft)+" "+V(rate)+L(" tok/s ")+V(toks)+L(" tok"),
+		V(ttft)+L(" ")+V(rate)+L("t/s ")+V(toks)+L("tok"))
 }
 
 // paneElapsed is the time since the request was sent: live while streaming, final after.

@@ -12,7 +12,7 @@ func TestWorkloadInViews(t *testing.T) {
 	m, _ := newTestModel(t, 4, 120, 40, 30)
 
 	view := m.View()
-	for _, want := range []string{"bust · c1", "reuse · c1"} {
+	for _, want := range []string{"cache bust · 1 stream", "cache reuse · 1 stream"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("dashboard lacks %q:\n%s", want, view)
 		}

@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"tokscope/sim"
+)
+
+// steadyStream serves a known schedule: a role chunk at once, then one content chunk of one
+// word per gap from ttft on, worth 2 tokens each by the server's count, the usage only at the
+// end. The first request (the warm-up) has 10 chunks, the others chunks.
+func steadyStream(t *testing.T, ttft, gap time.Duration, chunks int) *httptest.Server {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		start := time.Now()
+		count := chunks
+		if n.Add(1) == 1 {
+			count = 10
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		send := func(at time.Duration, data string) bool {
+			if d := time.Until(start.Add(at)); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-r.Context().Done():
+					return false
+				}
+			}
+			_, err := fmt.Fprintf(w, "data: %s\n\n", data)
+			return err == nil && rc.Flush() == nil
+		}
+		const head = `{"id":"chatcmpl-e2e","object":"chat.completion.chunk","created":1,"model":"m","choices":`
+		send(0, head+`[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
+		for i := range count {
+			if !send(ttft+time.Duration(i)*gap, head+`[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}`) {
+				return
+			}
+		}
+		last := ttft + time.Duration(count-1)*gap
+		send(last, head+`[{"index":0,"delta":{},"finish_reason":"length"}]}`)
+		send(last, fmt.Sprintf(`{"id":"chatcmpl-e2e","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, 2*count, 2*count+3))
+		send(last, "[DONE]")
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+var (
+	reLive     = regexp.MustCompile(`1 in flight · ≈(\d+)/(\d+) tok · ≈(\d+(?:\.\d+)?) tok/s`)
+	reLiveTTFT = regexp.MustCompile(`ttft (\d+(?:\.\d+)?) ms last`)
+	reLiveAgg  = regexp.MustCompile(`agg ≈(\d+(?:\.\d+)?) tok/s`)
+)
+
+// TestLiveFiguresInTmux reads the dashboard halfway through one long stream (50 tok/s for 12 s,
+// TTFT 300 ms, usage only at the end): the card already shows its TTFT, its tokens so far of
+// max_tokens, its decode rate so far and the aggregate tok/s, within 10 % of the schedule,
+// while no request has finished.
+func TestLiveFiguresInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
+	}
+	tmuxPath, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
+	}
+	const (
+		ttft     = 300 * time.Millisecond
+		gap      = 40 * time.Millisecond // 25 chunks/s × 2 tokens: 50 tok/s
+		chunks   = 300                   // 12 s
+		trueRate = 50.0
+	)
+	srv := steadyStream(t, ttft, gap, chunks)
+	bin := buildTokscope(t)
+	tm := startTmuxScript(t, tmuxPath, 100, 30,
+		`TERM=xterm-256color "$1" -u "$4" -m m --max-tokens 600 -i 0s 2>"$3"; s=$?; echo "$s" >"$2"; `+
+			`echo "tokscope exited with status $s"; exec sleep 300`, bin, srv.URL+"/v1")
+
+	tm.waitFor("the long stream's first token", showsMatches(reLive, 1))
+	began := time.Now()
+	time.Sleep(6 * time.Second) // halfway through the 12 s stream
+	screen := tm.waitFor("halfway", showsMatches(reLive, 1), showsMatches(reLiveTTFT, 1), showsMatches(reLiveAgg, 1))
+	elapsed := time.Since(began)
+	if strings.Contains(screen, " 1 req") {
+		t.Fatalf("the long stream ended before the check: the test no longer reads a stream in flight\n%s", numberedRows(screen))
+	}
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	live := reLive.FindStringSubmatch(screen)
+	sofar, max, rate := num(live[1]), num(live[2]), num(live[3])
+	ttftMs := num(reLiveTTFT.FindStringSubmatch(screen)[1])
+	agg := num(reLiveAgg.FindStringSubmatch(screen)[1])
+	t.Logf("%.1f s after the first token: %.0f/%.0f tok, decode %.1f tok/s, TTFT %.0f ms, agg %.1f tok/s", elapsed.Seconds(), sofar, max, rate, ttftMs, agg)
+	if max != 600 {
+		t.Errorf("progress of %.0f tokens, want of --max-tokens 600", max)
+	}
+	// At least 6 s of the stream (300 tokens), at most what the polling added.
+	if lo, hi := trueRate*6, trueRate*(elapsed.Seconds()+1); sofar < 0.9*lo || sofar > hi {
+		t.Errorf("%.0f tokens so far, want %.0f–%.0f", sofar, lo, hi)
+	}
+	if rate < 0.9*trueRate || rate > 1.1*trueRate {
+		t.Errorf("decode so far %.1f tok/s, the server sends %.0f", rate, trueRate)
+	}
+	if agg < 0.9*trueRate || agg > 1.1*trueRate {
+		t.Errorf("aggregate %.1f tok/s, the server sends %.0f", agg, trueRate)
+	}
+	if ttftMs < 300 || ttftMs > 400 {
+		t.Errorf("TTFT %.0f ms, the server's first token comes 300 ms after the request", ttftMs)
+	}
+}
+
+// cardAt is the card at column col (0 or 1) and row row (0 or 1) of a 2×2 dashboard at
+// 80×24: the rows of the body, cut to its half of the width.
+func cardAt(screen string, col, row int) string {
+	lines := strings.Split(screen, "\n")
+	var out []string
+	for i := 1 + row*11; i < 1+(row+1)*11 && i < len(lines); i++ {
+		r := []rune(lines[i])
+		lo, hi := col*40, min((col+1)*40, len(r))
+		if lo < hi {
+			out = append(out, string(r[lo:hi]))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var (
+	// A card figure: a TTFT, or tokens so far with a rate (a warm-up, or requests in flight).
+	reCardNumbers = regexp.MustCompile(`ttft (ms )?\d+(\.\d+)?( ms)? last|· ≈?\d+(/\d+)? tok · ≈?\d+(\.\d+)? tok/s`)
+	// A chart column.
+	reChartGlyph = regexp.MustCompile(`[▁▂▃▄▅▆▇█]`)
+)
+
+// TestDemoFirstImpression: `tokscope --demo` at 80×24 shows numbers and charts on every card
+// within 3 s of its first screen. flaky-cloud fails a request now and then by design (a
+// stall on its warm-up holds its only stream for the stall limit): when it alone misses, the
+// test looks once more, in a new session.
+func TestDemoFirstImpression(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
+	}
+	tmuxPath, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
+	}
+	bin := buildTokscope(t)
+	for attempt := 1; ; attempt++ {
+		missing := firstImpression(t, tmuxPath, bin)
+		if len(missing) == 0 {
+			return
+		}
+		if attempt == 2 || len(missing) > 1 || missing[0] != "flaky-cloud" {
+			t.Fatalf("attempt %d: no numbers and charts within 3 s on %v", attempt, missing)
+		}
+		t.Logf("attempt %d: flaky-cloud alone missed (a fault on its first requests?): once more", attempt)
+	}
+}
+
+// firstImpression runs the demo in a new tmux session and returns the cards that lack
+// numbers or a chart 3 s after the first screen.
+func firstImpression(t *testing.T, tmuxPath, bin string) []string {
+	tm := startTmuxScript(t, tmuxPath, 80, 24, `TERM=xterm-256color "$1" --demo 2>"$3"; s=$?; echo "$s" >"$2"; `+
+		`echo "tokscope exited with status $s"; exec sleep 300`, bin)
+	launched := time.Now()
+	tm.waitFor("first screen", dashboardView(80, 24))
+	first := time.Now()
+	deadline := first.Add(3 * time.Second)
+	var missing []string
+	var screen string
+	for {
+		screen = tm.capture()
+		missing = missing[:0]
+		for i, name := range demoNames {
+			card := cardAt(screen, i%2, i/2)
+			if !strings.Contains(card, name) || !reCardNumbers.MatchString(card) || !reChartGlyph.MatchString(card) {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(pollEvery)
+	}
+	t.Logf("first screen %v after launch; every card with numbers and charts %v after it (missing %v)",
+		first.Sub(launched).Round(time.Millisecond), time.Since(first).Round(time.Millisecond), missing)
+	tm.shots.save(t, "demo first impression", screen)
+	if len(missing) > 0 {
+		t.Logf("screen:\n%s", numberedRows(screen))
+	}
+	tm.tmux("kill-server")
+	return missing
+}
+
+var (
+	reStreamLive = regexp.MustCompile(`ttft \d+(?:\.\d+)?ms · ≈(\d+(?:\.\d+)?) tok/s · ≈(\d+) tok so far`)
+	reStreamDone = regexp.MustCompile(`ttft \d+(?:\.\d+)?ms · (\d+(?:\.\d+)?) tok/s · (\d+) tok usage`)
+)
+
+// TestStreamViewLiveRateInTmux streams a prompt in the stream view to a server that sends 3
+// tokens per chunk and its usage only at the end: once half the answer has arrived, the live
+// tok/s (the probe's per-chunk estimate) is within 5 % of the final figure.
+func TestStreamViewLiveRateInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
+	}
+	tmuxPath, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
+	}
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "three", Model: "m", TTFT: 200 * time.Millisecond,
+		TokensPerSecond: 60, TokensPerChunk: 3, Jitter: 0.2, MaxTokens: 360})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	bin := buildTokscope(t)
+	// The background loop sends its warm-up and one request, then pauses for a minute.
+	tm := startTmuxScript(t, tmuxPath, 100, 30,
+		`TERM=xterm-256color "$1" -u "$4" -m m --max-tokens 360 -i 60s 2>"$3"; s=$?; echo "$s" >"$2"; `+
+			`echo "tokscope exited with status $s"; exec sleep 300`, bin, srv.BaseURL("three"))
+	tm.waitFor("dashboard", fillsTerminal(100, 30), shows("1 Dashboard", "agg"))
+	tm.key("4")
+	tm.waitFor("stream view", streamView(100, 30))
+	tm.key("Enter")
+
+	var live float64
+	var sofar int
+	tm.waitFor("half the answer, streaming", func(s string) error {
+		m := reStreamLive.FindStringSubmatch(s)
+		if m == nil {
+			return fmt.Errorf("no live figures")
+		}
+		sofar, _ = strconv.Atoi(m[2])
+		live, _ = strconv.ParseFloat(m[1], 64)
+		if sofar < 180 {
+			return fmt.Errorf("%d tokens so far", sofar)
+		}
+		return nil
+	})
+	screen := tm.waitFor("done", showsMatches(reStreamDone, 1))
+	m := reStreamDone.FindStringSubmatch(screen)
+	final, _ := strconv.ParseFloat(m[1], 64)
+	t.Logf("live ≈%.1f tok/s at %d tokens of 360; final %.1f tok/s over %s tokens", live, sofar, final, m[2])
+	if m[2] != "360" {
+		t.Errorf("final %s tokens, want 360", m[2])
+	}
+	if d := (live - final) / final; d < -0.05 || d > 0.05 {
+		t.Errorf("live ≈%.1f tok/s at %d of 360 tokens, final %.1f: %.1f %% off, want within 5 %%", live, sofar, final, 100*d)
+	}
+}

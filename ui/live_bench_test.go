@@ -1,0 +1,127 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/sim"
+)
+
+// watched is the real Model under a bubbletea program, counting what it handles: redraws,
+// and how late each Progress is handled after its chunk arrived.
+type watched struct {
+	Model
+	redraws *int
+	lags    *[]time.Duration
+}
+
+func (w watched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case redrawMsg:
+		*w.redraws++
+	case eventsMsg:
+		now := time.Now()
+		for _, ev := range msg.events {
+			if p, ok := ev.(*probe.Progress); ok {
+				*w.lags = append(*w.lags, now.Sub(p.Start.Add(p.At)))
+			}
+		}
+	}
+	next, cmd := w.Model.Update(msg)
+	w.Model = next.(Model)
+	return w, cmd
+}
+
+// BenchmarkLive64x8 runs 8 endpoints × 64 streams (512 in flight, 50 tok/s each: 25,600
+// chunks/s, ~5,000 Progress/s) against the simulator for 10 s into a real bubbletea program
+// drawing the dashboard at 120×40 (output discarded), and reports whether the UI keeps up:
+// every finished request reaches it (the run fails otherwise), how often it redraws (at most
+// 4 Hz), how late it handles Progress after the chunk arrived, and the Progress the probe
+// dropped because the channel was full.
+//
+//	go test ./ui -run '^$' -bench Live64x8 -benchtime 1x
+func BenchmarkLive64x8(b *testing.B) {
+	const (
+		endpoints = 8
+		streams   = 64
+		run       = 10 * time.Second
+	)
+	for range b.N {
+		var profiles []sim.Profile
+		for i := range endpoints {
+			profiles = append(profiles, sim.Profile{Name: fmt.Sprintf("ep%d", i), Model: "m", TTFT: 30 * time.Millisecond,
+				TTFTJitter: 10 * time.Millisecond, TokensPerSecond: 50, TokensPerChunk: 1, MaxTokens: 64})
+		}
+		srv, err := sim.Start(sim.Options{}, profiles...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var eps []config.Endpoint
+		for _, p := range profiles {
+			ep := config.NewEndpoint(srv.BaseURL(p.Name), p.Model)
+			ep.Name, ep.Concurrency, ep.Interval, ep.MaxTokens = p.Name, streams, 0, p.MaxTokens
+			eps = append(eps, ep)
+		}
+		var reported atomic.Int64
+		runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Duration: run,
+			OnDone: []func(*probe.Sample){func(*probe.Sample) { reported.Add(1) }}})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*run)
+		runErr := make(chan error, 1)
+		go func() { runErr <- runner.Run(ctx) }()
+
+		var redraws int
+		var lags []time.Duration
+		p := tea.NewProgram(watched{New(runner, eps, runner.Events(), Options{}), &redraws, &lags},
+			tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
+		go p.Send(tea.WindowSizeMsg{Width: 120, Height: 40})
+		began := time.Now()
+		go func() {
+			if err := <-runErr; err != nil {
+				b.Error(err)
+			}
+			for len(runner.Events()) > 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond)
+			p.Quit()
+		}()
+		final, err := p.Run()
+		elapsed := time.Since(began)
+		cancel()
+		srv.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := final.(watched).Model
+		m.takeSnapshot()
+		received := 0
+		for _, e := range m.snap.Endpoints {
+			received += e.Requests + e.Warmups
+		}
+		if int64(received) != reported.Load() || received == 0 {
+			b.Fatalf("the UI received %d finished requests, the probes reported %d", received, reported.Load())
+		}
+		slices.Sort(lags)
+		q := func(p float64) float64 {
+			if len(lags) == 0 {
+				return 0
+			}
+			return float64(lags[min(len(lags)-1, int(p*float64(len(lags))))].Microseconds()) / 1000
+		}
+		b.ReportMetric(float64(received), "requests")
+		b.ReportMetric(float64(len(lags))/elapsed.Seconds(), "progress/s")
+		b.ReportMetric(float64(redraws)/elapsed.Seconds(), "redraws/s")
+		b.ReportMetric(q(0.5), "progress_lag_p50_ms")
+		b.ReportMetric(q(0.99), "progress_lag_p99_ms")
+		b.ReportMetric(float64(runner.DroppedProgress()), "progress_dropped")
+	}
+}
