@@ -10,6 +10,12 @@
 //     help screen, and a clean exit that restores the terminal. Set TOKSCOPE_SCREENS=dir to
 //     keep every asserted screen as a text file in dir, for reviewers; `go test -short`
 //     skips it.
+//   - TestLiveFiguresInTmux reads a card halfway through one long scripted stream: TTFT,
+//     tokens so far, decode so far and aggregate tok/s within 10 % of the schedule.
+//   - TestDemoFirstImpression: `tokscope --demo` at 80×24 has numbers and charts on every card
+//     within 3 s of its first screen.
+//   - TestStreamViewLiveRateInTmux: the stream view's live tok/s, halfway through an answer of
+//     3 tokens per chunk with usage only at the end, within 5 % of the final figure.
 //   - TestHeadlessProgressInTmux runs a headless run with stderr on the terminal and stdout
 //     into a file: the progress line shows and moves, is wiped at the end, and stdout is the
 //     summary alone.
