@@ -88,6 +88,7 @@ func inFlightLine(s *Styles, in stats.InFlight, long, short string, w int) strin
 	}
 	return figureFit(w,
 		L(long)+F(" · ")+V(toks)+U(" tok")+F(" · ")+V(rate)+U(" tok/s"),
+		L(long+" ")+V(toks)+U(" tok ")+V(rate)+U(" tok/s"),
 		L(short)+F(" · ")+V(toks)+U(" tok")+F(" · ")+V(rate)+U(" tok/s"),
 		L(short+" ")+V(toks)+U(" tok ")+V(rate)+U(" tok/s"),
 		L(short+" ")+V(rate)+U(" tok/s"))
