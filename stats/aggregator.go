@@ -476,6 +476,7 @@ func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
 	if !ok {
 		return
 	}
+	e.live.addTTFT(s, a.ttftFrom) // the per-second TTFT series keeps it too
 	e.version++
 	e.whole[mTTFT].recordDur(d)
 	sec := doneAt(s).Unix()

@@ -179,7 +179,21 @@ func (l *live) markActive(start, end time.Time) {
 	}
 }
 
-func (l *live) addTTFT(at time.Time, v float64) (sec int64, ok bool) {
+// addTTFT puts a finished (or cut) request's TTFT into the per-second series at its instant,
+// and makes it the newest TTFT if it is.
+func (l *live) addTTFT(s *probe.Sample, ttftFrom probe.TTFTFrom) {
+	d, ok := ttftFrom.TTFT(s)
+	if !ok {
+		return
+	}
+	at := s.Start.Add(d)
+	l.addTTFTAt(at, ms(d))
+	if !at.Before(l.lastTTFTAt) {
+		l.lastTTFT, l.lastTTFTAt = ms(d), at
+	}
+}
+
+func (l *live) addTTFTAt(at time.Time, v float64) (sec int64, ok bool) {
 	sec = at.Unix()
 	sl := l.second(sec)
 	if sl == nil {
@@ -230,7 +244,7 @@ func (a *Aggregator) observeProgress(e *endpoint, p *probe.Progress) {
 	}
 	if d, ok := p.TTFT(a.ttftFrom); ok && !r.ttftIn && r.ttft == 0 {
 		r.ttft = ms(d)
-		r.ttftSec, r.ttftIn = l.addTTFT(p.Start.Add(d), r.ttft)
+		r.ttftSec, r.ttftIn = l.addTTFTAt(p.Start.Add(d), r.ttft)
 		if !r.ttftIn {
 			r.ttft = -1 // too old for the series: never again
 		}
@@ -275,13 +289,7 @@ func (l *live) addSample(s *probe.Sample, ttftFrom probe.TTFTFrom) {
 	if ft, ok := s.TTFT(); ok {
 		l.sawFirstToken(s.Start.Add(ft))
 	}
-	if d, ok := ttftFrom.TTFT(s); ok {
-		at := s.Start.Add(d)
-		l.addTTFT(at, ms(d))
-		if !at.Before(l.lastTTFTAt) {
-			l.lastTTFT, l.lastTTFTAt = ms(d), at
-		}
-	}
+	l.addTTFT(s, ttftFrom)
 	if r, ok := s.DecodeRate(); ok {
 		l.lastDecode, l.lastDecOK = r, true
 	}

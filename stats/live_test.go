@@ -177,3 +177,25 @@ func TestResetWithRequestsInFlight(t *testing.T) {
 		t.Errorf("after Reset: %.0f tokens in the series, want the 10 that came after", got)
 	}
 }
+
+// A request cut by the end of the run (Sample.Cut) keeps its TTFT, in the per-second series
+// too; its tokens leave the speed figures, as DESIGN.md says of cut requests.
+func TestCutRequestKeepsItsTTFTOnly(t *testing.T) {
+	s := okSample(t0, 500*msD, 40, 50*msD, 40)
+	s.Seq = 5
+	a := newAgg()
+	a.Observe(progressOf(s, 5, 20))
+	s.Cut, s.Outcome, s.FinishReason = true, probe.OutcomeTruncated, ""
+	a.Observe(&probe.Done{Endpoint: 0, Sample: *s})
+	st := a.Snapshot(t0.Add(3 * time.Second)).Endpoints[0]
+	if sumTokens(st) != 0 || st.AggregateTPS != 0 {
+		t.Errorf("a cut request's tokens stayed: %.0f in the series, %.1f tok/s", sumTokens(st), st.AggregateTPS)
+	}
+	ttfts := 0
+	for _, sec := range st.Seconds {
+		ttfts += sec.TTFTs
+	}
+	if ttfts != 1 || !st.Latest.TTFTOK || st.Latest.TTFT != 500 {
+		t.Errorf("a cut request's TTFT: %d in the series, latest %+v; want it kept", ttfts, st.Latest)
+	}
+}
