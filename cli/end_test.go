@@ -3,6 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +222,34 @@ func TestHeadlessInterrupt(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Error("the second interrupt did not exit")
+	}
+}
+
+// A model the server does not have: headless, the endpoint backs off and stops after a few
+// identical 404s with a clear message, and the run ends without waiting for --duration.
+func TestHeadlessStopsAfterPermanentErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, "{\"error\":{\"message\":\"The model `nope` does not exist\",\"code\":\"model_not_found\"}}")
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run("", []string{"--no-tui", "-o", "json", "--duration", "1m", "-u", srv.URL + "/v1", "-m", "nope"}, &stdout, &stderr, process{})
+	if took := time.Since(start); code != ExitFailed || took > 20*time.Second {
+		t.Errorf("exit %d after %v, want 1 well before the minute", code, took.Round(time.Millisecond))
+	}
+	want := fmt.Sprintf("stopped after %d identical http_404 errors in a row", StopAfterPermanent)
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "does not exist") {
+		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	}
+	var doc summaryJSON
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// The warm-up is the first of the identical errors; it counts in no figure.
+	if e := doc.Endpoints[0]; e.Errors != StopAfterPermanent-1 || e.ErrorKinds["http_404"] != StopAfterPermanent-1 {
+		t.Errorf("%d errors %v, want %d × http_404 after the warm-up's", e.Errors, e.ErrorKinds, StopAfterPermanent-1)
 	}
 }

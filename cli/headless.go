@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"tokscope/config"
 	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/servermetrics"
@@ -44,6 +45,8 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 			agg.Observe(ev)
 			eng.observeReport(ev)
 			failed = failed || requestFailed(ev)
+		noteStopped(ev, eng.endpoints, stderr)
+			noteStopped(ev, eng.endpoints, stderr)
 		case u, ok := <-updates:
 			if !ok {
 				updates = nil
@@ -91,6 +94,7 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 	}
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
 		failed = failed || requestFailed(ev)
+		noteStopped(ev, eng.endpoints, stderr)
 		if agg != nil {
 			agg.Observe(ev)
 			eng.observeReport(ev)
@@ -136,6 +140,16 @@ func (e *engine) observeReport(ev probe.Event) {
 func requestFailed(ev probe.Event) bool {
 	d, ok := ev.(*probe.Done)
 	return ok && d.Sample.Failed()
+}
+
+// noteStopped says on stderr when an endpoint stopped after identical permanent errors
+// (probe.Options.StopAfterPermanent): its requests failed, and the exit status is 1.
+func noteStopped(ev probe.Event, eps []config.Endpoint, stderr io.Writer) {
+	st, ok := ev.(*probe.Status)
+	if !ok || st.State != probe.StateStopped || st.Reason == "" || st.Endpoint < 0 || st.Endpoint >= len(eps) {
+		return
+	}
+	fmt.Fprintf(stderr, "tokscope: %s: %s\n", eps[st.Endpoint].Name, st.Reason)
 }
 
 // recordArrivals copies the Runner's open-loop arrival counts into the statistics.

@@ -376,8 +376,16 @@ func (o *options) overrides() config.Overrides {
 
 // probeOptions are the flags that shape the Runner's schedule.
 func (o *options) probeOptions() probe.Options {
-	return probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Grace: o.grace, Rate: o.rate, RateSeed: o.seed}
+	opts := probe.Options{Warmup: o.warmup, Requests: o.requests, Duration: o.duration, Grace: o.grace, Rate: o.rate, RateSeed: o.seed}
+	if o.noTUI {
+		opts.StopAfterPermanent = StopAfterPermanent // the TUI only backs off: a user is watching
+	}
+	return opts
 }
+
+// StopAfterPermanent is how many identical permanent errors in a row (401, 403, 404) stop an
+// endpoint of a headless run.
+const StopAfterPermanent = 5
 
 // DefaultGrace is how long the requests in flight may finish when a run (or a sweep step)
 // ends, without --grace or the config's grace: (AIPerf's benchmark grace period).

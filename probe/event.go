@@ -111,6 +111,9 @@ type Status struct {
 	// so each request opens a new connection and connect time is part of every TTFT there.
 	ConnPerRequest bool
 	InFlight       int // requests still finishing (StateFinishing only)
+	// Reason says why the endpoint backs off or stopped after identical permanent errors
+	// (401, 403, 404; permanent.go), e.g. "3× http_404 in a row: …"; "" otherwise.
+	Reason string
 }
 
 func (*Started) isEvent()  {}

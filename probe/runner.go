@@ -23,8 +23,11 @@ type Options struct {
 	// Grace is how long requests in flight may finish once the run ends (Duration, Stop,
 	// every endpoint done): no new request starts, and what is still running when it is over
 	// is cut (Sample.Cut). 0 cuts at once.
-	Grace  time.Duration
-	Deltas bool // emit Delta events for background requests too (interactive streams always emit)
+	Grace time.Duration
+	// StopAfterPermanent > 0 stops an endpoint after that many identical permanent errors
+	// (401, 403, 404) in a row (permanent.go; headless runs). 0: it only backs off.
+	StopAfterPermanent int
+	Deltas             bool // emit Delta events for background requests too (interactive streams always emit)
 	// OnDone is called from worker goroutines for every finished request (warm-ups and
 	// interactive ones too: see Sample.Warmup and Sample.Stream); must be goroutine-safe.
 	OnDone []func(*Sample)
@@ -82,7 +85,7 @@ type Runner struct {
 	ended   RunEnd             // how the run ended (End), set before Events closes
 	wg      sync.WaitGroup     // request loops and interactive requests
 	senders sync.WaitGroup     // status senders
-	left    int                // endpoints still short of Options.Requests
+	left    int                // endpoints not finished (Options.Requests, or stopped: permanent.go)
 	allDone chan struct{}      // closed when left reaches 0
 }
 
@@ -166,11 +169,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		return errors.New("probe: Runner.Run called twice")
 	}
 	r.phase, r.ctx, r.workCtx, r.reqCtx = phaseRunning, sendCtx, workCtx, reqCtx
-	if r.opts.Requests > 0 {
-		r.left = len(r.lanes)
-		if r.left == 0 {
-			close(r.allDone)
-		}
+	r.left = len(r.lanes)
+	if r.left == 0 && r.opts.Requests > 0 {
+		close(r.allDone)
 	}
 	drain := make(chan struct{})
 	for _, l := range r.lanes {
@@ -410,10 +411,14 @@ type lane struct {
 	backoff      time.Duration // length of the current back-off
 	rateLimited  int           // consecutive 429s
 	lastFailed   bool
-	finished     bool // every one of Options.Requests finished
-	ending       bool // the run is finishing: no new request (finish.go)
-	tickets      int  // counted requests started, up to Options.Requests
-	allStarted   bool // tickets reached Options.Requests
+	finished     bool   // every one of Options.Requests finished
+	ending       bool   // the run is finishing: no new request (finish.go)
+	permKind     string // the last permanent error's kind (permanent.go)
+	permCount    int    // identical permanent errors in a row
+	permMsg      string // the last one's message
+	stopWhy      string // why the endpoint stopped after permanent errors; "" while it runs
+	tickets      int    // counted requests started, up to Options.Requests
+	allStarted   bool   // tickets reached Options.Requests
 	flights      map[uint64]flight
 
 	statusMu     sync.Mutex // orders status computation with its queueing
@@ -690,13 +695,17 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 	l.report(&s, 0)
 	if last { // every counted request has started (tickets), and this was the last to finish
 		l.mu.Lock()
+		last = !l.finished
 		l.finished, l.live = true, false
 		cancel := l.cancel
 		l.mu.Unlock()
 		cancel()
 		l.publish()
-		r.endpointFinished()
+		if last {
+			r.endpointFinished()
+		}
 	}
+	l.stopPermanent()
 	return s, true
 }
 
@@ -814,10 +823,13 @@ func (l *lane) end(seq uint64, s *Sample) {
 		// cut or abandoned with the run: says nothing about the endpoint
 	case isRateLimited(s):
 		l.rateLimitLocked(s)
+		l.permCount = 0
+	case isPermanent(s):
+		l.permanentLocked(s)
 	case s.Outcome == OutcomeError:
-		l.lastFailed = true
+		l.lastFailed, l.permCount = true, 0
 	default:
-		l.lastFailed, l.rateLimited = false, 0
+		l.lastFailed, l.rateLimited, l.permCount = false, 0, 0
 	}
 	l.mu.Unlock()
 	l.publish()
@@ -849,7 +861,8 @@ func (l *lane) rateLimitLocked(s *Sample) {
 
 // stateLocked derives the endpoint's state; l.mu held.
 func (l *lane) stateLocked() Status {
-	st := Status{Endpoint: l.idx, Concurrency: l.target, ConnPerRequest: l.client.ClosesConnections()}
+	st := Status{Endpoint: l.idx, Concurrency: l.target, ConnPerRequest: l.client.ClosesConnections(),
+		Reason: l.permanentReasonLocked()}
 	switch {
 	case l.finished:
 		st.State = StateStopped

@@ -56,3 +56,18 @@ func TestFooterSaysFinishing(t *testing.T) {
 		t.Errorf("footer %q after the run ended", footer())
 	}
 }
+
+// After identical permanent errors the card says why the endpoint backs off.
+func TestCardSaysWhyItBacksOff(t *testing.T) {
+	m, _ := newTestModel(t, 2, 120, 40, 5)
+	e := errSample(m.eps[0], 6, t0.Add(-time.Second), "http_404", "404 Not Found: The model does not exist", 404)
+	m = update(t, m, eventsMsg{events: []probe.Event{
+		&probe.Done{Endpoint: 0, Sample: e},
+		&probe.Status{Endpoint: 0, State: probe.StateBackoff, Until: t0.Add(4 * time.Second), Backoff: 4 * time.Second,
+			Reason: "3× http_404 in a row: 404 Not Found: The model does not exist"},
+	}})
+	m = update(t, m, redrawMsg{})
+	if view := m.View(); !strings.Contains(view, "3× http_404 in a row") || !strings.Contains(view, "backing off 4s") {
+		t.Errorf("the card does not say why it backs off:\n%s", view)
+	}
+}

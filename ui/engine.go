@@ -56,6 +56,9 @@ type endpointState struct {
 	// connPerRequest: the server closes every kept-alive connection (probe.Status): each
 	// request opens a new one, and the detail view says so.
 	connPerRequest bool
+	// reason: why the endpoint backs off or stopped after identical permanent errors
+	// (probe.Status.Reason), shown on the card in place of the last error.
+	reason string
 	// finishing: the run has ended and this many of its requests are finishing within the
 	// grace (probe.StateFinishing); the footer says so.
 	finishing int

@@ -275,7 +275,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 // handleStatus takes the Runner's word on an endpoint's state.
 func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	st.state, st.until = ev.State, ev.Until
-	st.connPerRequest = ev.ConnPerRequest
+	st.connPerRequest, st.reason = ev.ConnPerRequest, ev.Reason
 	if was := st.finishing; ev.InFlight != was {
 		st.finishing = ev.InFlight
 		defer m.renderFooter()

@@ -261,6 +261,9 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:
+		if st.reason != "" { // backing off after identical permanent errors: say why
+			return truncate(s.Bad.Render(oneLine(st.reason)), w)
+		}
 		e := es.LastError
 		return truncate(s.Bad.Render(oneLine(e.Kind+": "+e.Message)), w)
 	}
