@@ -45,7 +45,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 			agg.Observe(ev)
 			eng.observeReport(ev)
 			failed = failed || requestFailed(ev)
-		noteStopped(ev, eng.endpoints, stderr)
+			noteStopped(ev, eng.endpoints, stderr)
 			noteStopped(ev, eng.endpoints, stderr)
 		case u, ok := <-updates:
 			if !ok {
