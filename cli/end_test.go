@@ -241,8 +241,8 @@ func TestHeadlessStopsAfterPermanentErrors(t *testing.T) {
 		t.Errorf("exit %d after %v, want 1 well before the minute", code, took.Round(time.Millisecond))
 	}
 	want := fmt.Sprintf("stopped after %d identical http_404 errors in a row", StopAfterPermanent)
-	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "does not exist") {
-		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	if strings.Count(stderr.String(), want) != 1 || !strings.Contains(stderr.String(), "does not exist") {
+		t.Errorf("stderr %q, want %q once", stderr.String(), want)
 	}
 	var doc summaryJSON
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {

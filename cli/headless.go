@@ -46,7 +46,6 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 			eng.observeReport(ev)
 			failed = failed || requestFailed(ev)
 			noteStopped(ev, eng.endpoints, stderr)
-			noteStopped(ev, eng.endpoints, stderr)
 		case u, ok := <-updates:
 			if !ok {
 				updates = nil
