@@ -2,60 +2,16 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/sim"
 	"tokscope/stats"
 )
-
-// steadyServer streams every request on a known schedule: a role chunk at once, then one
-// content chunk per gap from ttft on, each worth 2 tokens by the server's count (its text, one
-// word, is 1 to the offline tokenizer), and the usage only at the end. The first request is
-// short (the warm-up), the next ones long.
-func steadyServer(t *testing.T, ttft, gap time.Duration, shortChunks, longChunks int) *httptest.Server {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		chunks := longChunks
-		if n.Add(1) == 1 {
-			chunks = shortChunks
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		send := func(at time.Duration, data string) bool {
-			if d := time.Until(start.Add(at)); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-r.Context().Done():
-					return false
-				}
-			}
-			_, err := fmt.Fprintf(w, "data: %s\n\n", data)
-			return err == nil && rc.Flush() == nil
-		}
-		const head = `{"id":"chatcmpl-steady","object":"chat.completion.chunk","created":1,"model":"m","choices":`
-		send(0, head+`[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
-		for i := range chunks {
-			if !send(ttft+time.Duration(i)*gap, head+`[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}`) {
-				return
-			}
-		}
-		last := ttft + time.Duration(chunks-1)*gap
-		send(last, head+`[{"index":0,"delta":{},"finish_reason":"length"}]}`)
-		send(last, fmt.Sprintf(`{"id":"chatcmpl-steady","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, 2*chunks, 2*chunks+3))
-		send(last, "[DONE]")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // counterValue reads tokscope_generation_tokens_total of endpoint name from e's registry.
 func counterValue(t *testing.T, e *promexport.Exporter, name string) float64 {
@@ -83,22 +39,26 @@ func counterValue(t *testing.T, e *promexport.Exporter, name string) float64 {
 // While one long steady stream is still running, the live aggregate tok/s and the
 // Prometheus token counter follow the server's schedule (50 tok/s) within 10 % in every 2 s
 // window from the first token on; when it ends, both hold its exact usage count. The server
-// sends usage only at the end, so what is live is the estimate (the endpoint's tokens per
-// chunk, learned from the warm-up), and the run is wired as a real one: Runner events into
-// stats.Observe, the Runner's hooks into the exporter.
+// sends usage only at the end, so what is live is the probe's estimate, and the run is wired
+// as a real one: Runner events into stats.Observe, the Runner's hooks into the exporter.
 func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 	const (
-		gap        = 40 * time.Millisecond // 25 chunks/s × 2 tokens = 50 tok/s
-		trueRate   = 50.0
-		longChunks = 175 // 7 s
-		window     = 2 * time.Second
+		trueRate = 50.0
+		tokens   = 350 // 7 s
+		window   = 2 * time.Second
 	)
-	srv := steadyServer(t, 300*time.Millisecond, gap, 10, longChunks)
-	ep := config.Endpoint{Name: "steady", BaseURL: srv.URL + "/v1", Model: "m", Prompt: "hi", MaxTokens: 2 * longChunks,
+	// The simulator on a fixed schedule: 2 tokens per chunk at 50 tok/s, the usage only at the end.
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "steady", Model: "m", TTFT: 300 * time.Millisecond,
+		TokensPerSecond: trueRate, TokensPerChunk: 2, MaxTokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ep := config.Endpoint{Name: "steady", BaseURL: srv.BaseURL("steady"), Model: "m", Prompt: "hi", MaxTokens: tokens,
 		Concurrency: 1, Timeout: time.Minute, Stall: 10 * time.Second}
 	eps := []config.Endpoint{ep}
 	exp := promexport.New(eps)
-	runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Requests: 1,
+	runner := probe.NewRunner(eps, probe.Options{Requests: 1,
 		OnDone: []func(*probe.Sample){exp.Observe}, OnStart: []func(string, uint64){exp.Started},
 		OnEnd: []func(string, uint64){exp.Finished}, OnProgress: []func(*probe.Progress){exp.Progress}})
 	agg := stats.New(eps)
@@ -112,13 +72,11 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 	observe := func(ev probe.Event) {
 		switch ev := ev.(type) {
 		case *probe.Progress:
-			if !ev.Warmup && first.IsZero() {
+			if first.IsZero() {
 				first = ev.Start.Add(ev.FirstToken)
 			}
 		case *probe.Done:
-			if !ev.Sample.Warmup {
-				done = ev
-			}
+			done = ev
 		}
 		agg.Observe(ev)
 	}
@@ -187,7 +145,7 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 	for drain() {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if done == nil || done.Sample.Tokens != 2*longChunks {
+	if done == nil || done.Sample.Tokens != tokens {
 		t.Fatalf("the long stream's Done: %+v", done)
 	}
 	st := agg.Snapshot(time.Now().Add(time.Second)).Endpoints[0] // the series ends with the last whole second
@@ -195,10 +153,10 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 	for _, s := range st.Seconds {
 		series += s.Tokens
 	}
-	if st.OutputTokens != 2*longChunks || math.Abs(series-2*longChunks) > 1e-6 {
-		t.Errorf("after the end: %d output tokens, %.3f in the per-second series; want %d, exact", st.OutputTokens, series, 2*longChunks)
+	if st.OutputTokens != tokens || math.Abs(series-tokens) > 1e-6 {
+		t.Errorf("after the end: %d output tokens, %.3f in the per-second series; want %d, exact", st.OutputTokens, series, tokens)
 	}
-	if c := counterValue(t, exp, "steady"); c != 2*longChunks {
-		t.Errorf("after the end: counter %.3f, want %d, exact", c, 2*longChunks)
+	if c := counterValue(t, exp, "steady"); c != tokens {
+		t.Errorf("after the end: counter %.3f, want %d, exact", c, tokens)
 	}
 }

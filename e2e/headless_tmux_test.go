@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,13 +19,7 @@ var reProgress = regexp.MustCompile(`tokscope  (\d+)/16 requests · ≈?\d+\.\d 
 // stdout holds the summary and nothing else. (With stderr not a terminal there is no line at
 // all: TestHeadlessJSONAgainstSimulator in the root package.)
 func TestHeadlessProgressInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
-	}
-	tmuxPath, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
-	}
+	tmuxPath := needTmux(t)
 	bin := buildTokscope(t)
 	out := filepath.Join(t.TempDir(), "summary.json")
 	// $4 is the summary file; stderr stays on the terminal.

@@ -2,62 +2,15 @@ package e2e
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"tokscope/sim"
 )
-
-// steadyStream serves a known schedule: a role chunk at once, then one content chunk of one
-// word per gap from ttft on, worth 2 tokens each by the server's count, the usage only at the
-// end. The first request (the warm-up) has 10 chunks, the others chunks.
-func steadyStream(t *testing.T, ttft, gap time.Duration, chunks int) *httptest.Server {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			http.NotFound(w, r)
-			return
-		}
-		start := time.Now()
-		count := chunks
-		if n.Add(1) == 1 {
-			count = 10
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		send := func(at time.Duration, data string) bool {
-			if d := time.Until(start.Add(at)); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-r.Context().Done():
-					return false
-				}
-			}
-			_, err := fmt.Fprintf(w, "data: %s\n\n", data)
-			return err == nil && rc.Flush() == nil
-		}
-		const head = `{"id":"chatcmpl-e2e","object":"chat.completion.chunk","created":1,"model":"m","choices":`
-		send(0, head+`[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
-		for i := range count {
-			if !send(ttft+time.Duration(i)*gap, head+`[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}`) {
-				return
-			}
-		}
-		last := ttft + time.Duration(count-1)*gap
-		send(last, head+`[{"index":0,"delta":{},"finish_reason":"length"}]}`)
-		send(last, fmt.Sprintf(`{"id":"chatcmpl-e2e","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, 2*count, 2*count+3))
-		send(last, "[DONE]")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 var (
 	reLive     = regexp.MustCompile(`1 in flight · ≈(\d+)/(\d+) tok · ≈(\d+(?:\.\d+)?) tok/s`)
@@ -70,24 +23,20 @@ var (
 // max_tokens, its decode rate so far and the aggregate tok/s, within 10 % of the schedule,
 // while no request has finished.
 func TestLiveFiguresInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
-	}
-	tmuxPath, err := exec.LookPath("tmux")
+	tmuxPath := needTmux(t)
+	const trueRate = 50.0
+	// The simulator on a fixed schedule: first token 300 ms after the request, 2 tokens per
+	// chunk at 50 tok/s, 600 tokens (12 s), the usage only at the end.
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "steady", Model: "m", TTFT: 300 * time.Millisecond,
+		TokensPerSecond: trueRate, TokensPerChunk: 2, MaxTokens: 600})
 	if err != nil {
-		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
+		t.Fatal(err)
 	}
-	const (
-		ttft     = 300 * time.Millisecond
-		gap      = 40 * time.Millisecond // 25 chunks/s × 2 tokens: 50 tok/s
-		chunks   = 300                   // 12 s
-		trueRate = 50.0
-	)
-	srv := steadyStream(t, ttft, gap, chunks)
+	t.Cleanup(srv.Close)
 	bin := buildTokscope(t)
 	tm := startTmuxScript(t, tmuxPath, 100, 30,
-		`TERM=xterm-256color "$1" -u "$4" -m m --max-tokens 600 -i 0s 2>"$3"; s=$?; echo "$s" >"$2"; `+
-			`echo "tokscope exited with status $s"; exec sleep 300`, bin, srv.URL+"/v1")
+		`TERM=xterm-256color "$1" -u "$4" -m m --max-tokens 600 --warmup 0 -i 0s 2>"$3"; s=$?; echo "$s" >"$2"; `+
+			`echo "tokscope exited with status $s"; exec sleep 300`, bin, srv.BaseURL("steady"))
 
 	tm.waitFor("the long stream's first token", showsMatches(reLive, 1))
 	began := time.Now()
@@ -127,6 +76,19 @@ func TestLiveFiguresInTmux(t *testing.T) {
 	}
 }
 
+// needTmux skips under -short and fails without tmux; it returns tmux's path.
+func needTmux(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
+	}
+	path, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
+	}
+	return path
+}
+
 // cardAt is the card at column col (0 or 1) and row row (0 or 1) of a 2×2 dashboard at
 // 80×24: the rows of the body, cut to its half of the width.
 func cardAt(screen string, col, row int) string {
@@ -154,13 +116,7 @@ var (
 // stall on its warm-up holds its only stream for the stall limit): when it alone misses, the
 // test looks once more, in a new session.
 func TestDemoFirstImpression(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
-	}
-	tmuxPath, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
-	}
+	tmuxPath := needTmux(t)
 	bin := buildTokscope(t)
 	for attempt := 1; ; attempt++ {
 		missing := firstImpression(t, tmuxPath, bin)
@@ -218,13 +174,7 @@ var (
 // tokens per chunk and its usage only at the end: once half the answer has arrived, the live
 // tok/s (the probe's per-chunk estimate) is within 5 % of the final figure.
 func TestStreamViewLiveRateInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the end-to-end test builds the binary and runs it in tmux")
-	}
-	tmuxPath, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux not found (%v): install it with `apt-get install -y tmux` (CI does)", err)
-	}
+	tmuxPath := needTmux(t)
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "three", Model: "m", TTFT: 200 * time.Millisecond,
 		TokensPerSecond: 60, TokensPerChunk: 3, Jitter: 0.2, MaxTokens: 360})
 	if err != nil {

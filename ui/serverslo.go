@@ -76,10 +76,12 @@ func serverLine(s *Styles, st *stats.ServerStats, w int) string {
 	return firstFit([]candidate{
 		{"srv run " + run + " wait " + wait + " · kv " + kv + " · gen " + gen + " tok/s · hit " + hit,
 			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + sep + L("kv ") + V(kv) + sep + L("gen ") + V(gen) + U(" tok/s") + sep + L("hit ") + V(hit)},
-		{"srv run " + run + " wait " + wait + " · kv " + kv + " · gen " + gen,
-			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + sep + L("kv ") + V(kv) + sep + L("gen ") + V(gen)},
-		{"srv " + run + "/" + wait + " kv " + kv + " " + gen + "t/s",
-			L("srv ") + V(run) + L("/") + waitStyle(wait) + L(" kv ") + V(kv) + " " + V(gen) + U("t/s")},
+		{"srv run " + run + " wait " + wait + " · kv " + kv + " · gen " + gen + " tok/s",
+			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + sep + L("kv ") + V(kv) + sep + L("gen ") + V(gen) + U(" tok/s")},
+		{"srv run " + run + " wait " + wait + " kv " + kv + " " + gen + " tok/s",
+			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + L(" kv ") + V(kv) + " " + V(gen) + U(" tok/s")},
+		{"srv " + run + "/" + wait + " kv " + kv + " " + gen + " tok/s", // tok/s stays at 80 columns
+			L("srv ") + V(run) + L("/") + waitStyle(wait) + L(" kv ") + V(kv) + " " + V(gen) + U(" tok/s")},
 		{"srv " + run + "/" + wait + " kv " + kv,
 			L("srv ") + V(run) + L("/") + waitStyle(wait) + L(" kv ") + V(kv)},
 	}, w)
