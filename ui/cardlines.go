@@ -3,6 +3,10 @@ package ui
 import (
 	"math"
 	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/probe"
 	"tokscope/stats"
@@ -11,6 +15,52 @@ import (
 // The figure lines of a card. Every figure says what it is where it stands — "last", "live",
 // "p50" with its window — and each line has shorter forms for narrow cards that drop a
 // figure before they drop a label or a unit: tok/s and ms stay at 80 columns.
+
+// span is a piece of a figure line in its style. A line's candidates are measured as plain
+// text and only the chosen one is styled: styling every candidate was most of a card's cost.
+type span struct {
+	style *lipgloss.Style
+	text  string
+}
+
+// spans builds the pieces of one style.
+type spans func(text string) span
+
+func styled(st *lipgloss.Style) spans { return func(t string) span { return span{st, t} } }
+
+// line joins spans and runs of spans into one candidate.
+func line(parts ...any) []span {
+	var out []span
+	for _, p := range parts {
+		switch p := p.(type) {
+		case span:
+			out = append(out, p)
+		case []span:
+			out = append(out, p...)
+		}
+	}
+	return out
+}
+
+// fitSpans draws the first candidate whose text fits w, else the last one cut to w.
+func fitSpans(w int, cands ...[]span) string {
+	pick := cands[len(cands)-1]
+	for _, c := range cands {
+		n := 0
+		for _, sp := range c {
+			n += ansi.StringWidth(sp.text)
+		}
+		if n <= w {
+			pick = c
+			break
+		}
+	}
+	var b strings.Builder
+	for _, sp := range pick {
+		b.WriteString(sp.style.Render(sp.text))
+	}
+	return truncate(b.String(), w)
+}
 
 // cardMs formats milliseconds for a line whose unit is ms: whole ms from 10 on, however
 // large (ms() would switch to seconds and contradict the unit).
@@ -47,7 +97,7 @@ func modelLine(s *Styles, model, cache string, concurrency, w int) string {
 // "1 in flight · ≈45/160 tok · ≈141 tok/s"; before any, a warm-up in flight, so labelled;
 // with none, the newest finished decode rate.
 func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int) string {
-	L, V, U, F := s.Label.Render, s.Value.Render, s.Unit.Render, s.Faint.Render
+	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	in := es.InFlight
 	if in.Requests == 0 && warmup.Chunks > 0 && !es.Latest.DecodeOK {
 		in = stats.InFlight{Requests: 1, TokensMin: warmup.Tokens, TokensMax: warmup.Tokens,
@@ -60,9 +110,9 @@ func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int)
 		if es.Latest.DecodeOK {
 			rate = approx(es.TokenSource) + num(es.Latest.DecodeTPS)
 		}
-		return figureFit(w,
-			s.Muted.Render("none in flight")+F(" · ")+L("last ")+V(rate)+U(" tok/s"),
-			s.Muted.Render("0 live")+F(" · ")+L("last ")+V(rate)+U(" tok/s"))
+		return fitSpans(w,
+			line(M("none in flight"), F(" · "), L("last "), V(rate), U(" tok/s")),
+			line(M("0 live"), F(" · "), L("last "), V(rate), U(" tok/s")))
 	}
 	n := itoa(in.Requests)
 	return inFlightLine(s, in, n+" in flight", n+" live", w)
@@ -70,7 +120,7 @@ func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int)
 
 // inFlightLine is "1 in flight · ≈45/160 tok · ≈141 tok/s", long or short the label.
 func inFlightLine(s *Styles, in stats.InFlight, long, short string, w int) string {
-	L, V, U, F := s.Label.Render, s.Value.Render, s.Unit.Render, s.Faint.Render
+	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
 	mark := ""
 	if in.Estimated {
 		mark = "≈"
@@ -86,67 +136,67 @@ func inFlightLine(s *Styles, in stats.InFlight, long, short string, w int) strin
 	if in.DecodeOK {
 		rate = mark + num(in.DecodeTPS)
 	}
-	return figureFit(w,
-		L(long)+F(" · ")+V(toks)+U(" tok")+F(" · ")+V(rate)+U(" tok/s"),
-		L(long+" ")+V(toks)+U(" tok ")+V(rate)+U(" tok/s"),
-		L(short)+F(" · ")+V(toks)+U(" tok")+F(" · ")+V(rate)+U(" tok/s"),
-		L(short+" ")+V(toks)+U(" tok ")+V(rate)+U(" tok/s"),
-		L(short+" ")+V(rate)+U(" tok/s"))
+	return fitSpans(w,
+		line(L(long), F(" · "), V(toks), U(" tok"), F(" · "), V(rate), U(" tok/s")),
+		line(L(long+" "), V(toks), U(" tok "), V(rate), U(" tok/s")),
+		line(L(short), F(" · "), V(toks), U(" tok"), F(" · "), V(rate), U(" tok/s")),
+		line(L(short+" "), V(toks), U(" tok "), V(rate), U(" tok/s")),
+		line(L(short+" "), V(rate), U(" tok/s")))
 }
 
 // decodeLine is decode tok/s of the requests that finished in the last 60 s: the median and
 // the slow tail, "decode tok/s · 60s p50 140 · p10 131".
 func decodeLine(s *Styles, es *stats.EndpointStats, w int) string {
-	L, V, U, F := s.Label.Render, s.Value.Render, s.Unit.Render, s.Faint.Render
+	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	d := es.Recent.DecodeTPS
 	mark := ""
 	if d.Count > 0 {
 		mark = approx(es.TokenSource)
 	}
 	q50, q10 := mark+pick(d, p50, num), mark+pick(d, p10, num)
-	return figureFit(w,
-		L("decode ")+U("tok/s")+F(" · ")+L("60s p50 ")+V(q50)+F(" · ")+L("p10 ")+V(q10)+s.Muted.Render(" (slow)"),
-		L("decode ")+U("tok/s")+F(" · ")+L("60s p50 ")+V(q50)+F(" · ")+L("p10 ")+V(q10),
-		L("decode ")+U("tok/s")+L(" 60s p50 ")+V(q50)+L(" p10 ")+V(q10),
-		L("dec ")+U("tok/s")+L(" 60s p50 ")+V(q50)+L(" p10 ")+V(q10),
-		L("dec ")+U("tok/s")+L(" p50 ")+V(q50)+L(" p10 ")+V(q10)) // narrower than 80 columns
+	return fitSpans(w,
+		line(L("decode "), U("tok/s"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("p10 "), V(q10), M(" (slow)")),
+		line(L("decode "), U("tok/s"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("p10 "), V(q10)),
+		line(L("decode "), U("tok/s"), L(" 60s p50 "), V(q50), L(" p10 "), V(q10)),
+		line(L("dec "), U("tok/s"), L(" 60s p50 "), V(q50), L(" p10 "), V(q10)),
+		line(L("dec "), U("tok/s"), L(" p50 "), V(q50), L(" p10 "), V(q10))) // narrower than 80 columns
 }
 
 // tpsLine is aggregate tok/s over the last 10 s (the chart below has it per second), the
 // requests and where token counts come from: "agg ≈412 tok/s 10s · 30 req · tokens: usage".
 func tpsLine(s *Styles, es *stats.EndpointStats, w int) string {
-	L, V, U, F := s.Label.Render, s.Value.Render, s.Unit.Render, s.Faint.Render
+	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	mark := approx(es.TokenSource)
 	if es.InFlight.Estimated {
 		mark = "≈"
 	}
-	agg := V(mark+num(es.AggregateTPS)) + U(" tok/s")
+	agg := []span{V(mark + num(es.AggregateTPS)), U(" tok/s")}
 	if es.Requests == 0 && es.InFlight.Requests == 0 {
-		agg = V(dash) + U(" tok/s") // nothing counted yet: no rate, not 0
+		agg = []span{V(dash), U(" tok/s")} // nothing counted yet: no rate, not 0
 	}
-	req := V(itoa(es.Requests)) + L(" req")
-	src := L("tokens: ") + s.Muted.Render(sourceLabel(es.TokenSource))
-	return figureFit(w,
-		L("agg ")+agg+L(" (10s)")+F(" · ")+req+F(" · ")+src,
-		L("agg ")+agg+L(" 10s")+F(" · ")+req+F(" · ")+src,
-		L("agg ")+agg+L(" 10s")+F(" · ")+req,
-		L("agg ")+agg+L(" 10s"))
+	req := []span{V(itoa(es.Requests)), L(" req")}
+	src := []span{L("tokens: "), M(sourceLabel(es.TokenSource))}
+	return fitSpans(w,
+		line(L("agg "), agg, L(" (10s)"), F(" · "), req, F(" · "), src),
+		line(L("agg "), agg, L(" 10s"), F(" · "), req, F(" · "), src),
+		line(L("agg "), agg, L(" 10s"), F(" · "), req),
+		line(L("agg "), agg, L(" 10s")))
 }
 
 // ttftLine is the newest TTFT (in flight or finished) and the TTFT of the requests that
 // finished in the last 60 s: "ttft 62 ms last · 60s p50 61 · p95 80".
 func ttftLine(s *Styles, es *stats.EndpointStats, w int) string {
-	L, V, U, F := s.Label.Render, s.Value.Render, s.Unit.Render, s.Faint.Render
+	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
 	last := dash
 	if es.Latest.TTFTOK {
 		last = cardMs(es.Latest.TTFT)
 	}
 	d := es.Recent.TTFT
 	q50, q95 := pick(d, p50, cardMs), pick(d, p95, cardMs)
-	return figureFit(w,
-		L("ttft ")+V(last)+U(" ms")+L(" last")+F(" · ")+L("60s p50 ")+V(q50)+F(" · ")+L("p95 ")+V(q95),
-		L("ttft ")+V(last)+U(" ms")+L(" last")+F(" · ")+L("60s p50 ")+V(q50)+L(" p95 ")+V(q95),
-		L("ttft ")+U("ms ")+V(last)+L(" last 60s p50 ")+V(q50)+L(" p95 ")+V(q95),
-		L("ttft ")+V(last)+U(" ms")+L(" last")+F(" · ")+L("60s p50 ")+V(q50),
-		L("ttft ")+V(last)+U(" ms")+L(" last"))
+	return fitSpans(w,
+		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("p95 "), V(q95)),
+		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50), L(" p95 "), V(q95)),
+		line(L("ttft "), U("ms "), V(last), L(" last 60s p50 "), V(q50), L(" p95 "), V(q95)),
+		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50)),
+		line(L("ttft "), V(last), U(" ms"), L(" last")))
 }

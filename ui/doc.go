@@ -6,9 +6,10 @@
 // Each view is one file and one entry of the model's table (Model.views, by view number);
 // they share the screen interface (view.go): Name, SetSize, Render, Info, ShortHelp.
 //
-//   - Dashboard (dashboard.go, panel.go): one card per endpoint in a grid, paged when they do
-//     not all fit: status, decode tok/s and TTFT with sparklines, totals, errors, and in an
-//     open-loop run (--rate) the client queue and dropped arrivals.
+//   - Dashboard (dashboard.go, panel.go, cardlines.go, timechart.go): one card per endpoint
+//     in a grid, paged when they do not all fit: status, the requests in flight (tokens so far,
+//     decode so far), decode p50/p10, aggregate tok/s and TTFT with time charts of the last
+//     seconds, errors, and in an open-loop run (--rate) the client queue and dropped arrivals.
 //   - Compare (compare.go, headtohead.go): one row per endpoint over the whole run, sortable
 //     by any column, the best value of each column marked; below, each endpoint against the
 //     best with a bootstrap CI (computed in a Cmd), and bars of decode tok/s and TTFT.
