@@ -45,7 +45,10 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 			agg.Observe(ev)
 			eng.observeReport(ev)
 			failed = failed || requestFailed(ev)
-			noteStopped(ev, eng.endpoints, stderr)
+			if note := stopNote(ev, eng.endpoints); note != "" {
+				progress.clear() // the note gets its own line; the progress is redrawn below it
+				fmt.Fprintln(stderr, note)
+			}
 		case u, ok := <-updates:
 			if !ok {
 				updates = nil
@@ -84,21 +87,30 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 	defer cancel()
 	tr := eng.sweep.Track(eng.endpoints, nil)
 	tr.SetTTFTFrom(o.ttftFrom)
+	progress := newProgressLine(stderr, time.Now(), 0, 0)
 	wait := eng.start(ctx)
 	failed := false
-	var agg *stats.Aggregator // the whole run, for the report's summary
-	if eng.report != nil {
+	var agg *stats.Aggregator // the whole run, for the report's summary and the progress line
+	if eng.report != nil || progress != nil {
 		agg = stats.New(eng.endpoints)
 		agg.SetTTFTFrom(o.ttftFrom)
 	}
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
 		failed = failed || requestFailed(ev)
-		noteStopped(ev, eng.endpoints, stderr)
+		if note := stopNote(ev, eng.endpoints); note != "" {
+			progress.clear()
+			fmt.Fprintln(stderr, note)
+		}
 		if agg != nil {
 			agg.Observe(ev)
 			eng.observeReport(ev)
 		}
+		if now := time.Now(); progress.due(now) {
+			snap := agg.Snapshot(now)
+			progress.drawSweep(now, &snap, tr.Progress())
+		}
 	}, cancel) // cancel once every request of the last step has reported
+	progress.clear()
 	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
@@ -141,14 +153,14 @@ func requestFailed(ev probe.Event) bool {
 	return ok && d.Sample.Failed()
 }
 
-// noteStopped says on stderr when an endpoint stopped after identical permanent errors
-// (probe.Options.StopAfterPermanent): its requests failed, and the exit status is 1.
-func noteStopped(ev probe.Event, eps []config.Endpoint, stderr io.Writer) {
+// stopNote is the line that says an endpoint stopped after identical permanent errors (probe
+// Status with a Reason), "" for any other event.
+func stopNote(ev probe.Event, eps []config.Endpoint) string {
 	st, ok := ev.(*probe.Status)
 	if !ok || st.State != probe.StateStopped || st.Reason == "" || st.Endpoint < 0 || st.Endpoint >= len(eps) {
-		return
+		return ""
 	}
-	fmt.Fprintf(stderr, "tokscope: %s: %s\n", eps[st.Endpoint].Name, st.Reason)
+	return "tokscope: " + eps[st.Endpoint].Name + ": " + st.Reason
 }
 
 // recordArrivals copies the Runner's open-loop arrival counts into the statistics.

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"tokscope/stats"
+	"tokscope/sweep"
 )
 
 // progressEvery is how often the headless progress line is redrawn.
@@ -50,11 +51,21 @@ func (p *progressLine) due(now time.Time) bool { return p != nil && !now.Before(
 
 // draw redraws the line from snap.
 func (p *progressLine) draw(now time.Time, snap *stats.Snapshot) {
-	if p == nil {
-		return
+	if p != nil {
+		p.show(now, progressText(snap, now.Sub(p.start), p.target, p.duration))
 	}
+}
+
+// drawSweep redraws the line of a --sweep run: its step, then the figures of draw.
+func (p *progressLine) drawSweep(now time.Time, snap *stats.Snapshot, sp sweep.Progress) {
+	if p != nil {
+		p.show(now, sweepProgressText(sp)+" · "+strings.TrimPrefix(progressText(snap, now.Sub(p.start), 0, 0), "tokscope  "))
+	}
+}
+
+// show puts text on the line, cut to the terminal's width.
+func (p *progressLine) show(now time.Time, text string) {
 	p.next = now.Add(progressEvery)
-	text := progressText(snap, now.Sub(p.start), p.target, p.duration)
 	if w := p.width() - 1; len([]rune(text)) > w { // never wrap: \r redraws one line only
 		text = string([]rune(text)[:max(w, 0)])
 	}
@@ -99,4 +110,16 @@ func progressText(snap *stats.Snapshot, elapsed time.Duration, target int, durat
 	}
 	parts = append(parts, el)
 	return "tokscope  " + strings.Join(parts, " · ")
+}
+
+// sweepProgressText is where a sweep is: "tokscope  step 2/5 c4 · 12s left", then its last
+// step's requests finishing.
+func sweepProgressText(p sweep.Progress) string {
+	switch {
+	case p.Step < 0:
+		return "tokscope  sweep: warming up"
+	case p.Step >= p.Steps:
+		return "tokscope  sweep: the last step's requests are finishing"
+	}
+	return fmt.Sprintf("tokscope  step %d/%d c%d · %s left", p.Step+1, p.Steps, p.Concurrency, p.Left.Round(time.Second))
 }

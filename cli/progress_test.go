@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tokscope/stats"
+	"tokscope/sweep"
 )
 
 func TestProgressText(t *testing.T) {
@@ -57,5 +58,37 @@ func TestProgressLineOnlyOnTerminals(t *testing.T) {
 	none.clear()
 	if none.due(time.Now()) {
 		t.Error("a nil progress line is due")
+	}
+}
+
+func TestSweepProgressText(t *testing.T) {
+	for _, c := range []struct {
+		p    sweep.Progress
+		want string
+	}{
+		{sweep.Progress{Step: -1, Steps: 3}, "tokscope  sweep: warming up"},
+		{sweep.Progress{Step: 1, Steps: 3, Concurrency: 4, Left: 11600 * time.Millisecond}, "tokscope  step 2/3 c4 · 12s left"},
+		{sweep.Progress{Step: 3, Steps: 3, Draining: true}, "tokscope  sweep: the last step's requests are finishing"},
+	} {
+		if got := sweepProgressText(c.p); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+// The line is redrawn in place (carriage return, erase line) and cut to the terminal's width
+// so that it never wraps; clear erases it so that a note or the summary starts on a clean line.
+func TestProgressLineRedrawsInPlace(t *testing.T) {
+	var b bytes.Buffer
+	p := &progressLine{w: &b, width: func() int { return 30 }, start: time.Now()}
+	snap := &stats.Snapshot{Endpoints: []stats.EndpointStats{{Requests: 3, AggregateTPS: 12}}}
+	p.draw(time.Now(), snap)
+	p.clear()
+	p.clear() // nothing drawn since: nothing to erase
+	if got, want := b.String(), "\r\x1b[2Ktokscope  3 requests · 12.0 t\r\x1b[2K"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+	if p.due(time.Now()) {
+		t.Error("due again right after a draw")
 	}
 }
