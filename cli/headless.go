@@ -163,7 +163,8 @@ func stopNote(ev probe.Event, eps []config.Endpoint) string {
 	return "tokscope: " + eps[st.Endpoint].Name + ": " + st.Reason
 }
 
-// recordArrivals copies the Runner's open-loop arrival counts into the statistics.
+// recordArrivals copies the Runner's open-loop arrival counts, and the arrivals still
+// waiting, into the statistics.
 func recordArrivals(agg *stats.Aggregator, runner *probe.Runner) {
 	if runner.Rate() <= 0 {
 		return
@@ -172,6 +173,7 @@ func recordArrivals(agg *stats.Aggregator, runner *probe.Runner) {
 	for i := range runner.Endpoints() {
 		offered, dropped := runner.Arrivals(i)
 		agg.SetArrivals(i, offered, dropped)
+		agg.SetWaiting(i, runner.Waiting(i))
 	}
 }
 

@@ -12,13 +12,15 @@ import (
 // keeps exactly its contract; never folded into any latency.
 
 // jsonClientQueue is one row of the summary's "client_queue" list: the endpoint's arrival
-// rate (requests/s), arrivals generated and dropped, and the client queue distribution over
-// every non-warm-up request (ms; null without requests).
+// rate (requests/s), arrivals generated, dropped and still waiting when the run ended, and
+// the client queue distribution over every non-warm-up request and the waits of those still
+// waiting (ms; null without either).
 type jsonClientQueue struct {
 	Endpoint string    `json:"endpoint"`
 	Rate     number    `json:"rate"`
 	Arrivals uint64    `json:"arrivals"`
 	Dropped  uint64    `json:"dropped"`
+	Waiting  int       `json:"waiting"`
 	QueueMS  *jsonDist `json:"queue_ms"`
 }
 
@@ -32,7 +34,7 @@ func clientQueueJSON(snap *stats.Snapshot) *[]jsonClientQueue {
 		e := &snap.Endpoints[i]
 		rows = append(rows, jsonClientQueue{
 			Endpoint: e.Name, Rate: number(snap.Rate),
-			Arrivals: e.Arrivals, Dropped: e.DroppedArrivals,
+			Arrivals: e.Arrivals, Dropped: e.DroppedArrivals, Waiting: e.Waiting,
 			QueueMS: toJSONDist(e.Queue),
 		})
 	}
@@ -42,7 +44,7 @@ func clientQueueJSON(snap *stats.Snapshot) *[]jsonClientQueue {
 // queueCSVHeader are the columns WriteCSV appends in an open-loop run.
 var queueCSVHeader = []string{
 	"queue_ms_p50", "queue_ms_p90", "queue_ms_p99", "queue_ms_mean", "queue_ms_min", "queue_ms_max",
-	"arrivals", "dropped",
+	"arrivals", "dropped", "waiting",
 }
 
 func queueCSV(e *stats.EndpointStats) []string {
@@ -55,5 +57,5 @@ func queueCSV(e *stats.EndpointStats) []string {
 			row = append(row, formatNumber(v))
 		}
 	}
-	return append(row, strconv.FormatUint(e.Arrivals, 10), strconv.FormatUint(e.DroppedArrivals, 10))
+	return append(row, strconv.FormatUint(e.Arrivals, 10), strconv.FormatUint(e.DroppedArrivals, 10), strconv.Itoa(e.Waiting))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An open-loop run adds the client queue to every format; a closed-loop run is unchanged
@@ -14,7 +15,8 @@ func TestClientQueueGolden(t *testing.T) {
 	snap := testSnapshot()
 	snap.Rate = 2.5
 	snap.Endpoints[0].Queue = dist(12, 0.412, 150.25, 980.5, 120.3, 0.011, 1002.75)
-	snap.Endpoints[0].Arrivals, snap.Endpoints[0].DroppedArrivals = 40, 3
+	snap.Endpoints[0].Arrivals, snap.Endpoints[0].DroppedArrivals, snap.Endpoints[0].Waiting = 40, 3, 2
+	snap.Endpoints[0].RunSpan, snap.Endpoints[0].RequestsPerS = 14*time.Second, 2.43
 	snap.Endpoints[1].Arrivals = 4
 	var j, c, tb bytes.Buffer
 	if err := WriteJSON(&j, snap); err != nil {
@@ -37,7 +39,7 @@ func TestClientQueueGolden(t *testing.T) {
 	if err := json.Unmarshal(j.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.ClientQueue) != 2 || doc.ClientQueue[0]["dropped"] != 3.0 || doc.ClientQueue[1]["queue_ms"] != nil {
+	if len(doc.ClientQueue) != 2 || doc.ClientQueue[0]["dropped"] != 3.0 || doc.ClientQueue[0]["waiting"] != 2.0 || doc.ClientQueue[1]["queue_ms"] != nil {
 		t.Errorf("client_queue %v", doc.ClientQueue)
 	}
 	for _, e := range doc.Endpoints {
@@ -49,10 +51,11 @@ func TestClientQueueGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := strings.Join(rows[0], ","); !strings.HasSuffix(h, "queue_ms_max,arrivals,dropped") {
+	if h := strings.Join(rows[0], ","); !strings.HasSuffix(h, "queue_ms_max,arrivals,dropped,waiting") {
 		t.Errorf("CSV header %s", h)
 	}
-	if !strings.Contains(tb.String(), "client queue ms") || !strings.Contains(tb.String(), "dropped 3") {
+	if !strings.Contains(tb.String(), "client queue ms") ||
+		!strings.Contains(tb.String(), "arrivals 40 at 2.5/s (achieved 2.43 requests/s)  dropped 3 (queue full)  still waiting 2") {
 		t.Errorf("table lacks the client queue:\n%s", tb.String())
 	}
 

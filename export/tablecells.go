@@ -124,7 +124,17 @@ func rateLimitLine(e *stats.EndpointStats) string {
 	return strings.Join(parts, "  ")
 }
 
-// arrivalsLine is the table's arrivals line of one endpoint (open-loop runs).
+// arrivalsLine is the table's arrivals line of one endpoint (open-loop runs): the rate asked
+// for and the one achieved (finished requests over the run), what was dropped, and what was
+// still waiting at the end.
 func arrivalsLine(rate float64, e *stats.EndpointStats) string {
-	return fmt.Sprintf("arrivals %d at %s/s  dropped %d (queue full)", e.Arrivals, formatNumber(rate), e.DroppedArrivals)
+	line := fmt.Sprintf("arrivals %d at %s/s", e.Arrivals, formatNumber(rate))
+	if e.RunSpan > 0 {
+		line += fmt.Sprintf(" (achieved %s requests/s)", tableNumber(e.RequestsPerS))
+	}
+	line += fmt.Sprintf("  dropped %d (queue full)", e.DroppedArrivals)
+	if e.Waiting > 0 {
+		line += fmt.Sprintf("  still waiting %d", e.Waiting)
+	}
+	return line
 }

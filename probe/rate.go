@@ -187,5 +187,19 @@ func (r *Runner) Arrivals(ep int) (offered, dropped uint64) {
 	return 0, 0
 }
 
+// Waiting is endpoint ep's arrivals still waiting for a worker slot, as their arrival
+// instants, oldest first (a copy; nil in the closed loop). Their wait so far is client queue
+// too: an overloaded endpoint's worst waits are those that have not ended yet.
+func (r *Runner) Waiting(ep int) []time.Time {
+	l := r.lane(ep)
+	if l == nil || l.open == nil {
+		return nil
+	}
+	a := l.open
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]time.Time(nil), a.q...)
+}
+
 // Rate is the open-loop arrival rate per endpoint (Options.Rate); 0 in the closed loop.
 func (r *Runner) Rate() float64 { return max(r.opts.Rate, 0) }

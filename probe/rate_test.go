@@ -240,6 +240,15 @@ func TestOpenLoopDropsBeyondBound(t *testing.T) {
 		t.Errorf("offered %d − dropped %d − served %d = %d, want at most the bound %d + 1 in flight",
 			offered, dropped, len(dones), waiting, DefaultQueueFactor)
 	}
+	// The arrivals never served are still there, oldest first, for the client queue (but for
+	// the one a slot may have taken as the run ended).
+	left := r.Waiting(0)
+	if waiting := int(offered-dropped) - len(dones); len(left) < waiting-1 || len(left) > waiting || len(left) < DefaultQueueFactor-1 {
+		t.Errorf("Waiting lists %d arrivals, %d were never served", len(left), waiting)
+	}
+	if !slices.IsSortedFunc(left, func(a, b time.Time) int { return a.Compare(b) }) {
+		t.Errorf("Waiting not oldest first: %v", left)
+	}
 	for _, d := range dones {
 		if d.Sample.Queue > time.Duration(DefaultQueueFactor+2)*150*time.Millisecond {
 			t.Errorf("request %d waited %v with at most %d ahead of it", d.Sample.Seq, d.Sample.Queue, DefaultQueueFactor)

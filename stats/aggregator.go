@@ -565,7 +565,7 @@ func (a *Aggregator) Reset() {
 func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 	snap := Snapshot{At: now, TTFTFrom: a.ttftFrom.Name(), Endpoints: make([]EndpointStats, len(a.eps))}
 	for i, e := range a.eps {
-		snap.Endpoints[i] = a.endpointStats(e, now)
+		snap.Endpoints[i] = a.endpointStats(i, e, now)
 	}
 	a.open.fill(&snap)
 	snap.End = a.end
@@ -575,7 +575,7 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 // SetEnd records how the run ended (probe.Runner.End), for the summary.
 func (a *Aggregator) SetEnd(end probe.RunEnd) { a.end = end }
 
-func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
+func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointStats {
 	st := EndpointStats{
 		Name: e.name, Model: e.model, BaseURL: e.baseURL,
 		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups, Cut: e.cut,
@@ -585,7 +585,6 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 		Recent:        a.recentWindow(e, now),
 		RecentErrors:  e.errs.slice(),
 		History:       e.history.slice(),
-		Queue:         e.queue.dist(),
 		BackoffTotal:  e.backoff,
 		LastTTFT:      e.ttftVals.slice(),
 		LastDecodeTPS: e.decodeVal.slice(),
@@ -606,6 +605,7 @@ func (a *Aggregator) endpointStats(e *endpoint, now time.Time) EndpointStats {
 	if last, ok := e.errs.last(); ok {
 		st.LastError = &last
 	}
+	st.Queue, st.Waiting = a.open.queueDist(i, &e.queue, now)
 	e.rl.fill(&st)
 	e.work.fill(&st, e.ok, e.outputToks)
 	e.live.fill(&st, now)

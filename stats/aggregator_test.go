@@ -526,6 +526,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	a.AddBackoff(0, time.Second)
 	a.SetRate(2)
 	a.SetArrivals(0, 9, 1)
+	a.SetWaiting(0, []time.Time{t0})
 	a.SetSLO(config.SLO{TTFT: time.Second})
 	a.eps[0].price = &config.Price{Output: 1}
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{Kind: servermetrics.KindVLLM}})
@@ -552,5 +553,34 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 				t.Errorf("Window.%s is not filled: %+v", wv.Type().Field(i).Name, d)
 			}
 		}
+	}
+}
+
+// The client queue counts the arrivals still waiting with their wait so far: when an
+// endpoint falls behind, its longest waits are those that have not ended.
+func TestQueueIncludesWaitingArrivals(t *testing.T) {
+	a := New([]config.Endpoint{{Name: "a"}})
+	a.SetRate(4)
+	for i := range 4 {
+		s := okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 21, 10*msD, 21)
+		s.Queue = 200 * msD
+		a.Add(s)
+	}
+	now := t0.Add(30 * time.Second)
+	before := a.Snapshot(now).Endpoints[0]
+	if before.Queue.Max != 200 || before.Waiting != 0 {
+		t.Fatalf("queue max %v waiting %d before", before.Queue.Max, before.Waiting)
+	}
+	a.SetWaiting(0, []time.Time{now.Add(-12800 * msD), now.Add(-3 * time.Second)})
+	st := a.Snapshot(now).Endpoints[0]
+	if st.Waiting != 2 || st.Queue.Count != 6 || st.Queue.Max != 12800 || st.Queue.P99 < 12000 {
+		t.Errorf("with two waiting: waiting %d, queue %+v", st.Waiting, st.Queue)
+	}
+	if st.Requests != 4 {
+		t.Errorf("waiting arrivals counted as requests: %d", st.Requests)
+	}
+	a.SetWaiting(0, nil)
+	if st := a.Snapshot(now).Endpoints[0]; st.Waiting != 0 || st.Queue.Count != 4 {
+		t.Errorf("after they started: waiting %d, queue %+v", st.Waiting, st.Queue)
 	}
 }

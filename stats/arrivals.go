@@ -1,10 +1,13 @@
 package stats
 
+import "time"
+
 // openLoop is what an Aggregator knows of open-loop arrivals (probe.Options.Rate): the rate,
 // and per endpoint the arrivals generated and dropped, as the Runner counts them.
 type openLoop struct {
 	rate             float64
 	offered, dropped []uint64
+	waiting          [][]time.Time // per endpoint, the arrival instants still waiting
 }
 
 // SetRate records that requests arrive open-loop at rate per second per endpoint; Snapshots
@@ -25,6 +28,20 @@ func (a *Aggregator) SetArrivals(ep int, offered, dropped uint64) {
 	a.open.offered[ep], a.open.dropped[ep] = offered, dropped
 }
 
+// SetWaiting records endpoint ep's arrivals still waiting for a slot (probe.Runner.Waiting),
+// as their arrival instants. A Snapshot counts them (Waiting) and puts their wait so far into
+// the client queue distribution: an overloaded endpoint's longest waits are the ones still
+// going on, and leaving them out would report the queue shortest when it is longest.
+func (a *Aggregator) SetWaiting(ep int, arrivals []time.Time) {
+	if ep < 0 {
+		return
+	}
+	for len(a.open.waiting) <= ep {
+		a.open.waiting = append(a.open.waiting, nil)
+	}
+	a.open.waiting[ep] = append(a.open.waiting[ep][:0], arrivals...)
+}
+
 func (o *openLoop) fill(snap *Snapshot) {
 	snap.Rate = o.rate
 	for i := range snap.Endpoints {
@@ -32,4 +49,18 @@ func (o *openLoop) fill(snap *Snapshot) {
 			snap.Endpoints[i].Arrivals, snap.Endpoints[i].DroppedArrivals = o.offered[i], o.dropped[i]
 		}
 	}
+}
+
+// queueDist is endpoint ep's client queue at now: the waits of the requests that started,
+// and the waits so far of the arrivals still waiting.
+func (o *openLoop) queueDist(ep int, started *series, now time.Time) (Dist, int) {
+	if ep >= len(o.waiting) || len(o.waiting[ep]) == 0 {
+		return started.dist(), 0
+	}
+	all := newSeries()
+	all.merge(started)
+	for _, at := range o.waiting[ep] {
+		all.recordDur(max(now.Sub(at), 0))
+	}
+	return all.dist(), len(o.waiting[ep])
 }

@@ -93,7 +93,10 @@ type EndpointStats struct {
 	LastError    *ErrorRecord  // most recent error, nil if none
 	RecentErrors []ErrorRecord // newest last, bounded
 	History      []Point       // bounded, newest last
-	Queue        Dist          // client queue time, ms (rate mode), every non-warm-up request
+	// Queue is the client queue time, ms (rate mode): of every non-warm-up request, and the
+	// wait so far of the Waiting arrivals that have not started yet (Aggregator.SetWaiting).
+	Queue        Dist
+	Waiting      int
 	BackoffTotal time.Duration // time spent backing off after 429s (never latency)
 
 	// Open-loop arrivals so far (rate mode, Aggregator.SetArrivals): generated, and dropped

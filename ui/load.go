@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"time"
+
 	"tokscope/config"
 	"tokscope/probe"
 )
@@ -15,10 +17,16 @@ type arrivalCounter interface {
 	Arrivals(ep int) (offered, dropped uint64)
 }
 
+// arrivalQueue is the part of the probe Runner that tells which arrivals still wait.
+type arrivalQueue interface {
+	Waiting(ep int) []time.Time
+}
+
 // openLoopStats is the part of stats.Aggregator that records open-loop arrivals.
 type openLoopStats interface {
 	SetRate(rate float64)
 	SetArrivals(ep int, offered, dropped uint64)
+	SetWaiting(ep int, arrivals []time.Time)
 }
 
 // initLoad sets the model up for opts' load shape, before the views are built from it; a
@@ -68,9 +76,13 @@ func (m *Model) pollArrivals() {
 	if !ok || !ok2 {
 		return
 	}
+	q, _ := m.eng.(arrivalQueue)
 	for i := range m.eps {
 		offered, dropped := c.Arrivals(i)
 		a.SetArrivals(i, offered, dropped)
+		if q != nil {
+			a.SetWaiting(i, q.Waiting(i))
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -301,21 +302,34 @@ func errorsLine(s *Styles, es *stats.EndpointStats, w int) string {
 	return truncate(line, w)
 }
 
-// queueLine is a card's "queue p50 3.2 p99 41 ms · drop 2", shortened until it fits w: the
-// client queue (arrival to t0, never part of TTFT) and the arrivals dropped on a full queue.
+// queueLine is a card's "queue p50 3.2 p99 41 ms · wait 3 · drop 2", shortened until it
+// fits w: the client queue (arrival to t0, never part of TTFT; arrivals still waiting count
+// with their wait so far), the arrivals waiting now (when some are) and those dropped on a
+// full queue.
 func queueLine(s *Styles, es *stats.EndpointStats, w int) string {
-	q50, q99 := pick(es.Queue, p50, ms), pick(es.Queue, p99, ms)
+	q50, q99, unit := queueFigures(es.Queue)
 	drop := itoa(int(es.DroppedArrivals))
 	dropStyle := s.Muted
 	if es.DroppedArrivals > 0 {
 		dropStyle = s.Warn
 	}
-	L, V := s.Label.Render, s.Value.Render
+	// Arrivals waiting right now: said only when there are some (a queue building up).
+	waitLong, waitShort, waitTiny := "", "", ""
+	var waitStyled, waitStyledShort, waitStyledTiny string
+	if es.Waiting > 0 {
+		wait := itoa(es.Waiting)
+		waitLong, waitShort, waitTiny = " · wait "+wait, " wait "+wait, " w"+wait
+		waitStyled = s.Faint.Render(" · ") + s.Warn.Render("wait "+wait)
+		waitStyledShort, waitStyledTiny = " "+s.Warn.Render("wait "+wait), " "+s.Warn.Render("w"+wait)
+	}
+	L, V, sep := s.Label.Render, s.Value.Render, s.Faint.Render(" · ")
 	candidates := []struct{ plain, styled string }{
-		{"queue p50 " + q50 + " p99 " + q99 + " ms · drop " + drop,
-			L("queue") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + s.Unit.Render("ms") + s.Faint.Render(" · ") + dropStyle.Render("drop "+drop)},
-		{"q p50 " + q50 + " p99 " + q99 + " drop " + drop,
-			L("q") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + dropStyle.Render("drop "+drop)},
+		{"queue p50 " + q50 + " p99 " + q99 + " " + unit + waitLong + " · drop " + drop,
+			L("queue") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + s.Unit.Render(unit) + waitStyled + sep + dropStyle.Render("drop "+drop)},
+		{"q p50 " + q50 + " p99 " + q99 + " " + unit + waitShort + " drop " + drop,
+			L("q") + " " + L("p50") + " " + V(q50) + " " + L("p99") + " " + V(q99) + " " + s.Unit.Render(unit) + waitStyledShort + " " + dropStyle.Render("drop "+drop)},
+		{"q " + q50 + "/" + q99 + unit + waitTiny + " d" + drop,
+			L("q") + " " + V(q50+"/"+q99) + s.Unit.Render(unit) + waitStyledTiny + " " + dropStyle.Render("d"+drop)},
 	}
 	for _, c := range candidates {
 		if len([]rune(c.plain)) <= w {
@@ -323,4 +337,17 @@ func queueLine(s *Styles, es *stats.EndpointStats, w int) string {
 		}
 	}
 	return truncate(strings.TrimSpace(candidates[len(candidates)-1].styled), w)
+}
+
+// queueFigures are the client queue's p50 and p99 in one unit, the one the larger needs:
+// ms below ten seconds, else seconds — never a figure in seconds followed by "ms".
+func queueFigures(d stats.Dist) (p50Text, p99Text, unit string) {
+	if d.Count == 0 {
+		return dash, dash, "ms"
+	}
+	if d.P99 < 10000 {
+		return ms(d.P50), ms(d.P99), "ms"
+	}
+	sec := func(v float64) string { return strconv.FormatFloat(v/1000, 'f', 1, 64) }
+	return sec(d.P50), sec(d.P99), "s"
 }

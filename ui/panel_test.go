@@ -136,3 +136,26 @@ func TestTimeAxis(t *testing.T) {
 		}
 	}
 }
+
+// The open-loop card line: one unit for both figures (a p99 of 12.8 s was printed
+// "12.8s ms"), the arrivals still waiting and those dropped.
+func TestQueueLine(t *testing.T) {
+	st := DefaultStyles()
+	for _, tc := range []struct {
+		queue            stats.Dist
+		waiting, dropped int
+		w                int
+		want             string
+	}{
+		{stats.Dist{Count: 5, P50: 148, P99: 296}, 0, 0, 36, "queue p50 148 p99 296 ms · drop 0"},
+		{stats.Dist{Count: 5, P50: 6234, P99: 12800}, 16, 3, 60, "queue p50 6.2 p99 12.8 s · wait 16 · drop 3"},
+		{stats.Dist{Count: 5, P50: 6234, P99: 12800}, 16, 3, 36, "q p50 6.2 p99 12.8 s wait 16 drop 3"},
+		{stats.Dist{Count: 5, P50: 6234, P99: 12800}, 16, 3, 24, "q 6.2/12.8s w16 d3"},
+		{stats.Dist{}, 0, 0, 36, "queue p50 — p99 — ms · drop 0"},
+	} {
+		es := &stats.EndpointStats{Queue: tc.queue, Waiting: tc.waiting, DroppedArrivals: uint64(tc.dropped)}
+		if got := queueLine(&st, es, tc.w); got != tc.want {
+			t.Errorf("queueLine(p50 %v p99 %v, w %d) = %q, want %q", tc.queue.P50, tc.queue.P99, tc.w, got, tc.want)
+		}
+	}
+}

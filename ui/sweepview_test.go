@@ -73,6 +73,14 @@ type fakeArrivals struct {
 
 func (fakeArrivals) Arrivals(ep int) (uint64, uint64) { return uint64(100 + 10*ep), uint64(ep * ep) }
 
+// Waiting: the last endpoint is overloaded, two arrivals wait (for 12.8 s and 3 s).
+func (fakeArrivals) Waiting(ep int) []time.Time {
+	if ep != 3 {
+		return nil
+	}
+	return []time.Time{t0.Add(-12800 * time.Millisecond), t0.Add(-3 * time.Second)}
+}
+
 // newRateModel is the dashboard of an open-loop run at 2/s, with client queue times.
 func newRateModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
