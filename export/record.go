@@ -70,6 +70,9 @@ type Record struct {
 	ErrorMessage string  `json:"error_message"`
 	HTTPStatus   int     `json:"http_status"`
 	RetryAfterMS float64 `json:"retry_after_ms"`
+	// BackoffMS is the back-off this request (a 429) started, so that a replay shows the live
+	// run's back-off total; absent when it started none.
+	BackoffMS float64 `json:"backoff_ms,omitempty"`
 	// Rate-limit headers, null when the server sent none.
 	RateLimitRemainingRequests *int `json:"ratelimit_remaining_requests"`
 	RateLimitRemainingTokens   *int `json:"ratelimit_remaining_tokens"`
@@ -203,7 +206,7 @@ func FromSample(s *probe.Sample) Record {
 		CachedTokens: optCount(s.CachedTokens), Cache: s.Cache,
 		Outcome: string(s.Outcome), FinishReason: s.FinishReason,
 		ErrorKind: s.ErrorKind, ErrorMessage: s.ErrorMessage,
-		HTTPStatus: s.HTTPStatus, RetryAfterMS: durMS(s.RetryAfter),
+		HTTPStatus: s.HTTPStatus, RetryAfterMS: durMS(s.RetryAfter), BackoffMS: durMS(s.Backoff),
 		RateLimitRemainingRequests: optCount(s.RateLimitRemainingRequests),
 		RateLimitRemainingTokens:   optCount(s.RateLimitRemainingTokens),
 	}
@@ -248,7 +251,7 @@ func (r Record) Sample() probe.Sample {
 		CachedTokens: fromCount(r.CachedTokens), OutputTarget: max(fromCount(r.OutputTarget), 0), Cache: r.Cache,
 		Outcome: probe.Outcome(r.Outcome), FinishReason: r.FinishReason,
 		ErrorKind: r.ErrorKind, ErrorMessage: r.ErrorMessage,
-		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS),
+		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS), Backoff: msDur(r.BackoffMS),
 		RateLimitRemainingRequests: fromCount(r.RateLimitRemainingRequests),
 		RateLimitRemainingTokens:   fromCount(r.RateLimitRemainingTokens),
 	}

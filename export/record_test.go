@@ -65,7 +65,7 @@ func TestRecordRoundTrip(t *testing.T) {
 
 		want := s
 		for _, d := range []*time.Duration{&want.Queue, &want.DNS, &want.Connect, &want.TLS, &want.Wrote, &want.Headers,
-			&want.FirstEvent, &want.FirstToken, &want.FirstAnswer, &want.LastToken, &want.End, &want.RetryAfter} {
+			&want.FirstEvent, &want.FirstToken, &want.FirstAnswer, &want.LastToken, &want.End, &want.RetryAfter, &want.Backoff} {
 			*d = roundUS(*d)
 		}
 		want.Chunks = nil
@@ -93,7 +93,7 @@ func errorSample() probe.Sample {
 		FirstEvent: probe.Absent, FirstToken: probe.Absent, FirstAnswer: probe.Absent, LastToken: probe.Absent,
 		End: 31 * time.Millisecond, Outcome: probe.OutcomeError, ErrorKind: "http_429",
 		ErrorMessage: `rate limited: "slow down" <&>`, HTTPStatus: 429, RetryAfter: 2 * time.Second,
-		RateLimitRemainingRequests: 0, RateLimitRemainingTokens: 1200,
+		Backoff: 2*time.Second + 1234567*time.Nanosecond, RateLimitRemainingRequests: 0, RateLimitRemainingTokens: 1200,
 		CachedTokens: -1, Cache: "reuse",
 	}
 }
@@ -165,6 +165,9 @@ func TestRecordJSONShape(t *testing.T) {
 	line, _ = marshalLine(ptr(FromSample(&c)))
 	if !strings.Contains(string(line), `"cut":true,"outcome":"error"`) {
 		t.Errorf("cut record: %s", line)
+	}
+	if string(m["backoff_ms"]) != "2001.235" {
+		t.Errorf("backoff_ms = %s, want the 429's back-off 2001.235", m["backoff_ms"])
 	}
 	if string(m["chunks"]) != "[]" || string(m["ttfb_ms"]) != "30" || !strings.Contains(string(line), `<&>`) {
 		t.Errorf("error record: %s", line)

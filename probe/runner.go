@@ -854,9 +854,20 @@ func (l *lane) rateLimitLocked(s *Sample) {
 		d = min(time.Second<<min(l.rateLimited-1, 5), 30*time.Second)
 		d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 	}
-	if until := time.Now().Add(d); until.After(l.backoffUntil) {
+	now := time.Now()
+	if until := now.Add(d); until.After(l.backoffUntil) {
+		// What this 429 adds to the time spent backing off: all of d, or the extension of a
+		// back-off already running.
+		s.Backoff = until.Sub(later(now, l.backoffUntil))
 		l.backoffUntil, l.backoff = until, d
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // stateLocked derives the endpoint's state; l.mu held.

@@ -344,6 +344,11 @@ func TestRunner429RetryAfter(t *testing.T) {
 	kinds := map[string]int{}
 	for _, d := range dones {
 		kinds[d.Sample.ErrorKind]++
+		// The 429's Sample carries the back-off it started (what a record keeps and a replay
+		// sums), the others none.
+		if want := map[string]time.Duration{"http_429": time.Second}[d.Sample.ErrorKind]; d.Sample.Backoff != want {
+			t.Errorf("%q request: Backoff %v, want %v", d.Sample.ErrorKind, d.Sample.Backoff, want)
+		}
 		if d.Sample.ErrorKind == "" {
 			if v, _ := d.Sample.TTFT(); v > 200*time.Millisecond {
 				t.Errorf("TTFT %v includes the back-off", v)

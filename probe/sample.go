@@ -118,6 +118,11 @@ type Sample struct {
 	ErrorMessage string // human text; never contains a key or Authorization header
 	HTTPStatus   int    // 0 when no response
 	RetryAfter   time.Duration
+	// Backoff is the back-off this request started (a 429): the time the endpoint's new
+	// requests then waited, beyond any back-off already running. It happens before the next
+	// t0, so it is never latency; summed, it is the endpoint's back-off total, live and in a
+	// replay alike.
+	Backoff time.Duration
 
 	// Rate-limit headers when the server sent them (-1 when absent).
 	RateLimitRemainingRequests int
@@ -139,6 +144,7 @@ func (s *Sample) KeepMicroseconds() {
 		}
 	}
 	s.Queue, s.RetryAfter = s.Queue.Round(time.Microsecond), s.RetryAfter.Round(time.Microsecond)
+	s.Backoff = s.Backoff.Round(time.Microsecond)
 	for i := range s.Chunks {
 		s.Chunks[i].At = s.Chunks[i].At.Round(time.Microsecond)
 	}

@@ -385,8 +385,9 @@ func (a *Aggregator) Add(s *probe.Sample) {
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
 func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
-	// Rate limits apply to the key, whichever request saw them.
+	// Rate limits, and the back-off a 429 starts, apply to the key, whichever request saw them.
 	a.eps[ep].rl.observe(s)
+	a.eps[ep].backoff += s.Backoff
 	if s.Stream != 0 { // an interactive stream/race request: its prompt is not the probe's
 		return
 	}
@@ -547,6 +548,8 @@ func doneAt(s *probe.Sample) time.Time {
 }
 
 // AddBackoff adds time endpoint ep spent backing off after a 429 (reported, never latency).
+// The Runner's requests carry it (Sample.Backoff), which AddAt counts: this is for callers
+// that have the time from elsewhere.
 func (a *Aggregator) AddBackoff(ep int, d time.Duration) { a.eps[ep].backoff += d }
 
 // Reset sets every statistic back to zero, keeping the endpoints.

@@ -5,9 +5,11 @@ import "tokscope/probe"
 // Observe feeds one Runner event into the statistics: the Sample of a finished background
 // request (Done; interactive stream/race requests are left out, as AddAt does), the tokens so
 // far of a background request in flight (Progress: live.go; warm-ups and interactive requests
-// are left out) and the time an endpoint spent backing off (a Status with StateBackoff). Every
-// consumer of events — headless, replay, sweeps, the UI — goes through here, so they count
-// alike. It reports whether the statistics changed.
+// are left out). The time an endpoint spent backing off comes with the Sample of the 429 that
+// started it (Sample.Backoff), which a record keeps, not from Status events, which it does
+// not: a replay then shows the live run's total. Every consumer of events — headless, replay,
+// sweeps, the UI — goes through here, so they count alike. It reports whether the statistics
+// changed.
 func (a *Aggregator) Observe(ev probe.Event) bool {
 	switch ev := ev.(type) {
 	case *probe.Done:
@@ -21,12 +23,6 @@ func (a *Aggregator) Observe(ev probe.Event) bool {
 			return false
 		}
 		a.observeProgress(a.eps[ev.Endpoint], ev)
-		return true
-	case *probe.Status:
-		if ev.State != probe.StateBackoff || ev.Backoff <= 0 || ev.Endpoint < 0 || ev.Endpoint >= len(a.eps) {
-			return false
-		}
-		a.AddBackoff(ev.Endpoint, ev.Backoff)
 		return true
 	}
 	return false

@@ -144,7 +144,7 @@ func TestDetailShowsRateLimits(t *testing.T) {
 	s := okSample(m.eps[0], 6, t0.Add(-time.Second), 100, 100, 20, 0)
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 42, -1
 	lim := errSample(m.eps[0], 7, t0.Add(-500*time.Millisecond), "http_429", "slow down", 429)
-	lim.RetryAfter = 12 * time.Second
+	lim.RetryAfter, lim.Backoff = 12*time.Second, 12*time.Second
 	m = update(t, m, eventsMsg{events: []probe.Event{
 		&probe.Done{Endpoint: 0, Sample: s},
 		&probe.Done{Endpoint: 0, Sample: lim},

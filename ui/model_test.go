@@ -315,8 +315,8 @@ func TestStatusEvents(t *testing.T) {
 	if !strings.Contains(m.View(), "backing off 12s") {
 		t.Fatalf("no back-off countdown:\n%s", m.View())
 	}
-	if m.states[1].concurrency != 3 || m.snap.Endpoints[1].BackoffTotal != 12*time.Second {
-		t.Fatalf("status not applied: concurrency %d backoff %v", m.states[1].concurrency, m.snap.Endpoints[1].BackoffTotal)
+	if m.states[1].concurrency != 3 {
+		t.Fatalf("status not applied: concurrency %d", m.states[1].concurrency)
 	}
 	if !strings.Contains(m.View(), "streaming") {
 		t.Fatalf("a started request does not show streaming:\n%s", m.View())
