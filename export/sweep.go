@@ -154,7 +154,7 @@ func SweepTableOf(rep *sweep.Report) SweepTable {
 		ttft = "ttft(" + rep.TTFTFrom + ")"
 	}
 	t := SweepTable{Header: []string{"step", "endpoint", "conc", "requests", "err %", "agg tok/s", "decode p50",
-		ttft + " p50 ms", ttft + " p99 ms", "tokens"}}
+		ttft + " p50 ms", ttft + " p99 ms", "token source"}}
 	cell := func(n *number, mark string) string {
 		if n == nil {
 			return noData

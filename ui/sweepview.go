@@ -332,10 +332,23 @@ func (c *sweepChart) draw() string {
 			prev = i
 		}
 	}
+	// Markers: an endpoint's letter on each of its points. Endpoints with (nearly) the same
+	// figure at a step would land on one cell, the later letter hiding the earlier: each
+	// takes the nearest free cell of its row instead, so every letter shows.
+	taken := map[canvas.Point]bool{}
 	for e, s := range c.series {
 		for i, v := range s {
 			if finite(v) {
-				lc.DrawRuneWithStyle(canvas.Float64Point{X: float64(i), Y: v}, sweepMarker(e), c.styles.Value)
+				p := markerCell(&lc, canvas.Float64Point{X: float64(i), Y: v})
+				for _, dx := range []int{0, 1, -1, 2, -2, 3, -3} {
+					q := canvas.Point{X: p.X + dx, Y: p.Y}
+					if !taken[q] && q.X > lc.Origin().X && q.X < w {
+						p = q
+						break
+					}
+				}
+				taken[p] = true
+				lc.Canvas.SetCell(p, canvas.NewCellWithStyle(sweepMarker(e), c.styles.Value))
 			}
 		}
 	}
@@ -352,6 +365,13 @@ func (c *sweepChart) draw() string {
 		next = col + len(l) + 1
 	}
 	return fit(head+"\n"+lc.View(), w, h)
+}
+
+// markerCell is the canvas cell linechart's DrawRuneWithStyle would draw f on (the graph
+// area is right of the Y axis and above the X axis).
+func markerCell(lc *linechart.Model, f canvas.Float64Point) canvas.Point {
+	p := canvas.CanvasPointFromFloat64Point(lc.Origin(), lc.ScaleFloat64Point(f))
+	return canvas.Point{X: p.X + 1, Y: p.Y - 1}
 }
 
 // sameSeries: equal values, NaN (no figure) equal to NaN.

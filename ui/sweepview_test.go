@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"tokscope/config"
@@ -208,5 +209,20 @@ func TestSweepFillsInLive(t *testing.T) {
 	m = update(t, m, clockMsg{})
 	if !strings.Contains(m.View(), "complete: 2 steps") {
 		t.Fatalf("after the sweep:\n%s", m.View())
+	}
+}
+
+// Endpoints with the same figures: every letter still shows at every step (one took the
+// next free cell instead of hiding the other).
+func TestSweepChartLettersDoNotHideEachOther(t *testing.T) {
+	st := DefaultStyles()
+	c := &sweepChart{styles: &st, style: st.SparkDecode}
+	same := []float64{120, 230, 410, 520}
+	c.Set("aggregate tok/s by concurrency", []string{"1", "2", "4", "8"}, [][]float64{same, same, {120, 231, 405, 600}}, 60, 16)
+	view := ansi.Strip(c.View())
+	for _, letter := range []string{"A", "B", "C"} {
+		if n := strings.Count(view, letter); n != 4 {
+			t.Errorf("%s shows %d times, want once per step (4):\n%s", letter, n, view)
+		}
 	}
 }
