@@ -211,3 +211,38 @@ func TestKeyNeverLeaks(t *testing.T) {
 		}
 	}
 }
+
+// What a new user hit: a model the server does not have gave a table of "—" and
+// "http_404: 3" with nothing saying why. The table and the CSV carry each endpoint's last
+// error message (redacted: the server echoes the key), a refused connection's included.
+func TestHeadlessShowsLastError(t *testing.T) {
+	const key = "sk-tokscope-test-0a1b2c3d4e5f6a7b"
+	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"error":{"message":"The model llama-9 does not exist (key %s)","type":"invalid_request_error","code":"model_not_found"}}`,
+			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer notFound.Close()
+	refused := httptest.NewServer(http.NotFoundHandler())
+	refusedURL := refused.URL
+	refused.Close()
+
+	args := []string{"--no-tui", "--requests", "2", "--warmup", "0", "-i", "0s", "--api-key-env", "TOKSCOPE_TEST_KEY",
+		"-u", notFound.URL + "/v1", "-m", "llama-9", "-u", refusedURL + "/v1", "-m", "m"}
+	env := []string{"TOKSCOPE_TEST_KEY=" + key}
+	for _, format := range []string{"table", "csv"} {
+		r := runBinary(t, env, append(args, "-o", format)...)
+		if r.code != 1 {
+			t.Fatalf("%s: exit %d, want 1; stderr %s", format, r.code, r.stderr)
+		}
+		for _, want := range []string{"The model llama-9 does not exist (key [redacted])", "model_not_found", "connection refused"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s: no %q in\n%s", format, want, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, key) {
+			t.Errorf("%s: the key is in the output", format)
+		}
+	}
+}

@@ -82,7 +82,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		}
 		te.Rows = append(te.Rows, tableRow(label, c.get(&e.Whole)))
 	}
-	te.Rows = append(te.Rows, tableRow("max stall ms", e.Whole.MaxStall), tableRow("tokens/chunk", e.Whole.TokensPerChunk))
+	te.Rows = append(te.Rows, tableRow("max gap ms", e.Whole.MaxStall), tableRow("tokens/chunk", e.Whole.TokensPerChunk))
 	te.Rows = append(te.Rows, workloadRows(e)...)
 	if snap.Rate > 0 {
 		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
