@@ -471,6 +471,7 @@ func (s *Server) stream(c *call) {
 	}
 	if s.sends != nil {
 		sw.record = s.sends.start(c.id, chunks+4)
+		sw.record.arrival = c.arrival
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -57,6 +57,21 @@ func (s *Server) Sends(id string) []Send {
 	return append([]Send(nil), rec.sends...)
 }
 
+// Arrival returns when the server got the request of a streamed response id (its handler
+// started: the instant every scheduled delay, TTFT included, is counted from); false when
+// Options.TrackSends is off or the id is unknown or forgotten. A client's TTFT minus the
+// server's (first content frame's send time minus Arrival) is what the client added.
+func (s *Server) Arrival(id string) (time.Time, bool) {
+	if s.sends == nil {
+		return time.Time{}, false
+	}
+	rec := s.sends.get(id)
+	if rec == nil {
+		return time.Time{}, false
+	}
+	return rec.arrival, true
+}
+
 // sendLog remembers the frames of the last len(ring) responses.
 type sendLog struct {
 	mu   sync.Mutex
@@ -66,8 +81,9 @@ type sendLog struct {
 }
 
 type sendRecord struct {
-	mu    sync.Mutex
-	sends []Send
+	mu      sync.Mutex
+	sends   []Send
+	arrival time.Time // when the handler got the request
 }
 
 func newSendLog(capacity int) *sendLog {

@@ -1060,3 +1060,23 @@ func BenchmarkStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/token")
 }
+
+// Arrival is when the handler got a streamed request: before every frame of its response, and
+// the instant the TTFT schedule is counted from.
+func TestArrival(t *testing.T) {
+	s := start(t, Options{TrackSends: true}, Profile{Name: "p", TTFT: 30 * time.Millisecond, TokensPerSecond: 1000, TokensPerChunk: 1})
+	before := time.Now()
+	r := chat(t, newClient(t), s, "p", streamBody(3, ""))
+	id := r.header.Get("X-Request-Id")
+	at, ok := s.Arrival(id)
+	sends := s.Sends(id)
+	if !ok || at.Before(before) || len(sends) == 0 || !sends[0].At.After(at) {
+		t.Fatalf("arrival %v (ok %v), sent before %v, first frame %v", at, ok, before, sends)
+	}
+	if ttft := sends[0].At.Sub(at); ttft < 30*time.Millisecond || ttft > 80*time.Millisecond {
+		t.Errorf("first frame %v after the arrival, want the 30 ms TTFT", ttft)
+	}
+	if _, ok := s.Arrival("chatcmpl-sim-unknown"); ok {
+		t.Error("an unknown id has an arrival")
+	}
+}
