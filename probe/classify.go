@@ -25,6 +25,12 @@ import (
 // model name go-openai refuses for chat completions). Nothing reached the network.
 const ErrRequest = "request"
 
+// ctxEnd is contextKind's answer, taken when reading a stream ended.
+type ctxEnd struct {
+	kind, msg string
+	ok        bool
+}
+
 // contextKind classifies an end caused by a context: the caller's (canceled), our deadline
 // (timeout) or our stall timer (stall). ok=false when no context ended the request.
 func (c *Client) contextKind(parent, reqCtx context.Context) (kind, msg string, ok bool) {

@@ -300,14 +300,17 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 			break
 		}
 	}
+	// Reading is over: what ended it is read now, so that the time spent counting the tokens
+	// of a long answer (finalize) can turn it into neither a stall nor a timeout.
 	if stall != nil {
-		// Reading is over: counting the tokens of a long answer (finalize) is no stall.
 		stall.Stop()
 	}
+	var ended ctxEnd
+	ended.kind, ended.msg, ended.ok = c.contextKind(ctx, reqCtx)
 	s.End = time.Since(t0)
 	x.fill(&s)
 	d.finalize()
-	c.outcome(ctx, reqCtx, &s, &d, x, readErr, unparsed)
+	c.outcome(ended, &s, &d, x, readErr, unparsed)
 	c.perChunk.learn(&s)
 	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
 	if errors.Is(readErr, io.EOF) && x.tail != nil {
@@ -325,7 +328,7 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 const drainLimit = 250 * time.Millisecond
 
 // outcome classifies how a stream that did get a 2xx response ended.
-func (c *Client) outcome(parent, reqCtx context.Context, s *Sample, d *decoder, x *exchange, readErr error, unparsed bool) {
+func (c *Client) outcome(ended ctxEnd, s *Sample, d *decoder, x *exchange, readErr error, unparsed bool) {
 	s.FinishReason = d.finishReason
 	if x.status >= 300 && x.status < 400 { // go-openai takes a 3xx for a stream: see checkRedirect
 		s.Outcome, s.ErrorKind = OutcomeError, "http_"+strconv.Itoa(x.status)
@@ -342,7 +345,7 @@ func (c *Client) outcome(parent, reqCtx context.Context, s *Sample, d *decoder, 
 		return
 	}
 	if readErr != nil {
-		if kind, msg, ok := c.contextKind(parent, reqCtx); ok {
+		if kind, msg, ok := ended.kind, ended.msg, ended.ok; ok {
 			if d.finishReason != "" && kind != ErrCanceled {
 				// The answer was complete; only the trailer ([DONE], usage) was late.
 				s.Outcome = OutcomeOK
