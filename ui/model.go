@@ -441,7 +441,7 @@ func (m *Model) working(bindings []key.Binding) []key.Binding {
 	k := m.keys
 	out := make([]key.Binding, 0, len(bindings))
 	for _, b := range bindings {
-		needsEngine := slices.ContainsFunc([]key.Binding{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Prompt, k.Submit, k.Race},
+		needsEngine := slices.ContainsFunc([]key.Binding{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Prompt, k.Submit, k.Race, k.Blur},
 			func(e key.Binding) bool { return e.Help() == b.Help() })
 		if needsEngine && m.eng == nil || b.Help() == k.Report.Help() && m.reporter == nil {
 			continue

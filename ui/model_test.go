@@ -293,7 +293,7 @@ func TestReplayListsOnlyWorkingKeys(t *testing.T) {
 		}
 	}
 	help := press(t, m, "?").View()
-	for _, gone := range []string{"pause", "concurrency", "race all", "write HTML report"} {
+	for _, gone := range []string{"pause", "concurrency", "race all", "leave prompt", "write HTML report"} {
 		if strings.Contains(help, gone) {
 			t.Errorf("the replay's help offers %q:\n%s", gone, help)
 		}
