@@ -250,10 +250,13 @@ func TestWarmConnsSkipsClosingServer(t *testing.T) {
 }
 
 // TestWarmConnsOnSetConcurrency: streams added while running ('+', a sweep step) start on
-// connections opened for them, not inside their first request.
+// connections opened for them, not inside their first request, and the running streams keep
+// theirs (the warm-up must not take a connection from under them). The streams pause 30 ms
+// between requests, as real runs do (1 s by default), so that a running stream is between
+// requests when the concurrency rises.
 func TestWarmConnsOnSetConcurrency(t *testing.T) {
 	g := newGT(t, fixed(script{events: []event{{ms(20), contentChunk(" a")}, {ms(21), finishChunk("stop")}, {ms(21), doneEvent}}}))
-	ep := testEndpoint(g.Server, func(e *config.Endpoint) { e.Concurrency = 2 })
+	ep := testEndpoint(g.Server, func(e *config.Endpoint) { e.Concurrency, e.Interval = 2, 30*time.Millisecond })
 	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -284,7 +287,9 @@ func TestWarmConnsOnSetConcurrency(t *testing.T) {
 	if after < 24 {
 		t.Fatalf("%d requests after the raise", after)
 	}
-	if c := g.conns.Load(); c != 6 {
-		t.Errorf("%d connections, want 6 (one per stream)", c)
+	// One per stream; a running stream in the middle of a request when the concurrency rose
+	// keeps its connection busy, so the warm-up opens one more beside it (at most 2 here).
+	if c := g.conns.Load(); c < 6 || c > 8 {
+		t.Errorf("%d connections, want 6 (one per stream) to 8", c)
 	}
 }

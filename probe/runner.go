@@ -406,6 +406,7 @@ type lane struct {
 	running      []bool // loop i is running
 	paused       bool
 	wake         chan struct{} // closed and replaced on pause/concurrency changes
+	warming      chan struct{} // not nil while connections are warmed for added streams (warmedLocked)
 	inFlight     int
 	backoffUntil time.Time
 	backoff      time.Duration // length of the current back-off
@@ -490,9 +491,14 @@ func (l *lane) spawnLocked(gate <-chan struct{}) {
 	}
 }
 
-// warmedLocked is a gate that opens once n more connections have been opened (WarmConns) for
+// warmedLocked is a gate that opens once the lane's connections are warm (WarmConns) for
 // loops added after the warm-ups: a sweep step or '+' starts new streams on warm connections
-// too. Before the warm-ups are over it is nil: their end warms one connection per stream.
+// too. It warms one connection per stream, n in all (the new target), not only the added
+// ones: the warm-up requests would otherwise take the running streams' idle connections and
+// leave new streams to connect inside their first TTFT. Meanwhile the running loops hold
+// their next request (l.warming, waitReady), so that a warm-up cannot take a connection from
+// under a stream about to send; it lasts one round trip to the server. Before the warm-ups are
+// over it is nil: their end warms one connection per stream.
 func (l *lane) warmedLocked(n int) <-chan struct{} {
 	select {
 	case <-l.warmGate:
@@ -503,12 +509,19 @@ func (l *lane) warmedLocked(n int) <-chan struct{} {
 		return nil
 	}
 	gate := make(chan struct{})
+	l.warming = gate
 	ctx := l.ctx
 	l.r.wg.Add(1)
 	go func() {
 		defer l.r.wg.Done()
-		defer close(gate)
 		l.client.WarmConns(ctx, n)
+		l.mu.Lock()
+		if l.warming == gate {
+			l.warming = nil
+			l.wakeLocked()
+		}
+		l.mu.Unlock()
+		close(gate)
 	}()
 	return gate
 }
@@ -538,7 +551,11 @@ func (l *lane) setConcurrency(n int) {
 	l.target = n
 	if changed {
 		l.wakeLocked()
-		l.spawnLocked(l.warmedLocked(added))
+		warm := 0
+		if added > 0 {
+			warm = n
+		}
+		l.spawnLocked(l.warmedLocked(warm))
 	}
 	l.mu.Unlock()
 	if changed {
@@ -665,8 +682,8 @@ func (l *lane) waitReady(i int) bool {
 		wake := l.wake
 		var wait time.Duration
 		switch {
-		case l.paused:
-			wait = -1
+		case l.paused, l.warming != nil:
+			wait = -1 // until woken
 		case time.Now().Before(l.backoffUntil):
 			wait = time.Until(l.backoffUntil)
 		default:
