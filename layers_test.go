@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// importLayers is the README's Architecture block: a package may import only packages of a
+// lower layer (a later line), so that the arrows point one way.
+var importLayers = [][]string{
+	{"tokscope"},
+	{"cli"},
+	{"report", "ui", "promexport", "calibrate", "discover"},
+	{"export"},
+	{"sweep"},
+	{"stats"},
+	{"probe", "servermetrics"},
+	{"workload"},
+	{"config", "sim"},
+}
+
+// TestImportLayers keeps the import arrows one way: every product package has a layer, and
+// imports only tokscope packages below it (tests may import anything).
+func TestImportLayers(t *testing.T) {
+	layer := map[string]int{}
+	for i, names := range importLayers {
+		for _, n := range names {
+			layer[n] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	short := func(p string) string { return strings.TrimPrefix(p, "tokscope/") }
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := short(f[0])
+		if pkg == "e2e" { // test code only
+			continue
+		}
+		l, ok := layer[pkg]
+		if !ok {
+			t.Errorf("package %s has no layer: add it to the README's Architecture block and to importLayers", pkg)
+			continue
+		}
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, "tokscope/") {
+				continue
+			}
+			if il, ok := layer[short(imp)]; ok && il <= l {
+				t.Errorf("%s imports %s: an arrow pointing up or sideways (layers %d → %d)", pkg, short(imp), l, il)
+			}
+		}
+	}
+}
