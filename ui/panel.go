@@ -170,25 +170,30 @@ type cardFacts struct {
 
 // cardPriority is the order in which a card's optional lines get its spare rows, given the
 // facts: errors first once there are some (an SLO breach before them); the requests in
-// flight, decode tok/s and the time axis; the queue in an open-loop run, the SLO, then the
-// server; the model; the last error only if there is one. A new optional line is a constant
+// flight, decode tok/s and the time axis; the queue in an open-loop run; the errors line; the
+// SLO, then the server; the model; the last error only if there is one. A new optional line is a constant
 // above and a place in this list.
 func cardPriority(f cardFacts) []int {
 	priority := []int{lineLive, lineDecode, lineAxis, lineErrors, lineModel, lineLastError}
+	// The SLO and server lines go after the errors line: "errors 0" is the card's word on
+	// health, worth more than either when rows are short (80×24). An open-loop run's queue
+	// (with its dropped arrivals) is that run's health, and goes before it.
+	after := lineErrors
 	if f.errors {
 		priority = []int{lineErrors, lineLive, lineDecode, lineAxis, lineLastError, lineModel}
+		after = lineAxis
 	}
 	if f.openLoop {
 		priority = slices.Insert(priority, slices.Index(priority, lineAxis)+1, lineQueue)
 	}
 	if f.server {
-		priority = slices.Insert(priority, slices.Index(priority, lineAxis)+1, lineServer)
+		priority = slices.Insert(priority, slices.Index(priority, after)+1, lineServer)
 	}
 	switch {
 	case f.breach:
 		priority = slices.Insert(priority, 0, lineSLO)
 	case f.slo:
-		priority = slices.Insert(priority, slices.Index(priority, lineAxis)+1, lineSLO)
+		priority = slices.Insert(priority, slices.Index(priority, after)+1, lineSLO)
 	}
 	if !f.lastError {
 		priority = slices.DeleteFunc(priority, func(l int) bool { return l == lineLastError })
