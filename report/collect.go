@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -174,35 +175,15 @@ func (e *endpointSeries) sortedRequests() []request {
 	slices.SortFunc(rs, func(a, b request) int {
 		switch {
 		case a.start != b.start:
-			return cmpInt(a.start, b.start)
+			return cmp.Compare(a.start, b.start)
 		case a.end != b.end:
-			return cmpInt(a.end, b.end)
+			return cmp.Compare(a.end, b.end)
 		case a.ttft != b.ttft:
-			return cmpFloat(a.ttft, b.ttft)
+			return cmp.Compare(a.ttft, b.ttft)
 		}
-		return cmpFloat(a.decode, b.decode)
+		return cmp.Compare(a.decode, b.decode)
 	})
 	return rs
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // finishedAt is when a request ended on the wall clock, in Unix ns: t0 + End, else its last

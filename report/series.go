@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -169,10 +170,10 @@ func scatterOrBand(ep int, pts []point) ([]layer, bool) {
 		return nil, false
 	}
 	slices.SortFunc(pts, func(a, b point) int {
-		if c := cmpFloat(a.x, b.x); c != 0 {
+		if c := cmp.Compare(a.x, b.x); c != 0 {
 			return c
 		}
-		return cmpFloat(a.y, b.y)
+		return cmp.Compare(a.y, b.y)
 	})
 	if len(pts) <= maxScatter {
 		l := layer{ep: ep, kind: drawPoints}
