@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"iter"
 	"slices"
 	"time"
 )
@@ -108,20 +109,34 @@ func (s *Sample) TokensPerChunk() (float64, bool) {
 	return float64(s.Tokens) / float64(n), true
 }
 
-// ITLs returns the gaps between consecutive token-bearing chunks, in arrival order.
-func (s *Sample) ITLs() []time.Duration {
-	var gaps []time.Duration
-	prev := Absent
-	for _, c := range s.Chunks {
-		if !c.TokenBearing() {
-			continue
+// Gaps yields the gaps between consecutive token-bearing chunks, in arrival order (the
+// chunk ITL of DESIGN.md), without allocating: the one walk every ITL figure uses.
+func (s *Sample) Gaps() iter.Seq[time.Duration] {
+	return func(yield func(time.Duration) bool) {
+		prev := Absent
+		for _, c := range s.Chunks {
+			if !c.TokenBearing() {
+				continue
+			}
+			if prev >= 0 && !yield(c.At-prev) {
+				return
+			}
+			prev = c.At
 		}
-		if prev >= 0 {
-			gaps = append(gaps, c.At-prev)
-		}
-		prev = c.At
 	}
-	return gaps
+}
+
+// ITLs returns the gaps between consecutive token-bearing chunks, in arrival order.
+func (s *Sample) ITLs() []time.Duration { return slices.Collect(s.Gaps()) }
+
+// MaxGap is the request's longest gap between token-bearing chunks (its max stall);
+// ok=false with fewer than two.
+func (s *Sample) MaxGap() (time.Duration, bool) {
+	longest := Absent
+	for gap := range s.Gaps() {
+		longest = max(longest, gap)
+	}
+	return longest, longest >= 0
 }
 
 // ITLSummary is the per-request inter-chunk latency: p50, p99 and the longest gap (stall).

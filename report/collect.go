@@ -135,15 +135,8 @@ func (c *Collector) AddAt(ep int, s *probe.Sample) {
 		stats.TokenArrivals(s, func(at time.Time, tokens float64) {
 			e.tokens[at.Unix()] += int64(math.Round(tokens * 1e6))
 		})
-		prev := probe.Absent
-		for _, ch := range s.Chunks {
-			if !ch.TokenBearing() {
-				continue
-			}
-			if prev >= 0 {
-				e.itl.add(ms(ch.At - prev))
-			}
-			prev = ch.At
+		for gap := range s.Gaps() {
+			e.itl.add(ms(gap))
 		}
 	}
 	e.requests = append(e.requests, r)

@@ -114,18 +114,10 @@ func (m *metricSet) record(s *probe.Sample, ttftFrom probe.TTFTFrom) {
 	if d, ok := s.TPOT(); ok {
 		m[mTPOT].recordDur(d)
 	}
-	// ITL inline rather than through s.ITLs(), which allocates.
-	prev, stall := probe.Absent, probe.Absent
-	for _, c := range s.Chunks {
-		if !c.TokenBearing() {
-			continue
-		}
-		if prev >= 0 {
-			gap := c.At - prev
-			m[mITL].recordDur(gap)
-			stall = max(stall, gap)
-		}
-		prev = c.At
+	stall := probe.Absent
+	for gap := range s.Gaps() {
+		m[mITL].recordDur(gap)
+		stall = max(stall, gap)
 	}
 	if stall >= 0 {
 		m[mMaxStall].recordDur(stall)

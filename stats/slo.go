@@ -88,7 +88,7 @@ func judge(slo config.SLO, s *probe.Sample, ttftFrom probe.TTFTFrom) (good bool,
 		case 2:
 			miss = e2eOf(s) > limit
 		case 3:
-			d, ok := longestGap(s)
+			d, ok := s.MaxGap()
 			miss = ok && d > limit
 		}
 		if miss {
@@ -104,21 +104,6 @@ func e2eOf(s *probe.Sample) time.Duration {
 		return s.Chunks[n-1].At
 	}
 	return s.End
-}
-
-// longestGap is the request's longest gap between token-bearing chunks (its max stall).
-func longestGap(s *probe.Sample) (time.Duration, bool) {
-	prev, gap := probe.Absent, probe.Absent
-	for _, c := range s.Chunks {
-		if !c.TokenBearing() {
-			continue
-		}
-		if prev >= 0 {
-			gap = max(gap, c.At-prev)
-		}
-		prev = c.At
-	}
-	return gap, gap >= 0
 }
 
 // addSLO accounts for one finished non-warm-up background request.
