@@ -2,6 +2,7 @@ package probe
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,6 +97,33 @@ func TestCountedAndFailed(t *testing.T) {
 		s := Sample{Warmup: tc.warmup, Stream: tc.stream, Outcome: tc.outcome}
 		if s.Counted() != tc.counted || s.Failed() != tc.failed {
 			t.Errorf("%+v: Counted %v Failed %v, want %v %v", tc, s.Counted(), s.Failed(), tc.counted, tc.failed)
+		}
+	}
+}
+
+// Gaps walks the token-bearing chunks only (role, usage and empty chunks are not tokens);
+// ITLs and MaxGap are built on it.
+func TestGapsSkipChunksWithoutText(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	cases := []struct {
+		name   string
+		chunks []Chunk
+		gaps   []time.Duration
+		max    time.Duration
+		maxOK  bool
+	}{
+		{"none", nil, nil, Absent, false},
+		{"one token", []Chunk{{At: ms(5)}, {At: ms(10), Content: 3}}, nil, Absent, false},
+		{"role, tokens, usage", []Chunk{{At: ms(5)}, {At: ms(10), Content: 3}, {At: ms(14), Reasoning: 2},
+			{At: ms(20)}, {At: ms(40), Content: 1}, {At: ms(41)}}, []time.Duration{ms(4), ms(26)}, ms(26), true},
+	}
+	for _, c := range cases {
+		s := Sample{Chunks: c.chunks}
+		if got := s.ITLs(); !slices.Equal(got, c.gaps) {
+			t.Errorf("%s: ITLs %v, want %v", c.name, got, c.gaps)
+		}
+		if got, ok := s.MaxGap(); got != c.max || ok != c.maxOK {
+			t.Errorf("%s: MaxGap %v %v, want %v %v", c.name, got, ok, c.max, c.maxOK)
 		}
 	}
 }
