@@ -16,11 +16,12 @@ import (
 var workloadDists = []struct {
 	key, label string
 	get        func(w *stats.Window) stats.Dist
+	counts     bool // whole token counts: the table shows them without decimals (not the mean)
 }{
-	{"prompt_tokens", "prompt tokens", func(w *stats.Window) stats.Dist { return w.PromptTokens }},
-	{"cached_tokens", "cached tokens", func(w *stats.Window) stats.Dist { return w.CachedTokens }},
-	{"prefill_tps", "prefill tok/s", func(w *stats.Window) stats.Dist { return w.PrefillTPS }},
-	{"e2e_ms", "e2e ms", func(w *stats.Window) stats.Dist { return w.E2E }},
+	{"prompt_tokens", "prompt tokens", func(w *stats.Window) stats.Dist { return w.PromptTokens }, true},
+	{"cached_tokens", "cached tokens", func(w *stats.Window) stats.Dist { return w.CachedTokens }, true},
+	{"prefill_tps", "prefill tok/s", func(w *stats.Window) stats.Dist { return w.PrefillTPS }, false},
+	{"e2e_ms", "e2e ms", func(w *stats.Window) stats.Dist { return w.E2E }, false},
 }
 
 // jsonOutputTarget counts the counted requests that asked for an exact output length
@@ -151,7 +152,16 @@ func workloadLines(e *stats.EndpointStats) []string {
 func workloadRows(e *stats.EndpointStats) []TableRow {
 	rows := make([]TableRow, 0, len(workloadDists))
 	for _, c := range workloadDists {
-		rows = append(rows, tableRow(c.label, c.get(&e.Whole)))
+		r := tableRow(c.label, c.get(&e.Whole))
+		if d := c.get(&e.Whole); c.counts && d.Count > 0 {
+			// p50 … p99, min and max of whole counts are whole: 785, not 785.00.
+			for i, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+				if i != 3 {
+					r.Cells[i] = strconv.FormatFloat(v, 'f', 0, 64)
+				}
+			}
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }
