@@ -23,6 +23,13 @@ import (
 // 20 ms after it, so that a request sent at once is surely written into the dying connection.
 func closingServer(t *testing.T, tokensPerSecond float64) string {
 	t.Helper()
+	_, url := closingSim(t, tokensPerSecond)
+	return url
+}
+
+// closingSim is closingServer with the simulator, to see what it received.
+func closingSim(t *testing.T, tokensPerSecond float64) (*sim.Server, string) {
+	t.Helper()
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "llama", Model: "m", TTFT: 20 * time.Millisecond,
 		TokensPerSecond: tokensPerSecond, TokensPerChunk: 1, MaxTokens: 8,
 		CloseAfterStream: true, CloseDelay: 20 * time.Millisecond})
@@ -30,7 +37,34 @@ func closingServer(t *testing.T, tokensPerSecond float64) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return srv.BaseURL("llama")
+	return srv, srv.BaseURL("llama")
+}
+
+// waitForRequests waits until the simulator has received n requests: the run is measuring.
+func waitForRequests(t *testing.T, srv *sim.Server, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Requests("llama") < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the simulator received %d requests in 10 s, want %d", srv.Requests("llama"), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stalledWriter blocks every Write until release is closed: a run that finishes slowly.
+type stalledWriter struct {
+	writing chan<- struct{}
+	release <-chan struct{}
+}
+
+func (w stalledWriter) Write(p []byte) (int, error) {
+	select {
+	case w.writing <- struct{}{}:
+	default:
+	}
+	<-w.release
+	return len(p), nil
 }
 
 type summaryJSON struct {
@@ -170,19 +204,20 @@ func (fakeSignal) Signal()        {}
 // Ctrl-C in headless mode stops at once (no grace), counts what is in flight as cut, and still
 // prints the summary; a second one exits at once.
 func TestHeadlessInterrupt(t *testing.T) {
-	url := closingServer(t, 2) // 8 tokens at 2 tok/s: 4 s answers
+	srv, url := closingSim(t, 2) // 8 tokens at 2 tok/s: 4 s answers
 	signals := make(chan os.Signal, 2)
 	var exited atomic.Int64
 	exited.Store(-1)
 	proc := process{signals: signals, exit: func(code int) { exited.Store(int64(code)) }}
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
-	start := time.Now()
 	go func() {
 		done <- run("", []string{"--no-tui", "-o", "json", "--max-tokens", "8", "-u", url, "-m", "m", "-n", "3", "--duration", "0", "--warmup", "0"},
 			&stdout, &stderr, proc)
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Interrupt once the three streams are measuring (setting up can take a while under load).
+	waitForRequests(t, srv, 3)
+	interruptedAt := time.Now()
 	signals <- fakeSignal{}
 	var code int
 	select {
@@ -190,8 +225,9 @@ func TestHeadlessInterrupt(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("still running 3 s after the interrupt")
 	}
-	if took := time.Since(start); code != ExitOK || took > 2500*time.Millisecond {
-		t.Errorf("exit %d after %v, stderr %s", code, took, stderr.String())
+	// At once: well before the 4 s answers in flight would have ended.
+	if took := time.Since(interruptedAt); code != ExitOK || took > 2*time.Second {
+		t.Errorf("exit %d %v after the interrupt, stderr %s", code, took, stderr.String())
 	}
 	var doc summaryJSON
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
@@ -204,16 +240,26 @@ func TestHeadlessInterrupt(t *testing.T) {
 		t.Errorf("exited with %d on one interrupt", exited.Load())
 	}
 
-	// Two interrupts: the second exits at once.
+	// A second interrupt while the first one's ending is under way (here: its summary cannot
+	// be written yet) exits at once.
+	srv2, url2 := closingSim(t, 2)
 	exitc := make(chan int, 1)
 	proc.exit = func(code int) { exitc <- code }
 	signals2 := make(chan os.Signal, 2)
 	proc.signals = signals2
+	writing, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
 	go func() {
-		run("", []string{"--no-tui", "-o", "json", "-u", url, "-m", "m", "--duration", "0", "--grace", "1m"}, &bytes.Buffer{}, &bytes.Buffer{}, proc)
+		run("", []string{"--no-tui", "-o", "json", "-u", url2, "-m", "m", "--duration", "0", "--grace", "1m"},
+			stalledWriter{writing, release}, &bytes.Buffer{}, proc)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitForRequests(t, srv2, 1)
 	signals2 <- fakeSignal{}
+	select {
+	case <-writing:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the first interrupt did not end the run within 3 s")
+	}
 	signals2 <- fakeSignal{}
 	select {
 	case code := <-exitc:
