@@ -324,10 +324,15 @@ func (v *streamView) renderPane(p *streamPane, w, h int, f *frame) string {
 func (v *streamView) stopped() bool { return v.run != nil && v.run.stopped }
 
 // paneTitle is the endpoint's name and, right-aligned, the pane's status with the elapsed
-// time unless the name would have to shrink for it.
+// time unless the name would have to shrink for it. The name comes first: an error kind too
+// long to fit beside it (stream_error in a race's 25-column pane) reads "error", the
+// message on the pane's last row saying which.
 func (v *streamView) paneTitle(p *streamPane, now time.Time, w int) string {
 	s := v.styles
 	status, style := paneStatus(s, p, v.stopped())
+	if p.done != nil && p.done.Outcome == probe.OutcomeError && ansi.StringWidth(p.name+" "+status) > w {
+		status = "error"
+	}
 	if el := v.paneElapsed(p, now); el != "" && ansi.StringWidth(p.name+" "+status+" "+el) <= w {
 		status += " " + el
 	}

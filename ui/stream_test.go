@@ -3,6 +3,8 @@ package ui
 import (
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"tokscope/probe"
 )
 
@@ -25,6 +27,26 @@ func TestPaneStatus(t *testing.T) {
 	} {
 		if got, _ := paneStatus(&st, &tc.pane, tc.stopped); got != tc.want {
 			t.Errorf("%s: paneStatus = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPaneTitleKeepsTheName: in a race of four at 100 columns each pane is 21 columns inside,
+// and flaky-cloud's mid-stream error must not cut its name to "flaky-c…".
+func TestPaneTitleKeepsTheName(t *testing.T) {
+	v := &streamView{common: common{styles: new(DefaultStyles())}}
+	for _, tc := range []struct {
+		name string
+		pane streamPane
+		w    int
+		want string
+	}{
+		{"long kind falls back to error", streamPane{name: "flaky-cloud", done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: probe.ErrStreamError}}, 21, "flaky-cloud error 0ms"}, // with the elapsed time, as it fits,
+		{"kind that fits stays", streamPane{name: "flaky-cloud", done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: "http_500"}}, 21, "flaky-cloud  http_500"},
+		{"wide pane keeps the kind", streamPane{name: "flaky-cloud", done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: probe.ErrStreamError}}, 40, "flaky-cloud             stream_error 0ms"},
+	} {
+		if got := ansi.Strip(v.paneTitle(&tc.pane, t0, tc.w)); got != tc.want {
+			t.Errorf("%s: paneTitle(w=%d) = %q, want %q", tc.name, tc.w, got, tc.want)
 		}
 	}
 }
