@@ -269,20 +269,47 @@ func marshalLine(r *Record) ([]byte, error) {
 }
 
 // Recorder appends one Record line per finished request to a file. It is safe for
-// concurrent use. Each line reaches the file in one write to a file opened with O_APPEND,
-// so a killed process leaves at most a torn last line, which ReadRecords tolerates.
+// concurrent use. Each line reaches the file in one write to a file opened with O_APPEND, so
+// lines never interleave. A SIGKILL can still tear the line being written: Linux stops a
+// write to a regular file between pages when the process is killed, so a line crossing a
+// page boundary may reach the file only in part. A killed run thus leaves at most one torn
+// last line, which ReadRecords tolerates, and which NewRecorder ends with a newline before
+// appending so the next run's first record stays whole.
 type Recorder struct {
 	mu sync.Mutex
 	f  *os.File // nil once closed
 }
 
-// NewRecorder opens (creating it if needed) path for appending.
+// NewRecorder opens (creating it if needed) path for appending. When the file ends in a torn
+// line (a killed run), it first ends that line, so the torn record stays on its own line.
 func NewRecorder(path string) (*Recorder, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	if endsTorn(path) {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	return &Recorder{f: f}, nil
+}
+
+// endsTorn reports whether the file at path is non-empty and does not end with a newline.
+func endsTorn(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	last := make([]byte, 1)
+	_, err = f.ReadAt(last, fi.Size()-1)
+	return err == nil && last[0] != '\n'
 }
 
 // Write appends s as one line. It returns os.ErrClosed after Close.
@@ -313,17 +340,19 @@ func (r *Recorder) Close() error {
 	return errors.Join(f.Sync(), f.Close())
 }
 
-// ErrTruncated marks a last line cut short, as a process killed in the middle of a write
-// leaves it; every record before it is complete and returned.
-var ErrTruncated = errors.New("truncated last record (interrupted write)")
+// ErrTruncated marks a record cut short, as a process killed in the middle of a write leaves
+// it (see Recorder); the whole records around it are returned.
+var ErrTruncated = errors.New("truncated record (interrupted write)")
 
-// ReadRecords reads a --record file. Blank lines are skipped. A last line without a newline
-// that does not parse is a torn write: the records before it are returned with an error
-// wrapping ErrTruncated that names its line. Any other bad line stops reading with an error
-// naming the line, after the records before it.
+// ReadRecords reads a --record file. Blank lines are skipped. A line whose JSON is cut short
+// is a torn write: the last line (without a newline) or, once a later run appended after it,
+// any line. Torn lines are skipped, and the whole records are returned with an error wrapping
+// ErrTruncated that names the first torn line and how many there were. Any other bad line
+// stops reading with an error naming the line, after the records before it.
 func ReadRecords(r io.Reader) ([]Record, error) {
 	br := bufio.NewReader(r)
 	var recs []Record
+	torn, firstTorn := 0, 0
 	for line := 1; ; line++ {
 		b, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
@@ -333,15 +362,32 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 		if t := bytes.TrimSpace(b); len(t) > 0 {
 			var rec Record
 			if uerr := json.Unmarshal(t, &rec); uerr != nil {
-				if !complete {
-					return recs, fmt.Errorf("line %d: %w", line, ErrTruncated)
+				if complete && !cutShort(t) {
+					return recs, fmt.Errorf("line %d: %w", line, uerr)
 				}
-				return recs, fmt.Errorf("line %d: %w", line, uerr)
+				if torn++; torn == 1 {
+					firstTorn = line
+				}
+			} else {
+				recs = append(recs, rec)
 			}
-			recs = append(recs, rec)
 		}
 		if !complete {
-			return recs, nil
+			break
 		}
 	}
+	switch torn {
+	case 0:
+		return recs, nil
+	case 1:
+		return recs, fmt.Errorf("line %d: %w", firstTorn, ErrTruncated)
+	}
+	return recs, fmt.Errorf("line %d and %d more: %w", firstTorn, torn-1, ErrTruncated)
+}
+
+// cutShort reports whether b is the beginning of a JSON value that ends too soon: what a torn
+// write leaves, as opposed to a line that is not JSON at all.
+func cutShort(b []byte) bool {
+	var v any
+	return errors.Is(json.NewDecoder(bytes.NewReader(b)).Decode(&v), io.ErrUnexpectedEOF)
 }

@@ -291,6 +291,53 @@ func TestReadRecordsTruncatedAndCorrupt(t *testing.T) {
 	if len(recs) != 0 || err != nil {
 		t.Errorf("empty: %v %v", recs, err)
 	}
+	// Torn lines a later run appended after (NewRecorder ended them): skipped wherever they
+	// are, the whole records around them kept, the first named and the others counted.
+	twice := bytes.Join([][]byte{line, line[:len(line)/2], []byte("\n"), line, line[:10], []byte("\n"), line}, nil)
+	recs, err = ReadRecords(bytes.NewReader(twice))
+	if len(recs) != 3 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 2 and 1 more") {
+		t.Errorf("torn lines in the middle: %d records, err %v", len(recs), err)
+	}
+	// A whole line that is not JSON at all stays an error, also after a torn one.
+	recs, err = ReadRecords(bytes.NewReader(bytes.Join([][]byte{line[:len(line)/2], []byte("\n}{\n"), line}, nil)))
+	if len(recs) != 0 || err == nil || errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("garbage after a torn line: %d records, err %v", len(recs), err)
+	}
+}
+
+// A run killed in the middle of a write leaves a torn last line; the next run appending to
+// the file ends it first, so its own first record is whole and readable.
+func TestRecorderAppendsAfterATornLine(t *testing.T) {
+	s := fullSample()
+	line, _ := marshalLine(ptr(FromSample(&s)))
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	os.WriteFile(path, append(bytes.Repeat(line, 2), line[:len(line)/3]...), 0o600)
+	rec, err := NewRecorder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := rec.Write(&s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.Close()
+	b, _ := os.ReadFile(path)
+	recs, err := ReadRecords(bytes.NewReader(b))
+	if len(recs) != 4 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 3:") {
+		t.Errorf("%d records, err %v, want 4 and line 3 torn", len(recs), err)
+	}
+	// A file that ends whole gets nothing added.
+	whole := filepath.Join(t.TempDir(), "whole.jsonl")
+	os.WriteFile(whole, line, 0o600)
+	rec, err = NewRecorder(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if b, _ := os.ReadFile(whole); !bytes.Equal(b, line) {
+		t.Errorf("a whole file changed on open: %q", b)
+	}
 }
 
 func BenchmarkRecorderWrite(b *testing.B) {

@@ -17,11 +17,11 @@ type Replay struct {
 	Events    []probe.Event     // a *probe.Done per record in file order; interactive stream records left out
 	End       time.Time         // when the last recorded request finished
 	Failed    bool              // a counted request (not a warm-up, not interactive) did not succeed
-	Warning   string            // why some records were left out (a torn last line), else ""
+	Warning   string            // why some records were left out (a torn line), else ""
 }
 
-// LoadReplay reads the --record file at path. A torn last line (a killed run) is not an
-// error: the records before it are used and Warning says so. Any other unreadable line is an
+// LoadReplay reads the --record file at path. A torn line (a killed run) is not an error:
+// the whole records are used and Warning says so. Any other unreadable line is an
 // error naming the line; errors and the warning begin with path.
 func LoadReplay(path string) (*Replay, error) {
 	f, err := os.Open(path)
@@ -33,7 +33,7 @@ func LoadReplay(path string) (*Replay, error) {
 	var warning string
 	switch {
 	case errors.Is(err, ErrTruncated):
-		warning = fmt.Sprintf("%s: %v; using the %d records before it", path, err, len(recs))
+		warning = fmt.Sprintf("%s: %v; using the %d whole records", path, err, len(recs))
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -162,7 +162,7 @@ func TestFinishedAt(t *testing.T) {
 	}
 }
 
-// LoadReplay reads a file: a torn last line leaves the records before it and a warning;
+// LoadReplay reads a file: a torn last line leaves the whole records and a warning;
 // a missing, empty or corrupt file is an error that names the file (and the line).
 func TestLoadReplay(t *testing.T) {
 	dir := t.TempDir()
@@ -196,7 +196,7 @@ func TestLoadReplay(t *testing.T) {
 	if err != nil || len(rp.Events) != 2 {
 		t.Fatalf("torn file: %+v, %v", rp, err)
 	}
-	for _, want := range []string{torn, "line 3", "truncated", "using the 2 records"} {
+	for _, want := range []string{torn, "line 3", "truncated", "using the 2 whole records"} {
 		if !strings.Contains(rp.Warning, want) {
 			t.Errorf("warning %q does not say %q", rp.Warning, want)
 		}
