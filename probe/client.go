@@ -235,11 +235,6 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	}()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if c.ep.Timeout > 0 {
-		var cancelT context.CancelFunc
-		reqCtx, cancelT = context.WithTimeoutCause(reqCtx, c.ep.Timeout, errDeadline)
-		defer cancelT()
-	}
 	x := &exchange{fields: requestFields(w), maxTokens: w.MaxTokens}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
@@ -254,6 +249,11 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	x.t0 = t0
 	s.Start = t0
 	d.t0 = t0
+	if c.ep.Timeout > 0 { // from t0, as every instant: never a timeout "before" ep.Timeout
+		var cancelT context.CancelFunc
+		reqCtx, cancelT = context.WithDeadlineCause(reqCtx, t0.Add(c.ep.Timeout), errDeadline)
+		defer cancelT()
+	}
 	var stall *time.Timer
 	if c.ep.Stall > 0 {
 		stall = time.AfterFunc(c.ep.Stall, func() { cancel(errStall) })
