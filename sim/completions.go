@@ -200,14 +200,13 @@ type job struct {
 	prefilled bool
 }
 
-// begin starts the job of a request admitted at t.at: the prefix cache is asked, the prompt
-// takes its room in the KV cache, and the first token is due after the jittered TTFT plus the
-// prefill of the uncached prompt tokens.
+// begin starts the job of a request admitted at t.at (its prompt already in the KV cache): the
+// prefix cache is asked, and the first token is due after the jittered TTFT plus the prefill
+// of the uncached prompt tokens.
 func (c *call) begin() *job {
 	p, eng := c.ep.profile, c.ep.engine
 	j := &job{eng: eng, t: c.ticket, prompt: c.out.prompt}
 	j.cached = eng.lookup(j.prompt)
-	eng.hold(c.ticket, j.prompt.tokens)
 	first := c.ticket.at.Add(c.draw.ttft)
 	if p.PrefillTokensPerSecond > 0 {
 		first = first.Add(time.Duration(float64(j.prompt.tokens-j.cached) / p.PrefillTokensPerSecond * float64(time.Second)))
@@ -361,7 +360,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, ep *end
 		return
 	}
 
-	c.ticket = ep.engine.enqueue(c.arrival)
+	c.ticket = ep.engine.enqueue(c.arrival, c.out.prompt.tokens)
 	defer ep.engine.leave(c.ticket)
 	if c.req.Stream {
 		s.stream(c)

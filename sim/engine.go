@@ -38,13 +38,14 @@ type ticket struct {
 	ready    chan struct{} // closed on admission
 	at       time.Time     // the admission instant; read only after ready is closed
 	admitted bool          // guarded by engine.mu
+	prompt   int           // prompt tokens, in the KV cache from admission on
 	kv       atomic.Int64  // tokens this request holds in the KV cache
 }
 
-// enqueue registers a request arriving at now: admitted at once when a slot is free and nobody
-// waits, queued otherwise. Every ticket must leave.
-func (e *engine) enqueue(now time.Time) *ticket {
-	t := &ticket{ready: make(chan struct{})}
+// enqueue registers a request of prompt tokens arriving at now: admitted at once when a slot
+// is free and nobody waits, queued otherwise. Every ticket must leave.
+func (e *engine) enqueue(now time.Time, prompt int) *ticket {
+	t := &ticket{ready: make(chan struct{}), prompt: prompt}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.queue) == 0 && e.free() {
@@ -57,9 +58,11 @@ func (e *engine) enqueue(now time.Time) *ticket {
 
 func (e *engine) free() bool { return e.maxRunning == 0 || e.running.Load() < int64(e.maxRunning) }
 
-// admit starts t running; e.mu is held.
+// admit starts t running, its prompt taking its room in the KV cache in the same step, so that
+// /metrics never shows a running request without it; e.mu is held.
 func (e *engine) admit(t *ticket, now time.Time) {
 	e.running.Add(1)
+	e.hold(t, t.prompt)
 	t.at, t.admitted = now, true
 	close(t.ready)
 }
@@ -135,13 +138,13 @@ type State struct {
 }
 
 func (e *engine) state() State {
-	e.mu.Lock()
-	running, waiting := e.running.Load(), len(e.queue)
+	e.mu.Lock() // admissions and departures change the slots, the queue and the KV cache together
+	running, waiting, kv := e.running.Load(), len(e.queue), e.kvTokens.Load()
 	e.mu.Unlock()
 	return State{
 		Running:          int(running),
 		Waiting:          waiting,
-		KVCacheUsage:     min(1, float64(max(0, e.kvTokens.Load()))/float64(e.kvCapacity)),
+		KVCacheUsage:     min(1, float64(max(0, kv))/float64(e.kvCapacity)),
 		PromptTokens:     e.promptTokens.Load(),
 		GenerationTokens: e.generationTokens.Load(),
 		PrefixQueries:    e.cacheQueries.Load(),

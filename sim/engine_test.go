@@ -232,6 +232,27 @@ func (pg *progress) read(ctx context.Context, c *http.Client, url, body string) 
 // TestMaxRunningQueueAndMetrics: with 2 slots, 4 requests at once: 2 run, 2 wait (their
 // headers come at once, their TTFT includes the wait), and /metrics says so, with a KV usage
 // of the running requests' prompt + generated tokens.
+// A request's prompt is in the KV cache from the instant it is admitted, for one arriving at a
+// free slot and for one taking a slot another left: a scrape between admission and the
+// request's own goroutine starting its job once saw 2 running with one prompt cached.
+func TestAdmissionHoldsThePrompt(t *testing.T) {
+	e := newEngine(Profile{MaxRunning: 1, KVCacheTokens: 100})
+	now := time.Now()
+	first := e.enqueue(now, 6)
+	second := e.enqueue(now, 10)
+	if st := e.state(); st.Running != 1 || st.Waiting != 1 || st.KVCacheUsage != 0.06 {
+		t.Errorf("one admitted, one waiting: %+v, want 1 running, 1 waiting, KV 0.06", st)
+	}
+	e.leave(first)
+	if st := e.state(); st.Running != 1 || st.Waiting != 0 || st.KVCacheUsage != 0.10 {
+		t.Errorf("the waiting one admitted: %+v, want 1 running, KV 0.10", st)
+	}
+	e.leave(second)
+	if st := e.state(); st.Running != 0 || st.KVCacheUsage != 0 {
+		t.Errorf("both gone: %+v", st)
+	}
+}
+
 func TestMaxRunningQueueAndMetrics(t *testing.T) {
 	const ttftBase, tokens, prompt, capacity = 400 * time.Millisecond, 20, 6, 1000
 	p := Profile{Name: "p", Model: "m", TTFT: ttftBase, TokensPerSecond: 100, MaxRunning: 2, KVCacheTokens: capacity, Seed: 1}
