@@ -242,63 +242,6 @@ func NewEndpoint(baseURL, model string) Endpoint {
 	}
 }
 
-// Overrides are command-line values that replace the file's for every endpoint. A nil field
-// was not given on the command line.
-type Overrides struct {
-	Prompt      *string
-	MaxTokens   *int
-	Concurrency *int
-	Interval    *time.Duration
-	Timeout     *time.Duration
-	SLO         *SLO // --slo replaces every endpoint's objectives
-
-	// Each of Prompt, InputTokens and Prompts replaces the file's choice of prompt source;
-	// MaxTokens and OutputTokens replace its choice of output length. The command line
-	// gives at most one of each group.
-	InputTokens  *TokenLength
-	OutputTokens *TokenLength
-	Prompts      *string
-	Cache        *string
-}
-
-// Apply sets every given override on every endpoint. It does not check the values: call
-// Validate afterwards so that --max-tokens 0 is reported like a bad file value.
-func (c *Config) Apply(o Overrides) {
-	for i := range c.Endpoints {
-		e := &c.Endpoints[i]
-		if o.Prompt != nil {
-			e.Prompt, e.InputTokens, e.Prompts = *o.Prompt, TokenLength{}, ""
-		}
-		if o.InputTokens != nil {
-			e.InputTokens, e.Prompts = *o.InputTokens, ""
-		}
-		if o.Prompts != nil {
-			e.Prompts, e.InputTokens = *o.Prompts, TokenLength{}
-		}
-		if o.MaxTokens != nil {
-			e.MaxTokens, e.OutputTokens = *o.MaxTokens, TokenLength{}
-		}
-		if o.OutputTokens != nil {
-			e.OutputTokens = *o.OutputTokens
-		}
-		if o.Cache != nil {
-			e.Cache = *o.Cache
-		}
-		if o.Concurrency != nil {
-			e.Concurrency = *o.Concurrency
-		}
-		if o.Interval != nil {
-			e.Interval = *o.Interval
-		}
-		if o.Timeout != nil {
-			e.Timeout = *o.Timeout
-		}
-		if o.SLO != nil {
-			e.SLO = *o.SLO
-		}
-	}
-}
-
 // Validate gives every unnamed endpoint its default name (host/model, made unique) and the
 // default cache mode when it has none, then checks every endpoint against the same rules as
 // the file loader. Messages name the field and its flag, e.g. `endpoint "a": max_tokens
