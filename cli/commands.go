@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
 
 	"tokscope/calibrate"
@@ -24,17 +23,13 @@ func listModels(ctx context.Context, cfg *config.Config, stdout, stderr io.Write
 // listURLModels is --list-models over --url without a --model for each: listing is how one
 // finds the model to name. The key is the --api-key-env variable's, as for a run.
 func listURLModels(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	if o.set("api-key-env") && os.Getenv(o.apiKeyEnv) == "" {
-		fmt.Fprintf(stderr, "tokscope: --api-key-env %s: that environment variable is not set\n", o.apiKeyEnv)
+	if err := o.checkKeyEnv(); err != nil {
+		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage
 	}
 	eps := make([]config.Endpoint, 0, len(o.urls))
-	for _, u := range o.urls {
-		ep := config.NewEndpoint(u, "")
-		if os.Getenv(o.apiKeyEnv) != "" {
-			ep.APIKeyEnv = o.apiKeyEnv
-		}
-		eps = append(eps, ep)
+	for i := range o.urls {
+		eps = append(eps, o.urlEndpoint(i, ""))
 	}
 	return printModels(ctx, eps, stdout, stderr)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -43,18 +42,12 @@ func loadConfig(ctx context.Context, o *options, proc process, stderr io.Writer)
 			cfg.Endpoints = append(cfg.Endpoints, ep)
 		}
 	case len(o.urls) > 0:
-		// An explicitly named key variable must be set; the default OPENAI_API_KEY may be
-		// unset for local servers that need no key (then none is sent).
-		if o.set("api-key-env") && os.Getenv(o.apiKeyEnv) == "" {
-			return nil, cleanup, usagef("--api-key-env %s: that environment variable is not set", o.apiKeyEnv)
+		if err := o.checkKeyEnv(); err != nil {
+			return nil, cleanup, err
 		}
 		cfg = &config.Config{}
-		for i, u := range o.urls {
-			ep := config.NewEndpoint(u, o.models[i])
-			if os.Getenv(o.apiKeyEnv) != "" {
-				ep.APIKeyEnv = o.apiKeyEnv
-			}
-			cfg.Endpoints = append(cfg.Endpoints, ep)
+		for i := range o.urls {
+			cfg.Endpoints = append(cfg.Endpoints, o.urlEndpoint(i, o.models[i]))
 		}
 	default:
 		path := o.configFile

@@ -27,6 +27,8 @@ type options struct {
 	configFile  string
 	urls        []string
 	models      []string
+	apiText     []string // --api as given
+	apis        []string // parsed by checkEndpoints: one per --url, or one for all
 	apiKeyEnv   string
 	prompt      string
 	maxTokens   int
@@ -90,7 +92,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVarP(&o.configFile, "config", "c", "", "config file (else $TOKSCOPE_CONFIG, $XDG_CONFIG_HOME/tokscope/config.yaml, the user config dir)")
 	fs.StringArrayVarP(&o.urls, "url", "u", nil, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable)")
 	fs.StringArrayVarP(&o.models, "model", "m", nil, "model for the --url at the same position (repeatable)")
-	fs.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the key for --url endpoints")
+	fs.StringArrayVar(&o.apiText, "api", nil, "API of the --url at the same position, or one for all (`LIST`, repeatable or comma-separated): "+
+		strings.Join(config.APIs, " | ")+" (default "+config.DefaultAPI+")")
+	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment variable holding the key for --url endpoints (default "+
+		config.DefaultAPIKeyEnv+"; "+config.DefaultAnthropicKeyEnv+" with --api "+config.APIAnthropic+")")
 	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt text")
 	fs.IntVar(&o.maxTokens, "max-tokens", 0, "output token limit per request (default 256)")
 	fs.IntVarP(&o.concurrency, "concurrency", "n", 0, "streams in flight per endpoint (default 1)")
@@ -166,14 +171,8 @@ func (o *options) check() error {
 			return usagef("invalid value %s for --%s: must be a positive duration like 500ms, 2s, 1m", d.v, d.name)
 		}
 	}
-	if len(o.models) > len(o.urls) {
-		return usagef("--model given %d times but --url only %d: each --model pairs with the --url at the same position", len(o.models), len(o.urls))
-	}
-	if len(o.urls) > 0 && len(o.models) < len(o.urls) && !o.listModels { // listing is how one finds a model
-		return usagef("--url %s has no --model: give one --model per --url, in the same order", o.urls[len(o.models)])
-	}
-	if o.demo && len(o.urls) > 0 {
-		return usagef("--demo and --url exclude each other: --demo monitors built-in simulated endpoints")
+	if err := o.checkEndpoints(); err != nil {
+		return err
 	}
 	if o.metricsListen != "" {
 		if _, err := promexport.ListenAddr(o.metricsListen); err != nil {
@@ -204,6 +203,81 @@ func (o *options) check() error {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil
+}
+
+// checkEndpoints checks the --url endpoints: a --model and an --api for each, by position
+// (one --api may serve all).
+func (o *options) checkEndpoints() error {
+	if len(o.models) > len(o.urls) {
+		return usagef("--model given %d times but --url only %d: each --model pairs with the --url at the same position", len(o.models), len(o.urls))
+	}
+	if len(o.urls) > 0 && len(o.models) < len(o.urls) && !o.listModels { // listing is how one finds a model
+		return usagef("--url %s has no --model: give one --model per --url, in the same order", o.urls[len(o.models)])
+	}
+	if o.demo && len(o.urls) > 0 {
+		return usagef("--demo and --url exclude each other: --demo monitors built-in simulated endpoints")
+	}
+	if !o.set("api") {
+		return nil
+	}
+	if len(o.urls) == 0 {
+		return usagef("--api needs --url: it is the API of each --url endpoint (in a config file, write api: per endpoint or in defaults:)")
+	}
+	o.apis = nil
+	for _, text := range o.apiText {
+		for _, name := range strings.Split(text, ",") {
+			api, err := config.ParseAPI(strings.TrimSpace(name))
+			if err != nil {
+				return usagef("invalid value %q for --api: %v", name, err)
+			}
+			o.apis = append(o.apis, api)
+		}
+	}
+	if len(o.apis) != 1 && len(o.apis) != len(o.urls) {
+		return usagef("--api gives %d APIs but --url is given %d times: give one --api for all, or one per --url in the same order",
+			len(o.apis), len(o.urls))
+	}
+	return nil
+}
+
+// api is the API of the i-th --url endpoint.
+func (o *options) api(i int) string {
+	switch {
+	case len(o.apis) == 0:
+		return config.DefaultAPI
+	case len(o.apis) == 1:
+		return o.apis[0]
+	}
+	return o.apis[i]
+}
+
+// keyEnv is the variable the i-th --url endpoint reads its key from: --api-key-env, else its
+// API's default (ANTHROPIC_API_KEY for anthropic, OPENAI_API_KEY otherwise).
+func (o *options) keyEnv(i int) string {
+	if o.set("api-key-env") {
+		return o.apiKeyEnv
+	}
+	return config.DefaultKeyEnv(o.api(i))
+}
+
+// checkKeyEnv: a variable named with --api-key-env must be set; a default one may be unset
+// for local servers that need no key (then none is sent).
+func (o *options) checkKeyEnv() error {
+	if o.set("api-key-env") && os.Getenv(o.apiKeyEnv) == "" {
+		return usagef("--api-key-env %s: that environment variable is not set", o.apiKeyEnv)
+	}
+	return nil
+}
+
+// urlEndpoint is the i-th --url endpoint (model "" for --list-models without one): its API,
+// and its key variable when that is set. The key itself is read at request time.
+func (o *options) urlEndpoint(i int, model string) config.Endpoint {
+	ep := config.NewEndpoint(o.urls[i], model)
+	ep.API = o.api(i)
+	if env := o.keyEnv(i); os.Getenv(env) != "" {
+		ep.APIKeyEnv = env
+	}
+	return ep
 }
 
 // checkReplay rejects flags that make no sense with --replay: they choose what to measure,
@@ -313,18 +387,23 @@ func (o *options) checkWorkload() error {
 	if o.set("prompts") && strings.TrimSpace(o.prompts) == "" {
 		return usagef("invalid value %q for --prompts: needs a JSONL or ShareGPT JSON file", o.prompts)
 	}
-	for _, group := range [][]string{{"prompt", "input-tokens", "prompts"}, {"max-tokens", "output-tokens"}} {
-		var given []string
-		for _, name := range group {
-			if o.set(name) {
-				given = append(given, "--"+name)
-			}
-		}
-		if len(given) > 1 {
-			return usagef("%s and %s exclude each other: give one of --%s", given[0], given[1], strings.Join(group, ", --"))
-		}
+	// One prompt source and one output length, as in each level of the config file.
+	ov := o.overrides()
+	if first, second, group := ov.Conflict(); first != "" {
+		return usagef("%s and %s exclude each other: give one of %s", flagOf(first), flagOf(second), strings.Join(mapSlice(group, flagOf), ", "))
 	}
 	return nil
+}
+
+// flagOf is the flag of a config key: max_tokens is --max-tokens.
+func flagOf(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") }
+
+func mapSlice(in []string, f func(string) string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = f(s)
+	}
+	return out
 }
 
 // parseSweep reads "1,2,4" (spaces allowed around the numbers).
