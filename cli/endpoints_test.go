@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"tokscope/discover"
 	"tokscope/sim"
@@ -49,6 +50,12 @@ func TestNoEndpointsExplains(t *testing.T) {
 	for _, want := range []string{"--demo", "--url", "--config", "11434"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr does not mention %s:\n%s", want, stderr.String())
+		}
+	}
+	// A 100-column terminal must not wrap a line mid-phrase.
+	for _, line := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("a line of %d columns, more than 100: %q", n, line)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
+	"golang.org/x/term"
 
 	"tokscope/stats"
 	"tokscope/sweep"
@@ -34,11 +34,11 @@ type progressLine struct {
 // target is --requests × endpoints (0 without --requests).
 func newProgressLine(w io.Writer, start time.Time, target int, duration time.Duration) *progressLine {
 	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
+	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
 	width := func() int {
-		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols > 0 {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			return cols
 		}
 		return 80

@@ -96,12 +96,15 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		return runCalibrate(ctx, stdout, stderr)
 	case opts.replay != "":
 		return runReplay(ctx, opts, stdout, stderr)
-	}
-
-	if opts.listModels && len(opts.urls) > len(opts.models) {
+	case opts.listModels && len(opts.urls) > len(opts.models):
 		return listURLModels(ctx, opts, stdout, stderr)
 	}
+	return measure(ctx, opts, proc, interrupted, stdout, stderr)
+}
 
+// measure loads the endpoints, builds the engine and runs the UI or headless; it returns
+// the exit status.
+func measure(ctx context.Context, opts *options, proc process, interrupted *interrupts, stdout, stderr io.Writer) (code int) {
 	// Load the endpoints.
 	cfg, cleanup, err := loadConfig(ctx, opts, proc, stderr)
 	if err != nil {
