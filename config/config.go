@@ -41,7 +41,7 @@ type Config struct {
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.
 type Endpoint struct {
-	Name    string // unique, shown on its card; defaults to host/model
+	Name    string // unique, shown on its card; defaults to the model, or host:port/model when endpoints share it
 	BaseURL string // e.g. http://127.0.0.1:8080/v1
 	Model   string
 	// API is the wire protocol the endpoint speaks: APIChat ("" means chat), APICompletions,

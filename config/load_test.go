@@ -212,15 +212,15 @@ endpoints:
 			Name: "local-llama", BaseURL: "http://127.0.0.1:8080/v1", Model: "llama3", APIKeyEnv: setVar,
 			Headers:   map[string]string{"X-Foo": "bar", "X-Org": "${" + setVar + "}"},
 			ExtraBody: map[string]any{"ignore_eos": true, "temperature": uint64(0)},
-			Prompt:    "Count to ten.", MaxTokens: 64, Concurrency: 2, Cache: CacheBust,
+			Prompt:    "Count to ten.", MaxTokens: 64, Concurrency: 2, Cache: CacheBust, API: APIChat,
 			Interval: 500 * time.Millisecond, Timeout: time.Minute, Stall: 10 * time.Second,
 			InsecureSkipVerify: true,
 		},
 		{
-			Name: "api.openai.com/gpt-4o-mini", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: setVar,
+			Name: "gpt-4o-mini", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: setVar,
 			Headers:   map[string]string{"X-Foo": "baz", "X-Org": "${" + setVar + "}"},
 			ExtraBody: map[string]any{"ignore_eos": true, "temperature": 0.5, "stream_options": map[string]any{"include_usage": true}},
-			Prompt:    "Count to ten.", MaxTokens: 32, Concurrency: 2, Cache: CacheBust,
+			Prompt:    "Count to ten.", MaxTokens: 32, Concurrency: 2, Cache: CacheBust, API: APIChat,
 			Interval: 0, Timeout: time.Minute, Stall: 10 * time.Second,
 		},
 	}
@@ -252,7 +252,7 @@ func TestParseBuiltinDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := NewEndpoint("http://127.0.0.1:8080/v1", "llama3")
-	want.Name = "127.0.0.1:8080/llama3"
+	want.Name = "llama3" // the model, when no other endpoint has it
 	if !reflect.DeepEqual(c.Endpoints, []Endpoint{want}) {
 		t.Errorf("got %#v, want %#v", c.Endpoints[0], want)
 	}
@@ -267,7 +267,7 @@ func TestDefaultNames(t *testing.T) {
   - {base_url: http://h:1/v1, model: m}
   - {base_url: http://h:1/v1, model: m, name: "h:1/m#3"}
   - {base_url: http://h:1/v1, model: n}
-  - {base_url: http://h:1/other, model: m, name: "h:1/n"}
+  - {base_url: http://h:1/other, model: m, name: "n"}
 `
 	c, err := Parse("c.yaml", []byte(src))
 	if err != nil {
@@ -277,8 +277,9 @@ func TestDefaultNames(t *testing.T) {
 	for _, e := range c.Endpoints {
 		got = append(got, e.Name)
 	}
-	// Explicit names are reserved first; default names step around them.
-	want := []string{"h:1/m", "h:1/m#2", "h:1/m#3", "h:1/n#2", "h:1/n"}
+	// A model that several endpoints share names them host:port/model, a model of its own
+	// names its endpoint; explicit names are reserved first, default names step around them.
+	want := []string{"h:1/m", "h:1/m#2", "h:1/m#3", "n#2", "n"}
 	if !slices.Equal(got, want) {
 		t.Errorf("names = %q, want %q", got, want)
 	}

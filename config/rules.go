@@ -239,10 +239,11 @@ func NewEndpoint(baseURL, model string) Endpoint {
 		Timeout:     DefaultTimeout,
 		Stall:       DefaultStall,
 		Cache:       DefaultCache,
+		API:         DefaultAPI,
 	}
 }
 
-// Validate gives every unnamed endpoint its default name (host/model, made unique) and the
+// Validate gives every unnamed endpoint its default name (its model, or host:port/model, made unique) and the
 // default cache mode when it has none, then checks every endpoint against the same rules as
 // the file loader. Messages name the field and its flag, e.g. `endpoint "a": max_tokens
 // (--max-tokens) must be at least 1, got 0`; there is no line:col. It does not require api_key_env to be set in the environment: a --url endpoint
@@ -268,6 +269,9 @@ func (c *Config) Validate() error {
 	for i := range c.Endpoints {
 		if c.Endpoints[i].Cache == "" {
 			c.Endpoints[i].Cache = DefaultCache // an Endpoint built without NewEndpoint
+		}
+		if c.Endpoints[i].API == "" {
+			c.Endpoints[i].API = DefaultAPI
 		}
 	}
 	for _, e := range c.Endpoints {
@@ -300,6 +304,7 @@ func checkEndpoint(e Endpoint) string {
 		withFlag(checkLength("input_tokens", e.InputTokens), "--input-tokens"),
 		withFlag(checkLength("output_tokens", e.OutputTokens), "--output-tokens"),
 		withFlag(checkCache(e.Cache), "--cache"),
+		withFlag(checkAPI(e.API), "--api"),
 	}
 	if e.Price != nil {
 		checks = append(checks, checkPrice(*e.Price))
@@ -324,21 +329,28 @@ func checkEndpoint(e Endpoint) string {
 	return ""
 }
 
-// assignNames names every unnamed endpoint host/model, adding "#2", "#3"... when that name is
-// taken. Explicit names are reserved first, so a default name never collides with one.
+// assignNames names every unnamed endpoint: its model when no other endpoint has that model,
+// else host:port/model, so that names differ where the endpoints do; "#2", "#3"... are added
+// when the name is taken. Explicit names are reserved first, so a default name never collides
+// with one.
 func assignNames(eps []Endpoint) {
 	taken := make(map[string]bool)
+	models := make(map[string]int)
 	for _, e := range eps {
 		if e.Name != "" {
 			taken[e.Name] = true
 		}
+		models[e.Model]++
 	}
 	next := make(map[string]int) // next suffix to try per base name: linear, not quadratic
 	for i := range eps {
 		if eps[i].Name != "" {
 			continue
 		}
-		base := defaultName(eps[i])
+		base := eps[i].Model
+		if models[base] > 1 || strings.TrimSpace(base) == "" {
+			base = hostModel(eps[i])
+		}
 		name := base
 		for taken[name] {
 			next[base] = max(next[base], 2)
@@ -350,7 +362,8 @@ func assignNames(eps []Endpoint) {
 	}
 }
 
-func defaultName(e Endpoint) string {
+// hostModel is host:port/model (the port when the URL gives one).
+func hostModel(e Endpoint) string {
 	host := e.BaseURL
 	if u, err := url.Parse(e.BaseURL); err == nil && u.Host != "" {
 		host = u.Host

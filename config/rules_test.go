@@ -19,7 +19,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(*Config) {}, ""},
 		{"no endpoints", func(c *Config) { c.Endpoints = nil }, "no endpoints: give --url and --model"},
-		{"bad url", func(c *Config) { c.Endpoints[0].BaseURL = "localhost:8080" }, `endpoint "localhost:8080/llama3": base_url (--url) must be an absolute`},
+		{"bad url", func(c *Config) { c.Endpoints[0].BaseURL = "localhost:8080" }, `endpoint "llama3": base_url (--url) must be an absolute`},
 		{"no scheme", func(c *Config) { c.Endpoints[0].BaseURL = "//h/v1" }, "base_url (--url) must be an absolute http:// or https:// URL"},
 		{"no model", func(c *Config) { c.Endpoints[0].Model = "" }, "model (--model) is empty"},
 		{"empty prompt", func(c *Config) { c.Endpoints[0].Prompt = "" }, "prompt (--prompt) is empty"},
