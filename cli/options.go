@@ -419,38 +419,29 @@ func parseSweep(s string) ([]int, error) {
 	return steps, nil
 }
 
-// overrides are the flags that replace the config file's values on every endpoint.
+// overrides are the flags that replace the config file's values on every endpoint: the
+// command line's level of the endpoint settings.
 func (o *options) overrides() config.Overrides {
-	var ov config.Overrides
-	if o.set("prompt") {
-		ov.Prompt = &o.prompt
+	return config.Overrides{
+		Prompt:       given(o, "prompt", &o.prompt),
+		MaxTokens:    given(o, "max-tokens", &o.maxTokens),
+		Concurrency:  given(o, "concurrency", &o.concurrency),
+		Interval:     given(o, "interval", &o.interval),
+		Timeout:      given(o, "timeout", &o.timeout),
+		SLO:          o.slo,
+		InputTokens:  given(o, "input-tokens", &o.inputTokens),
+		OutputTokens: given(o, "output-tokens", &o.outputTokens),
+		Prompts:      given(o, "prompts", &o.prompts),
+		Cache:        given(o, "cache", &o.cache),
 	}
-	if o.set("max-tokens") {
-		ov.MaxTokens = &o.maxTokens
+}
+
+// given is v when the flag was given on the command line, else nil.
+func given[T any](o *options, flag string, v *T) *T {
+	if o.set(flag) {
+		return v
 	}
-	if o.set("concurrency") {
-		ov.Concurrency = &o.concurrency
-	}
-	if o.set("interval") {
-		ov.Interval = &o.interval
-	}
-	if o.set("timeout") {
-		ov.Timeout = &o.timeout
-	}
-	ov.SLO = o.slo
-	if o.set("input-tokens") {
-		ov.InputTokens = &o.inputTokens
-	}
-	if o.set("output-tokens") {
-		ov.OutputTokens = &o.outputTokens
-	}
-	if o.set("prompts") {
-		ov.Prompts = &o.prompts
-	}
-	if o.set("cache") {
-		ov.Cache = &o.cache
-	}
-	return ov
+	return nil
 }
 
 // probeOptions are the flags that shape the Runner's schedule.

@@ -25,7 +25,7 @@ type level struct {
 type settingDecoder func(l *loader, p *Partial, e entry) *Error
 
 var settingDecoders = map[string]settingDecoder{
-	"prompt":        (*loader).prompt,
+	"prompt":        func(l *loader, p *Partial, e entry) *Error { return some(&p.Prompt)(l.text(e, checkPrompt)) },
 	"max_tokens":    (*loader).maxTokens,
 	"concurrency":   func(l *loader, p *Partial, e entry) *Error { return put(&p.Concurrency)(l.integer(e, MaxConcurrency)) },
 	"interval":      func(l *loader, p *Partial, e entry) *Error { return put(&p.Interval)(l.duration(e, true)) },
@@ -35,7 +35,7 @@ var settingDecoders = map[string]settingDecoder{
 	"output_tokens": func(l *loader, p *Partial, e entry) *Error { return choice(&p.OutputTokens)(l.tokenLength(e)) },
 	"prompts":       func(l *loader, p *Partial, e entry) *Error { return put(&p.Prompts)(l.promptsFile(e)) },
 	"cache":         (*loader).cache,
-	"api":           (*loader).api,
+	"api":           func(l *loader, p *Partial, e entry) *Error { return some(&p.API)(l.text(e, checkAPI)) },
 	"headers":       func(l *loader, p *Partial, e entry) *Error { return always(&p.Headers)(l.headers(e)) },
 	"slo":           func(l *loader, p *Partial, e entry) *Error { return always(&p.SLO)(l.slo(e)) },
 	"price":         func(l *loader, p *Partial, e entry) *Error { return always(&p.Price)(l.price(e)) },
@@ -46,6 +46,16 @@ var settingDecoders = map[string]settingDecoder{
 func put[T any](dst **T) func(T, bool, *Error) *Error {
 	return func(v T, ok bool, err *Error) *Error {
 		if err == nil && ok {
+			*dst = &v
+		}
+		return err
+	}
+}
+
+// some stores a decoded value that is never empty (the decoder refuses an empty one).
+func some[T any](dst **T) func(T, *Error) *Error {
+	return func(v T, err *Error) *Error {
+		if err == nil {
 			*dst = &v
 		}
 		return err
@@ -94,18 +104,6 @@ func (l *loader) setting(lv *level, e entry) (known bool, err *Error) {
 	return true, decode(l, &lv.Partial, e)
 }
 
-func (l *loader) prompt(p *Partial, e entry) *Error {
-	v, _, err := l.str(e)
-	if err != nil {
-		return err
-	}
-	if msg := checkPrompt(v); msg != "" {
-		return l.errValue(e, "%s", msg)
-	}
-	p.Prompt = &v
-	return nil
-}
-
 func (l *loader) maxTokens(p *Partial, e entry) *Error {
 	v, ok, err := l.integer(e, 0)
 	if err == nil && !ok {
@@ -126,18 +124,6 @@ func (l *loader) cache(p *Partial, e entry) *Error {
 			CacheBust, CacheReuse)
 	}
 	p.Cache = &v
-	return nil
-}
-
-func (l *loader) api(p *Partial, e entry) *Error {
-	v, _, err := l.str(e)
-	if err != nil {
-		return err
-	}
-	if msg := checkAPI(v); msg != "" {
-		return l.errValue(e, "%s", msg)
-	}
-	p.API = &v
 	return nil
 }
 
