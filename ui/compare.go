@@ -454,10 +454,10 @@ func (c *compareView) headerCell(title string, w, sortKey int, left bool) string
 func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []int, best []int, wd compareWidths) string {
 	s := c.styles
 	var b strings.Builder
-	name := "  " + truncate(es.Name, wd.name-2)
+	name := "  " + truncateName(es.Name, wd.name-2)
 	nameStyle := s.Title
 	if selected {
-		name = "▶ " + truncate(es.Name, wd.name-2)
+		name = "▶ " + truncateName(es.Name, wd.name-2)
 		nameStyle = nameStyle.Inherit(s.TableSelected)
 	}
 	b.WriteString(nameStyle.Render(padRight(name, wd.name)))
@@ -555,7 +555,7 @@ func (c *compareView) bars(eps []stats.EndpointStats, room, nameW int) string {
 					text = approx(es.TokenSource) + text
 				}
 			}
-			out = append(out, padRight(truncate(es.Name, nameW-1), nameW)+
+			out = append(out, padRight(truncateName(es.Name, nameW-1), nameW)+
 				style.Render(padRight(bar(v, top, barW), max(barW, 0)))+" "+padLeft(text, 7))
 		}
 		return fit(strings.Join(out, "\n"), gw, rows+1)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"tokscope/stats"
 )
 
@@ -192,4 +194,23 @@ func sanitize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// truncateName cuts an endpoint's name to at most w columns in the middle, keeping both
+// ends: names differ at the end (the model, a port) as often as at the start, so two
+// llama-servers read "127.0…82/raw-model" and "127.0…81/raw-model", where cutting the end gave
+// "127.0.0.1:8082/ra…" and "127.0.0.1:8081/ra…". The end keeps two thirds.
+func truncateName(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	switch {
+	case w <= 0:
+		return ""
+	case sw <= w:
+		return s
+	case w < 3:
+		return truncate(s, w)
+	}
+	head := (w - 1) / 3
+	tail := w - 1 - head
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
 }

@@ -198,7 +198,7 @@ func (c *compareView) h2hRow(name string, i int, cells [2]map[int]h2hCell, best 
 	s := c.styles
 	vw := wd.verdicts(!l.long)
 	var b strings.Builder
-	b.WriteString(s.Title.UnsetBold().Render(padRight("  "+truncate(name, wd.name-2), wd.name)))
+	b.WriteString(s.Title.UnsetBold().Render(padRight("  "+truncateName(name, wd.name-2), wd.name)))
 	for mi := range cells {
 		cell, ok := cells[mi][i]
 		if !ok {
