@@ -92,8 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVarP(&o.configFile, "config", "c", "", "config file (else $TOKSCOPE_CONFIG, $XDG_CONFIG_HOME/tokscope/config.yaml, the user config dir)")
 	fs.StringArrayVarP(&o.urls, "url", "u", nil, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable)")
 	fs.StringArrayVarP(&o.models, "model", "m", nil, "model for the --url at the same position (repeatable)")
-	fs.StringArrayVar(&o.apiText, "api", nil, "API of the --url at the same position, or one for all (`LIST`, repeatable or comma-separated): "+
-		strings.Join(config.APIs, " | ")+" (default "+config.DefaultAPI+")")
+	fs.StringArrayVar(&o.apiText, "api", nil, "the API of each --url endpoint, by position like --model (one value applies to all; a `LIST` may be comma-separated): "+
+		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | "))
 	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment variable holding the key for --url endpoints (default "+
 		config.DefaultAPIKeyEnv+"; "+config.DefaultAnthropicKeyEnv+" with --api "+config.APIAnthropic+")")
 	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt text")
