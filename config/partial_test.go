@@ -128,3 +128,15 @@ func TestConflict(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingKeysDecoded: the keys that messages list are the keys the loader decodes.
+func TestSettingKeysDecoded(t *testing.T) {
+	if len(settingKeys) != len(settingDecoders) {
+		t.Errorf("%d setting keys listed, %d decoded", len(settingKeys), len(settingDecoders))
+	}
+	for _, k := range settingKeys {
+		if settingDecoders[k] == nil {
+			t.Errorf("%s is listed but not decoded", k)
+		}
+	}
+}
