@@ -27,8 +27,8 @@ func DefaultKeyEnv(api string) string {
 
 // ParseAPI checks an API name; the error lists the valid ones, without naming a flag or key.
 func ParseAPI(s string) (string, error) {
-	if msg := checkAPI(s); msg != "" {
-		return "", fmt.Errorf("%s", strings.TrimPrefix(msg, "api "))
+	if checkAPI(s) != "" {
+		return "", fmt.Errorf("must be one of %s", strings.Join(APIs, ", "))
 	}
 	return s, nil
 }
