@@ -44,7 +44,7 @@ type started struct {
 
 func startBinary(t *testing.T, args ...string) *started {
 	t.Helper()
-	p := &started{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p := &started{cmd: exec.Command(binary(t), args...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ echo "EXIT=$?" > %[6]s.tmp
 stty -a >> %[6]s.tmp
 mv %[6]s.tmp %[6]s
 exec sleep 600
-`, f("pid"), binary, f("rec.jsonl"), url, f("stderr"), f("after"))
+`, f("pid"), binary(t), f("rec.jsonl"), url, f("stderr"), f("after"))
 			if err := os.WriteFile(f("run.sh"), []byte(script), 0o700); err != nil {
 				t.Fatal(err)
 			}
