@@ -187,18 +187,26 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// keyEchoServer answers every request with status and an OpenAI error of code whose message
+// is format around the request's key: a server that echoes the key back. Closed when the test
+// ends.
+func keyEchoServer(t *testing.T, status int, code, format string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		msg := fmt.Sprintf(format, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","code":%q}}`, msg, code)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestKeyNeverLeaks runs full headless runs with a key in the environment, against a healthy
 // endpoint and against one that echoes the Authorization header back in its error body, and
 // greps every output: stdout in each format, stderr, the record file and the log file.
 func TestKeyNeverLeaks(t *testing.T) {
 	const key = "sk-tokscope-test-5f1c9e0d2b7a4c3e"
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`,
-			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	}))
-	defer echo.Close()
+	echo := keyEchoServer(t, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided: %s")
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "ok", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 500, TokensPerChunk: 1, MaxTokens: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -241,13 +249,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 // error message (redacted: the server echoes the key), a refused connection's included.
 func TestHeadlessShowsLastError(t *testing.T) {
 	const key = "sk-tokscope-test-0a1b2c3d4e5f6a7b"
-	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"The model llama-9 does not exist (key %s)","type":"invalid_request_error","code":"model_not_found"}}`,
-			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	}))
-	defer notFound.Close()
+	notFound := keyEchoServer(t, http.StatusNotFound, "model_not_found", "The model llama-9 does not exist (key %s)")
 	refused := httptest.NewServer(http.NotFoundHandler())
 	refusedURL := refused.URL
 	refused.Close()
