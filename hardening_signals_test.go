@@ -14,25 +14,13 @@ import (
 	"time"
 
 	"tokscope/cli"
+	"tokscope/cli/clitest"
 	"tokscope/export"
-	"tokscope/sim"
 )
 
 // How tokscope ends when it is told to: the record file reads back after SIGKILL, SIGINT and
 // SIGTERM stop a headless run with its summary, and the TUI restores the terminal on every
 // way out (tmux).
-
-// busySim is a fast endpoint, so that records pile up quickly.
-func busySim(t *testing.T) string {
-	t.Helper()
-	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
-		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv.BaseURL("busy")
-}
 
 // started is a tokscope process running in the background.
 type started struct {
@@ -44,7 +32,7 @@ type started struct {
 
 func startBinary(t *testing.T, args ...string) *started {
 	t.Helper()
-	p := &started{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p := &started{cmd: exec.Command(binary(t), args...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -90,26 +78,6 @@ func waitForLines(t *testing.T, path string, n int) {
 	t.Fatalf("%s: fewer than %d lines after 60 s", path, n)
 }
 
-// wholeRecords reads a record file and fails unless every line is a complete record.
-func wholeRecords(t *testing.T, path string) []export.Record {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		t.Errorf("%s does not end with a newline: a torn last line", path)
-	}
-	recs, err := export.ReadRecords(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(recs) != bytes.Count(b, []byte("\n")) {
-		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
-	}
-	return recs
-}
-
 // SIGKILL cannot be caught. Each line goes out in one write(2) to an O_APPEND file, so lines
 // never interleave; but Linux stops a write between pages when the process is killed, so a
 // kill landing in a write that crosses a page boundary leaves a torn last line (it happened
@@ -117,7 +85,7 @@ func wholeRecords(t *testing.T, path string) []export.Record {
 // lines and at most a torn last one; a second run appending to the same file ends the torn
 // line first, and every record of both runs reads back.
 func TestRecordSurvivesSIGKILL(t *testing.T) {
-	url := busySim(t)
+	url := clitest.BusySim(t)
 	dir := t.TempDir()
 	torn := 0
 	for i, after := range []int{1, 7, 40, 90, 150} {
@@ -182,7 +150,7 @@ func killedRecords(t *testing.T, path string) ([]export.Record, bool) {
 // requests failed (0 here), not that a signal arrived: interrupting is how a --duration 0 run
 // is meant to end.
 func TestHeadlessSignals(t *testing.T) {
-	url := busySim(t)
+	url := clitest.BusySim(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			path, page := filepath.Join(t.TempDir(), "rec.jsonl"), filepath.Join(t.TempDir(), "run.html")
@@ -207,7 +175,7 @@ func TestHeadlessSignals(t *testing.T) {
 				t.Fatalf("no JSON summary after %v (%v):\n%s\nstderr: %s", sig, err, p.stdout.String(), p.stderr.String())
 			}
 			got := doc.Endpoints[0]
-			recs := wholeRecords(t, path)
+			recs := clitest.WholeRecords(t, path)
 			counted, cut := 0, 0
 			for _, r := range recs {
 				switch {

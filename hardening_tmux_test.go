@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tokscope/cli/clitest"
 )
 
 // Every way out of the TUI — SIGINT and SIGTERM from outside, Ctrl-C and q at the keyboard —
@@ -23,7 +25,7 @@ func TestTUIExitsUnderTmux(t *testing.T) {
 	if err != nil {
 		t.Skip("tmux not installed (CI installs it)")
 	}
-	url := busySim(t)
+	url := clitest.BusySim(t)
 	for _, how := range []string{"SIGINT", "SIGTERM", "ctrl+c", "q"} {
 		t.Run(how, func(t *testing.T) {
 			dir, err := os.MkdirTemp("", "tsh") // short: a socket path is limited to ~100 bytes
@@ -48,7 +50,7 @@ echo "EXIT=$?" > %[6]s.tmp
 stty -a >> %[6]s.tmp
 mv %[6]s.tmp %[6]s
 exec sleep 600
-`, f("pid"), binary, f("rec.jsonl"), url, f("stderr"), f("after"))
+`, f("pid"), binary(t), f("rec.jsonl"), url, f("stderr"), f("after"))
 			if err := os.WriteFile(f("run.sh"), []byte(script), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +123,7 @@ exec sleep 600
 			if screen := tm("capture-pane", "-p", "-t", "hard"); strings.Contains(screen, "Dashboard") || strings.Contains(screen, "panic") {
 				t.Errorf("after %s the screen shows:\n%s", how, screen)
 			}
-			wholeRecords(t, f("rec.jsonl"))
+			clitest.WholeRecords(t, f("rec.jsonl"))
 		})
 	}
 }

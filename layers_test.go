@@ -20,6 +20,10 @@ var importLayers = [][]string{
 	{"config", "sim"},
 }
 
+// testSupport are the packages that only tests import (shared test helpers): they have no
+// layer, and no product package may import them.
+var testSupport = map[string]bool{"probe/probetest": true, "cli/clitest": true}
+
 // TestImportLayers keeps the import arrows one way: every product package has a layer, and
 // imports only tokscope packages below it (tests may import anything).
 func TestImportLayers(t *testing.T) {
@@ -37,7 +41,7 @@ func TestImportLayers(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		pkg := short(f[0])
-		if pkg == "e2e" { // test code only
+		if pkg == "e2e" || testSupport[pkg] { // test code only
 			continue
 		}
 		l, ok := layer[pkg]
@@ -48,6 +52,9 @@ func TestImportLayers(t *testing.T) {
 		for _, imp := range f[1:] {
 			if !strings.HasPrefix(imp, "tokscope/") {
 				continue
+			}
+			if testSupport[short(imp)] {
+				t.Errorf("%s imports %s: a test-support package, for _test.go files only", pkg, short(imp))
 			}
 			if il, ok := layer[short(imp)]; ok && il <= l {
 				t.Errorf("%s imports %s: an arrow pointing up or sideways (layers %d → %d)", pkg, short(imp), l, il)

@@ -11,25 +11,49 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"tokscope/sim"
 )
 
-// binary is the tokscope executable built once for the end-to-end tests in this file.
-var binary string
+// The tokscope executable the end-to-end tests of this package run is built on first use
+// (a `go test -run` that runs none of them builds nothing), once, into a directory TestMain
+// removes. It is race-enabled only when the tests run with -race (raceBuild): a race in the
+// binary then fails the test that ran it (exit 66, a DATA RACE report on stderr), and a plain
+// `go test .` does not pay the race build (about 95 s on the 2-core machine).
+var (
+	binDir      string
+	buildBinary = sync.OnceValues(func() (string, error) {
+		bin := filepath.Join(binDir, "tokscope")
+		args := []string{"build", "-o", bin, "."}
+		if raceBuild {
+			args = []string{"build", "-race", "-o", bin, "."}
+		}
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building tokscope: %v\n%s", err, out)
+		}
+		return bin, nil
+	})
+)
+
+// binary is the built tokscope executable; the test fails if it does not build.
+func binary(t testing.TB) string {
+	t.Helper()
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tokscope-e2e")
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "tokscope")
-	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building tokscope: %v\n%s", err, out)
-		os.Exit(2)
-	}
+	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -42,7 +66,7 @@ type result struct {
 
 func runBinary(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -163,18 +187,26 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// keyEchoServer answers every request with status and an OpenAI error of code whose message
+// is format around the request's key: a server that echoes the key back. Closed when the test
+// ends.
+func keyEchoServer(t *testing.T, status int, code, format string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		msg := fmt.Sprintf(format, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","code":%q}}`, msg, code)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestKeyNeverLeaks runs full headless runs with a key in the environment, against a healthy
 // endpoint and against one that echoes the Authorization header back in its error body, and
 // greps every output: stdout in each format, stderr, the record file and the log file.
 func TestKeyNeverLeaks(t *testing.T) {
 	const key = "sk-tokscope-test-5f1c9e0d2b7a4c3e"
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`,
-			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	}))
-	defer echo.Close()
+	echo := keyEchoServer(t, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided: %s")
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "ok", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 500, TokensPerChunk: 1, MaxTokens: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -217,13 +249,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 // error message (redacted: the server echoes the key), a refused connection's included.
 func TestHeadlessShowsLastError(t *testing.T) {
 	const key = "sk-tokscope-test-0a1b2c3d4e5f6a7b"
-	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"The model llama-9 does not exist (key %s)","type":"invalid_request_error","code":"model_not_found"}}`,
-			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-	}))
-	defer notFound.Close()
+	notFound := keyEchoServer(t, http.StatusNotFound, "model_not_found", "The model llama-9 does not exist (key %s)")
 	refused := httptest.NewServer(http.NotFoundHandler())
 	refusedURL := refused.URL
 	refused.Close()

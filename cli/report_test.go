@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tokscope/cli/clitest"
 )
 
 // --report is refused, one line naming it, where no headless run ends to write it.
@@ -31,7 +33,7 @@ func TestReportFlagErrors(t *testing.T) {
 // A headless run, a sweep and a replay each write their report when they end; the sweep's
 // has its trade-off charts and step table, the replay's says what it replayed.
 func TestReportWrittenWhenTheRunEnds(t *testing.T) {
-	url := busySim(t)
+	url := clitest.BusySim(t)
 	dir := t.TempDir()
 	rec, live, sw, replay := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "live.html"), filepath.Join(dir, "sweep.html"), filepath.Join(dir, "replay.html")
 	run := func(args ...string) {

@@ -8,17 +8,15 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
-	"tokscope/export"
-	"tokscope/sim"
+	"tokscope/cli/clitest"
 )
 
 // A panic in the headless path (here: the summary's writer) is reported as one line on
 // stderr with exit status 1, after the record file was closed, instead of a crash whose
 // status (2) reads as a usage error.
 func TestHeadlessPanicReported(t *testing.T) {
-	url := busySim(t)
+	url := clitest.BusySim(t)
 	path := filepath.Join(t.TempDir(), "rec.jsonl")
 	var stderr bytes.Buffer
 	code := Main("", []string{"--no-tui", "-o", "json", "--requests", "5", "-i", "0s", "--record", path, "-u", url, "-m", "m"},
@@ -30,7 +28,7 @@ func TestHeadlessPanicReported(t *testing.T) {
 	if !strings.HasPrefix(first, "tokscope: internal error: ") || !strings.Contains(first, "summary writer exploded") {
 		t.Errorf("first stderr line %q", first)
 	}
-	if recs := wholeRecords(t, path); len(recs) < 5 {
+	if recs := clitest.WholeRecords(t, path); len(recs) < 5 {
 		t.Errorf("%d records", len(recs))
 	}
 	if fdOpen(t, path) {
@@ -55,38 +53,6 @@ func fdOpen(t *testing.T, path string) bool {
 		}
 	}
 	return false
-}
-
-// busySim is a fast endpoint, so that records pile up quickly.
-func busySim(t *testing.T) string {
-	t.Helper()
-	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
-		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv.BaseURL("busy")
-}
-
-// wholeRecords reads a record file and fails unless every line is a complete record.
-func wholeRecords(t *testing.T, path string) []export.Record {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		t.Errorf("%s does not end with a newline: a torn last line", path)
-	}
-	recs, err := export.ReadRecords(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(recs) != bytes.Count(b, []byte("\n")) {
-		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
-	}
-	return recs
 }
 
 // buildVersion: a released module's version, else the revision and time stamped from the

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tokscope/cli/clitest"
 )
 
 func TestSLOFlagErrors(t *testing.T) {
@@ -50,7 +52,7 @@ func TestSLOFlagErrors(t *testing.T) {
 // --slo-target gates a headless run: exit 3, one line naming the endpoints that missed it,
 // after the whole summary; met, the run's own status.
 func TestSLOTargetExitStatus(t *testing.T) {
-	url := busySim(t) // TTFT 5 ms, 20 tokens at 2000 tok/s
+	url := clitest.BusySim(t) // TTFT 5 ms, 20 tokens at 2000 tok/s
 	run := func(extra ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"--no-tui", "-o", "json", "--requests", "4", "-i", "0s", "--server-metrics", "off", "-u", url, "-m", "m"}, extra...)
@@ -125,7 +127,7 @@ func sloOf(t *testing.T, doc string) string {
 // --server-metrics URL: the scraper reads one URL for every endpoint, beside the run, and
 // the summary's "server" holds what it read.
 func TestServerMetricsInTheSummary(t *testing.T) {
-	url := busySim(t)
+	url := clitest.BusySim(t)
 	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="m"} 3

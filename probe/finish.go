@@ -109,32 +109,3 @@ func markCut(ctx context.Context, s *Sample) {
 func abandoned(ctx context.Context, s *Sample) bool {
 	return !s.Cut && s.ErrorKind == ErrCanceled && ctx.Err() != nil
 }
-
-// takeTicket hands out one of Options.Requests counted requests; false once all have started
-// (the lane's loops then end).
-func (l *lane) takeTicket() bool {
-	n := l.r.opts.Requests
-	if n <= 0 {
-		return true
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.tickets >= n {
-		l.allStarted = true
-		return false
-	}
-	l.tickets++
-	return true
-}
-
-// returnTicket gives back a ticket whose request was never sent (an open-loop wait ended by
-// a pause or the end of the run).
-func (l *lane) returnTicket() {
-	if l.r.opts.Requests <= 0 {
-		return
-	}
-	l.mu.Lock()
-	l.tickets--
-	l.allStarted = false
-	l.mu.Unlock()
-}

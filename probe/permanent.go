@@ -34,34 +34,32 @@ func permanentBackoff(n int) time.Duration {
 	return min(time.Second<<min(n-2, 16), maxPermanentBackoff)
 }
 
-// permanentLocked accounts a permanent error: its run of identical ones, the back-off, and
-// whether the endpoint must stop (Options.StopAfterPermanent); l.mu held.
-func (l *lane) permanentLocked(s *Sample) {
-	l.lastFailed = true
-	if s.ErrorKind == l.permKind {
-		l.permCount++
+// permanent accounts a permanent error: its run of identical ones, the back-off, and
+// whether the endpoint must stop (Options.StopAfterPermanent).
+func (h *health) permanent(s *Sample) {
+	h.lastFailed = true
+	if s.ErrorKind == h.permKind {
+		h.permCount++
 	} else {
-		l.permKind, l.permCount = s.ErrorKind, 1
+		h.permKind, h.permCount = s.ErrorKind, 1
 	}
-	l.permMsg = s.ErrorMessage
-	if n := l.r.opts.StopAfterPermanent; n > 0 && l.permCount >= n && l.stopWhy == "" {
-		l.stopWhy = fmt.Sprintf("stopped after %d identical %s errors in a row: %s", l.permCount, l.permKind, l.permMsg)
+	h.permMsg = s.ErrorMessage
+	if n := h.stopAfter; n > 0 && h.permCount >= n && h.stopWhy == "" {
+		h.stopWhy = fmt.Sprintf("stopped after %d identical %s errors in a row: %s", h.permCount, h.permKind, h.permMsg)
 		return
 	}
-	if d := permanentBackoff(l.permCount); d > 0 {
-		if until := time.Now().Add(d); until.After(l.backoffUntil) {
-			l.backoffUntil, l.backoff = until, d
-		}
+	if d := permanentBackoff(h.permCount); d > 0 {
+		h.extend(d)
 	}
 }
 
-// permanentReasonLocked says why the endpoint backs off or stopped, for its Status; l.mu held.
-func (l *lane) permanentReasonLocked() string {
+// reason says why the endpoint backs off or stopped after permanent errors, for its Status.
+func (h *health) reason() string {
 	switch {
-	case l.stopWhy != "":
-		return l.stopWhy
-	case l.permCount >= 2:
-		return fmt.Sprintf("%d× %s in a row: %s", l.permCount, l.permKind, l.permMsg)
+	case h.stopWhy != "":
+		return h.stopWhy
+	case h.permCount >= 2:
+		return fmt.Sprintf("%d× %s in a row: %s", h.permCount, h.permKind, h.permMsg)
 	}
 	return ""
 }
@@ -70,7 +68,7 @@ func (l *lane) permanentReasonLocked() string {
 // (once): no new request, a StateStopped Status with the reason.
 func (l *lane) stopPermanent() {
 	l.mu.Lock()
-	stop := l.stopWhy != "" && !l.finished
+	stop := l.health.stopWhy != "" && !l.finished
 	if stop {
 		l.finished, l.live = true, false
 	}
@@ -80,6 +78,6 @@ func (l *lane) stopPermanent() {
 		return
 	}
 	cancel()
-	l.publish()
+	l.status.publish()
 	l.r.endpointFinished()
 }

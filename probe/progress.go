@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"tokscope/workload"
 )
 
 // Live progress of a request in flight: the decoder counts a chunk's tokens when it arrives
@@ -63,18 +65,15 @@ func (d *decoder) tokensSoFar() (float64, bool) {
 	return float64(d.estTokens + d.tokenChunks - d.estChunks), true
 }
 
-// codecLoaded is set once the tokenizer's tables are built: the live count never waits for
-// them (tens of milliseconds inside a stream would delay the reading of its chunks).
-var codecLoaded atomic.Bool
+// tokenizerReady says whether the live count may use the offline tokenizer now: it never
+// waits for its tables (tens of milliseconds inside a stream would delay the reading of its
+// chunks). A variable so that tests can take it away.
+var tokenizerReady = workload.TokenizerReady
 
-// tokenizerReady says whether the live count may use the tokenizer now; a variable so that
-// tests can take it away.
-var tokenizerReady = codecLoaded.Load
-
-// WarmTokenizer builds the tokenizer's tables now (tens of milliseconds, once per process),
-// so that the first requests' live token counts need not fall back to chunk counts. The
-// Runner calls it before it starts.
-func WarmTokenizer() { _, _ = codec() }
+// WarmTokenizer builds the offline tokenizer's tables now (tens of milliseconds, once per
+// process: workload.Tokenizer), so that the first requests' live token counts need not fall
+// back to chunk counts. The Runner calls it before it starts.
+func WarmTokenizer() { _, _ = workload.Tokenizer() }
 
 // perChunkLearner keeps an endpoint's tokens per chunk from its finished requests.
 type perChunkLearner struct{ bits atomic.Uint64 }

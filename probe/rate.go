@@ -126,7 +126,7 @@ func (l *lane) arrive() {
 	defer l.r.wg.Done()
 	a := l.open
 	select {
-	case <-l.warmGate:
+	case <-l.warm.done():
 	case <-l.ctx.Done():
 		return
 	}

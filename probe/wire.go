@@ -7,10 +7,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/tiktoken-go/tokenizer"
+	"tokscope/workload"
 )
 
 // wireChunk is a tolerant view of one chat.completion.chunk: it reads the fields every
@@ -400,21 +399,13 @@ func (d *decoder) finalize() {
 	s.ReasoningTokens = min(s.ReasoningTokens, s.Tokens)
 }
 
-// codec is loaded once and shared: the cl100k tables take tens of milliseconds to build.
-// cl100k rather than o200k: it is exact for Llama-3 on English and code (DESIGN.md).
-var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
-	c, err := tokenizer.Get(tokenizer.Cl100kBase)
-	codecLoaded.Store(err == nil)
-	return c, err
-})
-
 // estimateTokens counts text's tokens offline; ok=false when no tokenizer is available.
 // A variable so that tests can take the estimate away and see the chunk-count fallback.
 var estimateTokens = func(text string) (int, bool) {
 	if text == "" {
 		return 0, true
 	}
-	c, err := codec()
+	c, err := workload.Tokenizer()
 	if err != nil {
 		return 0, false
 	}

@@ -16,6 +16,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 const ms = time.Millisecond
@@ -119,23 +120,11 @@ func checkHistogram(t *testing.T, families map[string]*dto.MetricFamily, name st
 // okSample builds an ok request: token-bearing chunks at the given offsets after a role-only
 // chunk at first event.
 func okSample(endpoint string, seq uint64, headers time.Duration, chunks []time.Duration, tokens int, src probe.TokenSource, end time.Duration) *probe.Sample {
-	s := &probe.Sample{
-		Endpoint: endpoint, Model: "m1", Seq: seq,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent,
-		Headers: headers, FirstEvent: headers + ms, FirstToken: probe.Absent,
-		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: end,
-		Tokens: tokens, Source: src,
-		Outcome: probe.OutcomeOK, FinishReason: "stop",
+	b := probetest.OK(endpoint, "m1", seq, time.Time{}).Times(0, headers).Role(headers + ms)
+	for _, at := range chunks {
+		b.Chunk(at, 3, 0)
 	}
-	s.Chunks = append(s.Chunks, probe.Chunk{At: headers + ms}) // role-only
-	for i, at := range chunks {
-		s.Chunks = append(s.Chunks, probe.Chunk{At: at, Content: 3})
-		if i == 0 {
-			s.FirstToken, s.FirstAnswer = at, at
-		}
-		s.LastToken = at
-	}
-	return s
+	return b.Tokens(tokens, src).EndAt(end).Ptr()
 }
 
 func testEndpoints() []config.Endpoint {

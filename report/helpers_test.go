@@ -8,6 +8,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/stats"
 )
 
@@ -57,31 +58,22 @@ func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([
 }
 
 func synthSample(ep synthEndpoint, seq uint64, start time.Time, ttft time.Duration, prompt int, rng *rand.Rand) probe.Sample {
-	s := probe.Sample{
-		Endpoint: ep.name, Model: ep.model, Seq: seq, Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Reused: true,
-		Wrote: 200 * time.Microsecond, Headers: ttft / 2, FirstEvent: ttft, FirstToken: ttft, FirstAnswer: ttft,
-		LastToken: probe.Absent, End: probe.Absent,
-		PromptTokens: prompt, Source: probe.SourceUsage,
-		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
-	}
+	prompted := func(s *probe.Sample) { s.PromptTokens = prompt }
 	if rng.Float64() < ep.errRate {
-		s.Outcome, s.ErrorKind, s.ErrorMessage, s.HTTPStatus = probe.OutcomeError, "http_500", "internal server error", 500
-		s.FirstEvent, s.FirstToken, s.FirstAnswer = probe.Absent, probe.Absent, probe.Absent
-		s.End = ttft / 2
-		return s
+		return probetest.Err(ep.name, ep.model, seq, start, "http_500", 500, "internal server error").
+			Times(200*time.Microsecond, ttft/2).EndAt(ttft / 2).With(prompted).Sample()
 	}
+	b := probetest.OK(ep.name, ep.model, seq, start).Times(200*time.Microsecond, ttft/2).With(prompted)
 	at := ttft
 	tps := ep.tps * (0.9 + 0.2*rng.Float64())
 	for i := 0; i < ep.tokens; i++ {
 		if i > 0 {
 			at += time.Duration(float64(time.Second) / tps * (0.6 + 0.8*rng.Float64()))
 		}
-		s.Chunks = append(s.Chunks, probe.Chunk{At: at, Content: 4})
+		b.Chunk(at, 4, 0)
 	}
-	s.LastToken, s.End = at, at+time.Millisecond
-	s.Tokens, s.Outcome, s.FinishReason = ep.tokens, probe.OutcomeOK, "length"
-	return s
+	return b.Tokens(ep.tokens, probe.SourceUsage).EndAfter(time.Millisecond).
+		With(func(s *probe.Sample) { s.FinishReason = "length" }).Sample()
 }
 
 // synthInput feeds samples to a Collector and an Aggregator, as a headless run does.

@@ -11,6 +11,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/servermetrics"
 )
 
@@ -18,38 +19,17 @@ var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
 const msD = time.Millisecond
 
-// okSample builds a counted request by hand on a reused connection: request written at
+// okSample is a counted request on a reused connection (probetest): request written at
 // ttft/4, headers at ttft/2, a role-only chunk at ttft − 1 ms, then chunks content chunks at
 // ttft, ttft+gap, …, carrying tokens tokens in total (reported by usage); End 1 ms after.
 func okSample(start time.Time, ttft time.Duration, chunks int, gap time.Duration, tokens int) *probe.Sample {
-	s := &probe.Sample{
-		Endpoint: "a", Model: "m", Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Reused: true,
-		Wrote:      ttft / 4,
-		Headers:    ttft / 2,
-		FirstEvent: ttft - msD,
-		FirstToken: ttft, FirstAnswer: ttft,
-		Tokens: tokens, Source: probe.SourceUsage,
-		Outcome: probe.OutcomeOK, FinishReason: "stop",
-		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
-	}
-	s.Chunks = append(s.Chunks, probe.Chunk{At: ttft - msD})
-	for i := range chunks {
-		s.Chunks = append(s.Chunks, probe.Chunk{At: ttft + time.Duration(i)*gap, Content: 4})
-	}
-	s.LastToken = ttft + time.Duration(chunks-1)*gap
-	s.End = s.LastToken + msD
-	return s
+	return probetest.OK("a", "m", 0, start).Times(ttft/4, ttft/2).Role(ttft-msD).
+		Chunks(chunks, ttft, gap, 4).Tokens(tokens, probe.SourceUsage).EndAfter(msD).Ptr()
 }
 
+// errSample is a 429 of kind whose headers came at 5 ms.
 func errSample(start time.Time, kind string) *probe.Sample {
-	return &probe.Sample{
-		Endpoint: "a", Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent,
-		Wrote: msD, Headers: 5 * msD, FirstEvent: probe.Absent, FirstToken: probe.Absent,
-		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: 6 * msD,
-		Outcome: probe.OutcomeError, ErrorKind: kind, ErrorMessage: "boom " + kind, HTTPStatus: 429,
-	}
+	return probetest.Err("a", "", 0, start, kind, 429, "boom "+kind).Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 }
 
 func newAgg() *Aggregator {

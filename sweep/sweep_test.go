@@ -11,6 +11,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/sim"
 )
 
@@ -20,28 +21,14 @@ func at(sec float64) time.Time { return base.Add(time.Duration(sec * float64(tim
 
 // okSample started at start: first token after ttft, then tokens one per chunk every gap.
 func okSample(seq uint64, start time.Time, ttft time.Duration, tokens int, gap time.Duration) probe.Sample {
-	s := probe.Sample{
-		Endpoint: "a", Model: "m", Seq: seq, Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent,
-		Wrote: time.Millisecond, Headers: ttft / 2, FirstEvent: ttft, FirstToken: ttft, FirstAnswer: ttft,
-		Tokens: tokens, Source: probe.SourceUsage, Outcome: probe.OutcomeOK, FinishReason: "stop",
-	}
-	for i := range tokens {
-		s.Chunks = append(s.Chunks, probe.Chunk{At: ttft + time.Duration(i)*gap, Content: 3})
-	}
-	s.LastToken = s.Chunks[len(s.Chunks)-1].At
-	s.End = s.LastToken
-	return s
+	return probetest.OK("a", "m", seq, start).Times(time.Millisecond, ttft/2).
+		Chunks(tokens, ttft, gap, 3).Tokens(tokens, probe.SourceUsage).EndAfter(0).Sample()
 }
 
+// errSample is a 500 whose headers came at 5 ms.
 func errSample(seq uint64, start time.Time) probe.Sample {
-	return probe.Sample{
-		Endpoint: "a", Model: "m", Seq: seq, Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Wrote: time.Millisecond,
-		Headers: 5 * time.Millisecond, FirstEvent: probe.Absent, FirstToken: probe.Absent,
-		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: 5 * time.Millisecond,
-		Outcome: probe.OutcomeError, ErrorKind: "http_500", HTTPStatus: 500,
-	}
+	return probetest.Err("a", "m", seq, start, "http_500", 500, "").Times(time.Millisecond, 5*time.Millisecond).
+		EndAt(5 * time.Millisecond).Sample()
 }
 
 type clock struct{ t time.Time }

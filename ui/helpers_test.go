@@ -14,6 +14,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 func TestMain(m *testing.M) {
@@ -89,67 +90,51 @@ func testEndpoints(n int) []config.Endpoint {
 // jitter is a deterministic value in [-1, 1] for endpoint ep, request seq.
 func jitter(ep, seq int) float64 { return math.Sin(float64(ep*7919+seq*104729) * 0.001) }
 
-// okSample is a finished request: TTFT ttftMs, then tokens at decode tok/s, one per chunk.
+// okSample is a finished request (probetest): TTFT ttftMs, then tokens chunks at decode
+// chunks/s (reasoning ones first, 4 tokens each, a stall every 40th), on a connection opened
+// by the first request and reused by the others.
 func okSample(ep config.Endpoint, seq int, start time.Time, ttftMs, decode float64, tokens int, reasoning int) probe.Sample {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	s := probe.Sample{
-		Endpoint: ep.Name, Model: ep.Model, Seq: uint64(seq), Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Reused: true,
-		Wrote: ms(0.3), Headers: ms(ttftMs * 0.6), FirstEvent: ms(ttftMs * 0.95),
-		FirstToken: ms(ttftMs), FirstAnswer: ms(ttftMs),
-		Tokens: tokens, Source: probe.SourceUsage, ReasoningTokens: reasoning,
-		Outcome: probe.OutcomeOK, FinishReason: "stop",
-		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
-		// The prompt side: a 512-token prompt and the template; bust's prompts miss the
-		// server's cache, reuse's hit all but the last block from the second on; OpenRouter
-		// reports no cached count.
-		PromptTokens: 530, CachedTokens: 0, Cache: ep.Cache,
-	}
-	switch {
-	case ep.Cache == config.CacheReuse && seq > 1:
-		s.CachedTokens = 528
-	case strings.HasPrefix(ep.Name, "openrouter"):
-		s.CachedTokens = -1
-	}
-	if seq == 1 {
-		s.DNS, s.Connect, s.Reused = ms(1.2), ms(0.8), false
-		if ep.BaseURL[:5] == "https" {
-			s.TLS = ms(24)
-		}
-	}
-	s.Chunks = append(s.Chunks, probe.Chunk{At: s.FirstEvent})
+	b := probetest.OK(ep.Name, ep.Model, uint64(seq), start).Times(ms(0.3), ms(ttftMs*0.6)).Role(ms(ttftMs * 0.95))
 	at := ttftMs
 	for i := 0; i < tokens; i++ {
-		c := probe.Chunk{At: ms(at)}
 		if i < reasoning {
-			c.Reasoning = 4
+			b.Chunk(ms(at), 0, 4)
 		} else {
-			c.Content = 4
-			if i == reasoning && reasoning > 0 {
-				s.FirstAnswer = c.At
-			}
+			b.Chunk(ms(at), 4, 0)
 		}
-		s.Chunks = append(s.Chunks, c)
 		gap := 1000 / decode
 		if i%40 == 39 {
 			gap *= 6 // an occasional stall
 		}
 		at += gap
 	}
-	s.LastToken = s.Chunks[len(s.Chunks)-1].At
-	s.End = s.LastToken + ms(1)
-	return s
+	b.Tokens(tokens, probe.SourceUsage).EndAfter(ms(1)).With(func(s *probe.Sample) {
+		s.ReasoningTokens = reasoning
+		// The prompt side: a 512-token prompt and the template; bust's prompts miss the
+		// server's cache, reuse's hit all but the last block from the second on; OpenRouter
+		// reports no cached count.
+		s.PromptTokens, s.CachedTokens, s.Cache = 530, 0, ep.Cache
+		switch {
+		case ep.Cache == config.CacheReuse && seq > 1:
+			s.CachedTokens = 528
+		case strings.HasPrefix(ep.Name, "openrouter"):
+			s.CachedTokens = -1
+		}
+		if seq == 1 {
+			s.DNS, s.Connect, s.Reused = ms(1.2), ms(0.8), false
+			if ep.BaseURL[:5] == "https" {
+				s.TLS = ms(24)
+			}
+		}
+	})
+	return b.Sample()
 }
 
+// errSample is a failed request whose headers came at 40 ms.
 func errSample(ep config.Endpoint, seq int, start time.Time, kind, msg string, status int) probe.Sample {
-	return probe.Sample{
-		Endpoint: ep.Name, Model: ep.Model, Seq: uint64(seq), Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Wrote: time.Millisecond,
-		Headers: 40 * time.Millisecond, FirstEvent: probe.Absent, FirstToken: probe.Absent,
-		FirstAnswer: probe.Absent, LastToken: probe.Absent, End: 41 * time.Millisecond,
-		Outcome: probe.OutcomeError, ErrorKind: kind, ErrorMessage: msg, HTTPStatus: status,
-		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
-	}
+	return probetest.Err(ep.Name, ep.Model, uint64(seq), start, kind, status, msg).
+		Times(time.Millisecond, 40*time.Millisecond).EndAt(41 * time.Millisecond).Sample()
 }
 
 // profile is each test endpoint's speed: TTFT ms, decode tok/s, tokens, reasoning tokens.
@@ -227,30 +212,16 @@ func press(t testing.TB, m Model, keys ...string) Model {
 	return m
 }
 
+// keyTypes are the key names keyMsg knows; any other name is typed as runes.
+var keyTypes = map[string]tea.KeyType{
+	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
+	"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
+	"ctrl+c": tea.KeyCtrlC, "ctrl+r": tea.KeyCtrlR, "backspace": tea.KeyBackspace,
+}
+
 func keyMsg(k string) tea.KeyMsg {
-	switch k {
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "shift+tab":
-		return tea.KeyMsg{Type: tea.KeyShiftTab}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "left":
-		return tea.KeyMsg{Type: tea.KeyLeft}
-	case "right":
-		return tea.KeyMsg{Type: tea.KeyRight}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
-	case "ctrl+r":
-		return tea.KeyMsg{Type: tea.KeyCtrlR}
-	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
+	if typ, ok := keyTypes[k]; ok {
+		return tea.KeyMsg{Type: typ}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }

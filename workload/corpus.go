@@ -18,21 +18,6 @@ import (
 //go:embed corpus.txt
 var corpusText string
 
-// codec is the offline tokenizer prompts are measured with: cl100k_base, exact for Llama 3
-// on English (DESIGN.md), the same the probe estimates output tokens with.
-var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
-	return tokenizer.Get(tokenizer.Cl100kBase)
-})
-
-// CountTokens is text's length in the offline tokenizer.
-func CountTokens(text string) (int, error) {
-	c, err := codec()
-	if err != nil {
-		return 0, err
-	}
-	return c.Count(text)
-}
-
 // corpus is the tokenized corpusText, read as a ring: a prompt longer than the corpus wraps
 // around to its start (the text ends with a paragraph break).
 type corpus struct {
@@ -44,7 +29,7 @@ type corpus struct {
 }
 
 var loadCorpus = sync.OnceValues(func() (*corpus, error) {
-	c, err := codec()
+	c, err := Tokenizer()
 	if err != nil {
 		return nil, err
 	}

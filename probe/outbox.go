@@ -1,0 +1,48 @@
+package probe
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// outbox is the Runner's one event channel and the count of what it dropped. Two kinds of
+// send: those that must not be lost (Started, Done, Status) block while the consumer lags,
+// until the run is over; live ones (Delta, Progress) never block and are counted when the
+// channel is full, since the producer's timing is worth more than them.
+//
+// Concurrency: any goroutine may send; the Runner closes events once every sender has
+// returned (Run), and nothing sends after that.
+type outbox struct {
+	events          chan Event
+	droppedDeltas   atomic.Uint64
+	droppedProgress atomic.Uint64
+}
+
+func newOutbox(capacity int) *outbox { return &outbox{events: make(chan Event, capacity)} }
+
+// send delivers an event that must not be dropped: it blocks while the consumer lags, and
+// gives up only when ctx (the run's sends) is over.
+func (o *outbox) send(ctx context.Context, ev Event) {
+	select {
+	case o.events <- ev:
+	case <-ctx.Done():
+	}
+}
+
+// delta never blocks: live text is worth less than the producer's timing.
+func (o *outbox) delta(d *Delta) {
+	select {
+	case o.events <- d:
+	default:
+		o.droppedDeltas.Add(1)
+	}
+}
+
+// progress never blocks either: a dropped Progress loses nothing but its instant.
+func (o *outbox) progress(p *Progress) {
+	select {
+	case o.events <- p:
+	default:
+		o.droppedProgress.Add(1)
+	}
+}
