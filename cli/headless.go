@@ -19,9 +19,7 @@ import (
 func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx) // the end of the run stops the scraper
 	defer cancel()
-	agg := stats.New(eng.endpoints)
-	agg.SetTTFTFrom(o.ttftFrom)
-	agg.SetSLOTarget(o.sloTarget)
+	agg := stats.New(eng.endpoints, o.statsOptions()...)
 	progress := newProgressLine(stderr, time.Now(), o.requests*len(eng.endpoints), o.duration)
 	wait := eng.start(ctx)
 	failed := false
@@ -85,15 +83,13 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	tr := eng.sweep.Track(eng.endpoints, nil)
-	tr.SetTTFTFrom(o.ttftFrom)
+	tr := eng.sweep.Track(eng.endpoints, nil, o.statsOptions()...)
 	progress := newProgressLine(stderr, time.Now(), 0, 0)
 	wait := eng.start(ctx)
 	failed := false
 	var agg *stats.Aggregator // the whole run, for the report's summary and the progress line
 	if eng.report != nil || progress != nil {
-		agg = stats.New(eng.endpoints)
-		agg.SetTTFTFrom(o.ttftFrom)
+		agg = stats.New(eng.endpoints, o.statsOptions()...)
 	}
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
 		failed = failed || requestFailed(ev)
@@ -121,6 +117,17 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 		code = eng.report.write(agg.Snapshot(time.Now()), &rep, code, stderr)
 	}
 	return code
+}
+
+// statsOptions set up every Aggregator of the run (the summary's, the UI's, a sweep's steps,
+// a replay's): built here, once, so that no consumer forgets one. A replay sends nothing:
+// --rate does not describe it.
+func (o *options) statsOptions() []stats.Option {
+	opts := []stats.Option{stats.WithTTFTFrom(o.ttftFrom), stats.WithSLOTarget(o.sloTarget)}
+	if o.replay == "" {
+		opts = append(opts, stats.WithRate(o.rate))
+	}
+	return opts
 }
 
 // sweepStatus prints the sweep's steps and returns the exit status: 1 when it was
@@ -169,7 +176,6 @@ func recordArrivals(agg *stats.Aggregator, runner *probe.Runner) {
 	if runner.Rate() <= 0 {
 		return
 	}
-	agg.SetRate(runner.Rate())
 	for i := range runner.Endpoints() {
 		offered, dropped := runner.Arrivals(i)
 		agg.SetArrivals(i, offered, dropped)

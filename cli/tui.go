@@ -16,14 +16,11 @@ func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int 
 	defer cancel()
 	wait := eng.start(ctx)
 	uiErr := ui.Run(ctx, eng.runner, eng.endpoints, eng.runner.Events(), ui.Options{
-		Prompt:   o.prompt,
-		TTFTFrom: o.ttftFrom,
-		Rate:     o.rate,
-		Sweep:    eng.sweep,
-		Reporter: eng.report,
-
+		Prompt:        o.prompt,
+		Stats:         o.statsOptions(),
+		Sweep:         eng.sweep,
+		Reporter:      eng.report,
 		ServerMetrics: eng.serverUpdates(),
-		SLOTarget:     o.sloTarget,
 	})
 	cancel()
 	return exitStatus(stderr, uiErr, wait())

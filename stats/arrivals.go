@@ -10,9 +10,9 @@ type openLoop struct {
 	waiting          [][]time.Time // per endpoint, the arrival instants still waiting
 }
 
-// SetRate records that requests arrive open-loop at rate per second per endpoint; Snapshots
-// carry it (Snapshot.Rate), and summaries then show the client queue.
-func (a *Aggregator) SetRate(rate float64) { a.open.rate = rate }
+// Rate is the open-loop arrival rate per endpoint the Aggregator was built with (WithRate);
+// 0 in the closed loop.
+func (a *Aggregator) Rate() float64 { return a.open.rate }
 
 // SetArrivals records endpoint ep's open-loop arrivals so far (probe.Runner.Arrivals):
 // generated, and dropped because the queue was full. They are the Runner's totals since the

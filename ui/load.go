@@ -24,7 +24,7 @@ type arrivalQueue interface {
 
 // openLoopStats is the part of stats.Aggregator that records open-loop arrivals.
 type openLoopStats interface {
-	SetRate(rate float64)
+	Rate() float64
 	SetArrivals(ep int, offered, dropped uint64)
 	SetWaiting(ep int, arrivals []time.Time)
 }
@@ -33,15 +33,11 @@ type openLoopStats interface {
 // sweep opens on the sweep view.
 func (m *Model) initLoad(opts Options) {
 	if opts.Sweep != nil {
-		m.swp = opts.Sweep.Track(m.eps, m.now)
-		m.swp.SetTTFTFrom(opts.TTFTFrom)
+		m.swp = opts.Sweep.Track(m.eps, m.now, opts.Stats...)
 		m.view = viewSweep
 	}
-	if opts.Rate > 0 {
-		m.rate = opts.Rate
-		if a, ok := m.agg.(openLoopStats); ok {
-			a.SetRate(opts.Rate)
-		}
+	if a, ok := m.agg.(openLoopStats); ok {
+		m.rate = a.Rate()
 	}
 }
 

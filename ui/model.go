@@ -24,13 +24,13 @@ type Options struct {
 	Now func() time.Time
 	// Prompt is the stream view's initial prompt; "" means config.DefaultPrompt.
 	Prompt string
-	// TTFTFrom is the instant TTFT figures are measured to; "" is first-token.
-	TTFTFrom probe.TTFTFrom
+	// Stats are the options of the run's statistics (stats.WithTTFTFrom, WithSLOTarget,
+	// WithRate…), the same list every consumer of the run builds its Aggregator with: the
+	// UI's own and the sweep's steps. With stats.WithRate the cards show the client queue and
+	// dropped arrivals.
+	Stats []stats.Option
 	// Replay names the record file being replayed: the header says so instead of "stopped".
 	Replay string
-	// Rate is the open-loop arrival rate per endpoint (--rate); the cards then show the
-	// client queue and dropped arrivals. 0 in the closed loop.
-	Rate float64
 	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
 	Sweep *sweep.Sweep
 	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
@@ -39,9 +39,6 @@ type Options struct {
 	// (--server-metrics): the cards, the compare and the detail view then show the servers'
 	// own figures beside the client's. Read until closed.
 	ServerMetrics <-chan servermetrics.Update
-	// SLOTarget is --slo-target: the recent attainment below which a card shows a breach
-	// (0: stats.DefaultBreachTarget).
-	SLOTarget float64
 }
 
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
@@ -112,7 +109,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		keys:     &keys,
 		styles:   &st,
 		help:     help.New(),
-		agg:      newStatistics(eps, opts.TTFTFrom, opts.SLOTarget),
+		agg:      stats.New(eps, opts.Stats...),
 		server:   opts.ServerMetrics,
 		h2h:      &headToHead{},
 		replay:   opts.Replay,

@@ -12,6 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/stats"
 	"tokscope/sweep"
 )
 
@@ -86,7 +87,7 @@ func (fakeArrivals) Waiting(ep int) []time.Time {
 func newRateModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
-	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan probe.Event), Options{Now: pinned, Rate: 2})
+	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan probe.Event), Options{Now: pinned, Stats: []stats.Option{stats.WithRate(2)}})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	evs := history(eps, 30)
 	for i, ev := range evs {
