@@ -8,6 +8,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/export"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -33,6 +34,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 		defer t.Stop()
 		tick = t.C
 	}
+	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
 	for events := eng.runner.Events(); events != nil; {
 		select {
 		case ev, ok := <-events:
@@ -40,13 +42,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 				events = nil
 				break
 			}
-			agg.Observe(ev)
-			eng.observeReport(ev)
-			failed = failed || requestFailed(ev)
-			if note := stopNote(ev, eng.endpoints); note != "" {
-				progress.clear() // the note gets its own line; the progress is redrawn below it
-				fmt.Fprintln(stderr, note)
-			}
+			fan.Observe(ev)
 		case u, ok := <-updates:
 			if !ok {
 				updates = nil
@@ -91,16 +87,9 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 	if eng.report != nil || progress != nil {
 		agg = stats.New(eng.endpoints, o.statsOptions()...)
 	}
+	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
-		failed = failed || requestFailed(ev)
-		if note := stopNote(ev, eng.endpoints); note != "" {
-			progress.clear()
-			fmt.Fprintln(stderr, note)
-		}
-		if agg != nil {
-			agg.Observe(ev)
-			eng.observeReport(ev)
-		}
+		fan.Observe(ev)
 		if now := time.Now(); progress.due(now) {
 			snap := agg.Snapshot(now)
 			progress.drawSweep(now, &snap, tr.Progress())
@@ -147,10 +136,17 @@ func sweepStatus(stdout, stderr io.Writer, format string, rep *sweep.Report, fin
 	return ExitOK
 }
 
-// observeReport hands an event to the report, when one is written.
-func (e *engine) observeReport(ev probe.Event) {
-	if e.report != nil {
-		e.report.Observe(ev)
+// watchRun is a headless run's own consumer of its events: a counted request that failed
+// makes the exit status 1 (failed), and an endpoint stopped after identical permanent errors
+// is said on stderr, on a line of its own above the progress line.
+func watchRun(failed *bool, progress *progressLine, eps []config.Endpoint, stderr io.Writer) fanout.Func {
+	return func(ev probe.Event) bool {
+		*failed = *failed || requestFailed(ev)
+		if note := stopNote(ev, eps); note != "" {
+			progress.clear() // the note gets its own line; the progress is redrawn below it
+			fmt.Fprintln(stderr, note)
+		}
+		return false
 	}
 }
 

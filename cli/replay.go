@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tokscope/export"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/stats"
 	"tokscope/ui"
@@ -32,9 +33,9 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if o.noTUI {
 		warnReplay(stderr, rp)
 		agg := stats.New(rp.Endpoints, o.statsOptions()...)
+		fan := fanout.List{agg, rep}
 		for _, ev := range rp.Events {
-			agg.Observe(ev)
-			rep.Observe(ev)
+			fan.Observe(ev)
 		}
 		snap := agg.Snapshot(rp.End)
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
