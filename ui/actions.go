@@ -21,6 +21,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.confirmReset {
 		return m.answerReset(msg)
 	}
+	if why := unavailable(msg, m.missing); why != "" {
+		return m.setNotice(why, true)
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +81,8 @@ type Model struct {
 	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
 	reporter Reporter // writes the report of the session (report.go); nil: none
+	// missing: what this session lacks (an engine, a Reporter); its keys are disabled (keys.go).
+	missing []requirement
 
 	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
 	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
@@ -118,6 +119,12 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		started:  now(),
 	}
 	m.help.Styles = st.Help
+	if eng == nil {
+		m.missing = append(m.missing, keys.engineKeys().disable())
+	}
+	if opts.Reporter == nil {
+		m.missing = append(m.missing, keys.reporterKeys().disable())
+	}
 	for i, ep := range eps {
 		s := &endpointState{concurrency: max(ep.Concurrency, 1), tlsUnverified: ep.InsecureSkipVerify}
 		if eng != nil {
@@ -416,7 +423,7 @@ func (m *Model) fullHelp(w, h int) string {
 	var rows, row []string
 	rowW := 0
 	for _, group := range m.keys.FullHelp() {
-		col := m.help.FullHelpView([][]key.Binding{m.working(group)})
+		col := m.help.FullHelpView([][]key.Binding{group})
 		cw := lipgloss.Width(col) + 4
 		if rowW > 0 && rowW+cw > w {
 			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
@@ -429,23 +436,6 @@ func (m *Model) fullHelp(w, h int) string {
 	notes := m.styles.Muted.Render(ansi.Wrap(helpNotes, max(1, min(w, 100)), ""))
 	title := m.styles.Title.Render("keys") + m.styles.Muted.Render(" · esc or ? closes this help")
 	return fit(title+"\n\n"+strings.Join(rows, "\n\n")+"\n\n"+notes, w, h)
-}
-
-// working is the bindings of keys that do something in this session: without an engine (a
-// replay, a read-only monitor) nothing can be paused, resized or streamed, and without a
-// Reporter no report written.
-func (m *Model) working(bindings []key.Binding) []key.Binding {
-	k := m.keys
-	out := make([]key.Binding, 0, len(bindings))
-	for _, b := range bindings {
-		needsEngine := slices.ContainsFunc([]key.Binding{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Prompt, k.Submit, k.Race, k.Blur},
-			func(e key.Binding) bool { return e.Help() == b.Help() })
-		if needsEngine && m.eng == nil || b.Help() == k.Report.Help() && m.reporter == nil {
-			continue
-		}
-		out = append(out, b)
-	}
-	return out
 }
 
 func (m *Model) renderHeader() {
@@ -481,7 +471,7 @@ func (m *Model) renderFooter() {
 	}
 	s := m.styles
 	active := m.views[m.view]
-	left := m.help.ShortHelpView(m.working(active.ShortHelp()))
+	left := m.help.ShortHelpView(active.ShortHelp())
 	info := active.Info()
 	if n := m.finishing(); n > 0 {
 		left = s.Notice.Render(finishingText(n))
