@@ -66,7 +66,7 @@ func BenchmarkDeltaBatch(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		m.str.run.panes[0].answer = m.str.run.panes[0].answer[:0]
+		m.streamScreen().run.panes[0].answer = m.streamScreen().run.panes[0].answer[:0]
 		m = update(b, m, eventsMsg{events: batch})
 	}
 }

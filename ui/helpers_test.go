@@ -306,3 +306,7 @@ func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
 }
 
 func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// The model knows no view by kind; tests look into them through its table.
+func (m *Model) streamScreen() *streamView   { return m.views[viewStream].(*streamView) }
+func (m *Model) compareScreen() *compareView { return m.views[viewCompare].(*compareView) }

@@ -75,9 +75,7 @@ type Model struct {
 	redrawArmed             bool
 	lastData                time.Time // last Done, for draining the aggregate tok/s window
 
-	views [nViews]screen // by view: header and Tab order
-	cmp   *compareView   // views[viewCompare], for sorting
-	str   *streamView    // views[viewStream], for the prompt and the stream events
+	views [nViews]screen // by view: header and Tab order; they own their keys and events (input.go)
 	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
 	reporter Reporter // writes the report of the session (report.go); nil: none
@@ -137,13 +135,11 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	}
 	m.initLoad(opts)
 	c := common{styles: m.styles, keys: m.keys}
-	m.cmp = newCompareView(c, eps, m.h2h)
-	m.str = newStreamView(c, prompt, eng)
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
-		viewCompare:   m.cmp,
+		viewCompare:   newCompareView(c, eps, m.h2h),
 		viewDetail:    newDetailView(c),
-		viewStream:    m.str,
+		viewStream:    newStreamView(c, prompt, eng, eps),
 		viewSweep:     newSweepView(c, m.swp, namesOf(eps)),
 	}
 	m.takeSnapshot()
@@ -222,29 +218,24 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	return tea.Batch(waitForEvent(m.events, m.done), m.armRedraw())
 }
 
-// handleEvent applies one event: an interactive stream's goes to the stream view only, the
-// others to the endpoint's state and (Samples, states) to the Aggregator.
+// handleEvent applies one event: the views that take events take theirs (an interactive
+// stream's goes to the stream view only), the others go to the endpoint's state and
+// (Samples, states) to the Aggregator.
 func (m *Model) handleEvent(ev probe.Event) {
+	if m.observeViews(ev) {
+		m.streamDirty = true
+		return
+	}
 	switch ev := ev.(type) {
 	case *probe.Started:
-		if ev.Stream != 0 {
-			m.str.Started(ev)
-			m.streamDirty = true
-		} else if st := m.state(ev.Endpoint); st != nil {
+		if st := m.state(ev.Endpoint); st != nil && ev.Stream == 0 {
 			st.inflight++
 			st.version++
 			m.statsDirty = true
 		}
-	case *probe.Delta:
-		if ev.Stream != 0 {
-			m.str.Delta(ev)
-			m.streamDirty = true
-		}
 	case *probe.Progress:
 		switch st := m.state(ev.Endpoint); {
 		case ev.Stream != 0:
-			m.str.Progress(ev)
-			m.streamDirty = true
 		case ev.Warmup && st != nil:
 			st.warmup = *ev // not counted: shown as a warm-up until the first counted one
 			st.version++
@@ -254,10 +245,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 			m.lastData = m.now()
 		}
 	case *probe.Done:
-		if ev.Stream != 0 {
-			m.str.Done(ev)
-			m.streamDirty = true
-		} else if st := m.state(ev.Endpoint); st != nil {
+		if st := m.state(ev.Endpoint); st != nil && ev.Stream == 0 {
 			st.inflight = max(0, st.inflight-1)
 			if ev.Sample.Warmup {
 				st.warmupDone(&ev.Sample)
@@ -306,7 +294,7 @@ func (m *Model) handleClosed() {
 		st.state, st.inflight, st.finishing = probe.StateStopped, 0, 0
 		st.version++
 	}
-	m.str.Stop()
+	m.stopViews()
 	m.closeLoad()
 	m.renderHeader()
 	m.renderFooter()
@@ -350,7 +338,7 @@ func (m *Model) handleClock() {
 		m.takeSnapshot()
 	}
 	m.renderHeader()
-	if busy || m.str.Live() {
+	if busy || m.viewsLive() {
 		m.renderBody()
 	}
 }
