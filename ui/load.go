@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
 )
 
 // Load shapes beyond closed-loop streams, as the model sees them: an open-loop run (the
@@ -38,13 +37,6 @@ func (m *Model) initLoad(opts Options) {
 	}
 	if a, ok := m.agg.(openLoopStats); ok {
 		m.rate = a.Rate()
-	}
-}
-
-// observeLoad gives one event to the sweep's Tracker.
-func (m *Model) observeLoad(ev probe.Event) {
-	if m.swp != nil && m.swp.Observe(ev) {
-		m.statsDirty = true
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -79,6 +80,8 @@ type Model struct {
 	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
 	reporter Reporter // writes the report of the session (report.go); nil: none
+	// consumers take every event in Update: the statistics, the sweep's steps, the report.
+	consumers fanout.List
 	// missing: what this session lacks (an engine, a Reporter); its keys are disabled (keys.go).
 	missing []requirement
 
@@ -134,6 +137,13 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		m.states[i] = s
 	}
 	m.initLoad(opts)
+	m.consumers = fanout.List{m.agg}
+	if m.swp != nil {
+		m.consumers = append(m.consumers, m.swp)
+	}
+	if m.reporter != nil {
+		m.consumers = append(m.consumers, m.reporter)
+	}
 	c := common{styles: m.styles, keys: m.keys}
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
@@ -208,7 +218,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 // waits for the throttled redraw tick.
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for _, ev := range msg.events {
-		m.observeLoad(ev)
 		m.handleEvent(ev)
 	}
 	if msg.closed {
@@ -218,13 +227,18 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	return tea.Batch(waitForEvent(m.events, m.done), m.armRedraw())
 }
 
-// handleEvent applies one event: the views that take events take theirs (an interactive
-// stream's goes to the stream view only), the others go to the endpoint's state and
-// (Samples, states) to the Aggregator.
+// handleEvent applies one event: the consumers of the session take it (the statistics, the
+// sweep's steps, the report: each takes what it counts), then the views that take events
+// take theirs (an interactive stream's goes to the stream view only), and the others update
+// the endpoint's state.
 func (m *Model) handleEvent(ev probe.Event) {
+	counted := m.consumers.Observe(ev)
 	if m.observeViews(ev) {
 		m.streamDirty = true
 		return
+	}
+	if counted {
+		m.statsDirty = true
 	}
 	switch ev := ev.(type) {
 	case *probe.Started:
@@ -240,8 +254,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 			st.warmup = *ev // not counted: shown as a warm-up until the first counted one
 			st.version++
 			m.statsDirty = true
-		case m.agg.Observe(ev):
-			m.statsDirty = true
+		case counted:
 			m.lastData = m.now()
 		}
 	case *probe.Done:
@@ -250,8 +263,6 @@ func (m *Model) handleEvent(ev probe.Event) {
 			if ev.Sample.Warmup {
 				st.warmupDone(&ev.Sample)
 			}
-			m.agg.Observe(ev)
-			m.observeReport(ev)
 			s := ev.Sample
 			st.addSample(&s)
 			m.statsDirty = true
@@ -280,8 +291,6 @@ func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	if ev.Concurrency > 0 {
 		st.concurrency = ev.Concurrency
 	}
-	m.agg.Observe(ev)
-	m.observeReport(ev)
 	st.version++
 	m.statsDirty = true
 }

@@ -49,10 +49,3 @@ func (m *Model) handleReportSaved(msg reportSavedMsg) tea.Cmd {
 	}
 	return m.setNotice("report written to "+msg.path, false)
 }
-
-// observeReport hands a statistics event to the Reporter.
-func (m *Model) observeReport(ev probe.Event) {
-	if m.reporter != nil {
-		m.reporter.Observe(ev)
-	}
-}
