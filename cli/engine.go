@@ -184,8 +184,8 @@ func (t exportTap) Observe(ev probe.Event) bool {
 	return false
 }
 
-func (t exportTap) name(ep int) (string, bool) {
-	if ep < 0 || ep >= len(t.eps) {
+func (t exportTap) name(ep probe.EndpointIndex) (string, bool) {
+	if !ep.In(len(t.eps)) {
 		return "", false
 	}
 	return t.eps[ep].Name, true

@@ -160,7 +160,7 @@ func requestFailed(ev probe.Event) bool {
 // Status with a Reason), "" for any other event.
 func stopNote(ev probe.Event, eps []config.Endpoint) string {
 	st, ok := ev.(*probe.Status)
-	if !ok || st.State != probe.StateStopped || st.Reason == "" || st.Endpoint < 0 || st.Endpoint >= len(eps) {
+	if !ok || st.State != probe.StateStopped || st.Reason == "" || !st.Endpoint.In(len(eps)) {
 		return ""
 	}
 	return "tokscope: " + eps[st.Endpoint].Name + ": " + st.Reason

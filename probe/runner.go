@@ -115,7 +115,7 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 	}
 	r.lanes = make([]*lane, len(eps))
 	for i, ep := range r.eps {
-		l := newLane(r, i, ep)
+		l := newLane(r, EndpointIndex(i), ep)
 		if i < len(opts.Workloads) {
 			l.work = opts.Workloads[i]
 		}
@@ -384,7 +384,7 @@ func (r *Runner) Race(prompt string) uint64 {
 // lane is one endpoint's scheduling state.
 type lane struct {
 	r       *Runner
-	idx     int
+	idx     EndpointIndex
 	ep      config.Endpoint
 	client  *Client
 	work    *workload.Workload
@@ -428,7 +428,7 @@ type lane struct {
 	statusSignal chan struct{}
 }
 
-func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
+func newLane(r *Runner, idx EndpointIndex, ep config.Endpoint) *lane {
 	l := &lane{
 		r: r, idx: idx, ep: ep, client: NewClient(ep),
 		target:       max(ep.Concurrency, 1),
@@ -440,7 +440,7 @@ func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
 		close(l.warmGate)
 	}
 	if r.opts.Rate > 0 {
-		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, idx)
+		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, int(idx))
 	}
 	return l
 }

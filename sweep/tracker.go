@@ -106,11 +106,11 @@ func (t *Tracker) Observe(ev probe.Event) bool {
 	changed := false
 	switch ev := ev.(type) {
 	case *probe.Started:
-		if ev.Stream == 0 && ev.Endpoint >= 0 && ev.Endpoint < len(t.eps) {
+		if ev.Stream == 0 && ev.Endpoint.In(len(t.eps)) {
 			t.inflight[ev.Endpoint][ev.Seq] = ev.At
 		}
 	case *probe.Done:
-		if ev.Stream != 0 || ev.Endpoint < 0 || ev.Endpoint >= len(t.eps) {
+		if ev.Stream != 0 || !ev.Endpoint.In(len(t.eps)) {
 			break
 		}
 		delete(t.inflight[ev.Endpoint], ev.Sample.Seq)

@@ -62,7 +62,7 @@ func BenchmarkDeltaBatch(b *testing.B) {
 	m = press(b, m, "4", "ctrl+r")
 	batch := make([]probe.Event, maxBatch)
 	for i := range batch {
-		batch[i] = &probe.Delta{Endpoint: i % 8, Stream: 1, At: t0.Add(time.Duration(i) * time.Millisecond), Text: "token "}
+		batch[i] = &probe.Delta{Endpoint: probe.EndpointIndex(i % 8), Stream: 1, At: t0.Add(time.Duration(i) * time.Millisecond), Text: "token "}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -286,7 +286,7 @@ func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	if ev.State == probe.StatePaused {
 		st.paused = true
 	} else if m.eng != nil {
-		st.paused = m.eng.Paused(ev.Endpoint)
+		st.paused = m.eng.Paused(int(ev.Endpoint))
 	}
 	if ev.Concurrency > 0 {
 		st.concurrency = ev.Concurrency
@@ -367,8 +367,8 @@ func (m *Model) takeSnapshot() {
 	m.snapVer++
 }
 
-func (m *Model) state(ep int) *endpointState {
-	if ep < 0 || ep >= len(m.states) {
+func (m *Model) state(ep probe.EndpointIndex) *endpointState {
+	if !ep.In(len(m.states)) {
 		return nil
 	}
 	return m.states[ep]

@@ -155,11 +155,11 @@ func (r *streamRun) finished() bool {
 }
 
 // pane finds the pane an event belongs to; events of older runs are ignored.
-func (v *streamView) pane(stream uint64, ep int) *streamPane {
+func (v *streamView) pane(stream uint64, ep probe.EndpointIndex) *streamPane {
 	if v.run == nil || stream != v.run.id {
 		return nil
 	}
-	return v.run.byEP[ep]
+	return v.run.byEP[int(ep)]
 }
 
 func (v *streamView) Started(ev *probe.Started) {

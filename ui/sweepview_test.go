@@ -47,7 +47,7 @@ func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
 					} else {
 						s = okSample(ep, seq, at, ttft*(1+0.1*jitter(i, seq)), decode, p.tokens, 0)
 					}
-					evs = append(evs, &probe.Done{Endpoint: i, Sample: s})
+					evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Sample: s})
 					at = at.Add(dur + 50*time.Millisecond)
 				}
 			}
