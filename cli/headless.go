@@ -66,7 +66,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
 	}
-	recordArrivals(agg, eng.runner)
+	agg.PollArrivals(eng.runner)
 	agg.SetEnd(eng.runner.End())
 	snap := agg.Snapshot(time.Now())
 	code := printSummary(stdout, stderr, o.output, snap, failed)
@@ -164,19 +164,6 @@ func stopNote(ev probe.Event, eps []config.Endpoint) string {
 		return ""
 	}
 	return "tokscope: " + eps[st.Endpoint].Name + ": " + st.Reason
-}
-
-// recordArrivals copies the Runner's open-loop arrival counts, and the arrivals still
-// waiting, into the statistics.
-func recordArrivals(agg *stats.Aggregator, runner *probe.Runner) {
-	if runner.Rate() <= 0 {
-		return
-	}
-	for i := range runner.Endpoints() {
-		offered, dropped := runner.Arrivals(i)
-		agg.SetArrivals(i, offered, dropped)
-		agg.SetWaiting(i, runner.Waiting(i))
-	}
 }
 
 // printSummary prints snap in the --output format; the exit status is 1 when a request

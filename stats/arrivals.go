@@ -42,6 +42,27 @@ func (a *Aggregator) SetWaiting(ep int, arrivals []time.Time) {
 	a.open.waiting[ep] = append(a.open.waiting[ep][:0], arrivals...)
 }
 
+// ArrivalSource is what counts the open-loop arrivals: the probe Runner (Arrivals, Waiting).
+type ArrivalSource interface {
+	Arrivals(ep int) (offered, dropped uint64)
+	Waiting(ep int) []time.Time
+}
+
+// PollArrivals copies src's arrival counts and the arrivals still waiting, for each of the
+// Aggregator's endpoints, into the statistics (SetArrivals, SetWaiting): the one way they
+// come in, whoever polls (the UI before a snapshot, a headless run at its end). Nothing in
+// the closed loop.
+func (a *Aggregator) PollArrivals(src ArrivalSource) {
+	if a.open.rate <= 0 || src == nil {
+		return
+	}
+	for i := range a.eps {
+		offered, dropped := src.Arrivals(i)
+		a.SetArrivals(i, offered, dropped)
+		a.SetWaiting(i, src.Waiting(i))
+	}
+}
+
 func (o *openLoop) fill(snap *Snapshot) {
 	snap.Rate = o.rate
 	for i := range snap.Endpoints {
