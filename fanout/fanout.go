@@ -37,10 +37,3 @@ type Func func(ev probe.Event) bool
 
 // Observe calls f.
 func (f Func) Observe(ev probe.Event) bool { return f(ev) }
-
-// Drain hands every event of events to o until the channel is closed.
-func Drain(events <-chan probe.Event, o Observer) {
-	for ev := range events {
-		o.Observe(ev)
-	}
-}
