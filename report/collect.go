@@ -81,7 +81,7 @@ func (c *Collector) addEndpoint(name, model string) int {
 	return i
 }
 
-// SetTTFTFrom chooses the instant TTFT is measured to, as stats.Aggregator.SetTTFTFrom; call
+// SetTTFTFrom chooses the instant TTFT is measured to, as stats.WithTTFTFrom does for an Aggregator; call
 // it before the first request.
 func (c *Collector) SetTTFTFrom(f probe.TTFTFrom) { c.ttftFrom = f }
 
