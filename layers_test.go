@@ -14,7 +14,7 @@ var importLayers = [][]string{
 	{"report", "ui", "promexport", "calibrate", "discover"},
 	{"export"},
 	{"sweep"},
-	{"stats"},
+	{"stats", "fanout"},
 	{"probe", "servermetrics"},
 	{"workload"},
 	{"config", "sim"},

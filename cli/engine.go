@@ -9,21 +9,24 @@ import (
 
 	"tokscope/config"
 	"tokscope/export"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/promexport"
 	"tokscope/servermetrics"
+	"tokscope/stats"
 	"tokscope/sweep"
 	"tokscope/workload"
 )
 
-// engine is what measures: the Runner over the configured endpoints, with the sweep, the
-// record file and the Prometheus exporter hooked into it.
+// engine is what measures: the Runner over the configured endpoints, with the sweep hooked
+// into it, and the consumers of its events (consumers, taps).
 type engine struct {
 	runner    *probe.Runner
 	endpoints []config.Endpoint
-	sweep     *sweep.Sweep     // nil unless --sweep
-	recorder  *export.Recorder // nil unless --record
-	report    *runReport       // --report, or the TUI's w key; nil otherwise
+	sweep     *sweep.Sweep         // nil unless --sweep
+	recorder  *export.Recorder     // nil unless --record
+	exporter  *promexport.Exporter // nil unless --metrics-listen
+	report    *runReport           // --report, or the TUI's w key; nil otherwise
 	// scraper reads the servers' own /metrics (--server-metrics); nil when off, and in a
 	// headless sweep, whose steps have no server figures.
 	scraper *servermetrics.Scraper
@@ -53,13 +56,14 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 			return nil, fmt.Errorf("--record: %w", err)
 		}
 		eng.recorder = rec
-		runOpts.OnDone = append(runOpts.OnDone, eng.record)
 	}
 	if o.metricsListen != "" {
-		if err := serveMetrics(ctx, o.metricsListen, cfg, &runOpts, stderr); err != nil {
+		exp, err := serveMetrics(ctx, o.metricsListen, cfg, stderr)
+		if err != nil {
 			eng.close()
 			return nil, err
 		}
+		eng.exporter = exp
 	}
 	eng.endpoints = cfg.Endpoints
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)
@@ -103,27 +107,88 @@ func planSweep(o *options, cfg *config.Config, runOpts *probe.Options) *sweep.Sw
 	return sw
 }
 
-// serveMetrics starts the Prometheus exporter and hooks it into the runner's options.
-func serveMetrics(ctx context.Context, addr string, cfg *config.Config, runOpts *probe.Options, stderr io.Writer) error {
+// serveMetrics starts the Prometheus exporter; the run's events reach it as a tap.
+func serveMetrics(ctx context.Context, addr string, cfg *config.Config, stderr io.Writer) (*promexport.Exporter, error) {
 	exp := promexport.New(cfg.Endpoints)
 	bound, err := promexport.Listen(ctx, addr, exp.Handler())
 	if err != nil {
-		return fmt.Errorf("--metrics-listen %s: %w", addr, err)
+		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
 	}
 	fmt.Fprintf(stderr, "tokscope: serving Prometheus metrics at http://%s/metrics\n", bound)
-	runOpts.OnDone = append(runOpts.OnDone, exp.Observe)
-	runOpts.OnStart = append(runOpts.OnStart, exp.Started)
-	runOpts.OnEnd = append(runOpts.OnEnd, exp.Finished)
-	runOpts.OnProgress = append(runOpts.OnProgress, exp.Progress)
-	return nil
+	return exp, nil
 }
 
-// record appends a finished request to the record file; a failed write is logged, and the
-// run goes on.
-func (e *engine) record(s *probe.Sample) {
-	if err := e.recorder.Write(s); err != nil {
-		log.Printf("record: %v", err)
+// taps are the consumers that take every event as it comes, quickly and whoever else reads
+// the events: the record file and the Prometheus exporter. A TUI run has them fed by a
+// fanout.Relay, so that they never wait for the screen.
+func (e *engine) taps() fanout.List {
+	var l fanout.List
+	if e.recorder != nil {
+		l = append(l, recordTap{e.recorder})
 	}
+	if e.exporter != nil {
+		l = append(l, exportTap{e.exporter, e.endpoints})
+	}
+	return l
+}
+
+// consumers is the one list of what a run's events feed, in the order they see each event:
+// the taps, the statistics (agg, when not nil), the report (when written) and more (a
+// headless run's own bookkeeping). The TUI's Model builds its part (its statistics, the
+// report, the sweep's steps, its views) in ui.New; its taps are the same.
+func (e *engine) consumers(agg *stats.Aggregator, more ...fanout.Observer) fanout.List {
+	l := e.taps()
+	if agg != nil {
+		l = append(l, agg)
+	}
+	if e.report != nil {
+		l = append(l, e.report)
+	}
+	return append(l, more...)
+}
+
+// recordTap appends each finished request to the record file (warm-ups and interactive
+// ones too: the record keeps them, flagged); a failed write is logged, and the run goes on.
+type recordTap struct{ rec *export.Recorder }
+
+func (t recordTap) Observe(ev probe.Event) bool {
+	if d, ok := ev.(*probe.Done); ok {
+		if err := t.rec.Write(&d.Sample); err != nil {
+			log.Printf("record: %v", err)
+		}
+	}
+	return false
+}
+
+// exportTap feeds the Prometheus exporter: requests in flight (Started … Done), the tokens
+// of those in flight (Progress) and every finished request.
+type exportTap struct {
+	exp *promexport.Exporter
+	eps []config.Endpoint
+}
+
+func (t exportTap) Observe(ev probe.Event) bool {
+	switch ev := ev.(type) {
+	case *probe.Started:
+		if name, ok := t.name(ev.Endpoint); ok {
+			t.exp.Started(name, ev.Seq)
+		}
+	case *probe.Progress:
+		t.exp.Progress(ev)
+	case *probe.Done:
+		t.exp.Observe(&ev.Sample)
+		if name, ok := t.name(ev.Endpoint); ok {
+			t.exp.Finished(name, ev.Sample.Seq)
+		}
+	}
+	return false
+}
+
+func (t exportTap) name(ep probe.EndpointIndex) (string, bool) {
+	if !ep.In(len(t.eps)) {
+		return "", false
+	}
+	return t.eps[ep].Name, true
 }
 
 // start runs the Runner, and the sweep's schedule and the server-metrics scraper if there

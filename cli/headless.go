@@ -8,6 +8,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/export"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -19,9 +20,7 @@ import (
 func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx) // the end of the run stops the scraper
 	defer cancel()
-	agg := stats.New(eng.endpoints)
-	agg.SetTTFTFrom(o.ttftFrom)
-	agg.SetSLOTarget(o.sloTarget)
+	agg := stats.New(eng.endpoints, o.statsOptions()...)
 	progress := newProgressLine(stderr, time.Now(), o.requests*len(eng.endpoints), o.duration)
 	wait := eng.start(ctx)
 	failed := false
@@ -35,6 +34,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 		defer t.Stop()
 		tick = t.C
 	}
+	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
 	for events := eng.runner.Events(); events != nil; {
 		select {
 		case ev, ok := <-events:
@@ -42,13 +42,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 				events = nil
 				break
 			}
-			agg.Observe(ev)
-			eng.observeReport(ev)
-			failed = failed || requestFailed(ev)
-			if note := stopNote(ev, eng.endpoints); note != "" {
-				progress.clear() // the note gets its own line; the progress is redrawn below it
-				fmt.Fprintln(stderr, note)
-			}
+			fan.Observe(ev)
 		case u, ok := <-updates:
 			if !ok {
 				updates = nil
@@ -72,7 +66,7 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
 	}
-	recordArrivals(agg, eng.runner)
+	agg.PollArrivals(eng.runner)
 	agg.SetEnd(eng.runner.End())
 	snap := agg.Snapshot(time.Now())
 	code := printSummary(stdout, stderr, o.output, snap, failed)
@@ -85,26 +79,17 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	tr := eng.sweep.Track(eng.endpoints, nil)
-	tr.SetTTFTFrom(o.ttftFrom)
+	tr := eng.sweep.Track(eng.endpoints, nil, o.statsOptions()...)
 	progress := newProgressLine(stderr, time.Now(), 0, 0)
 	wait := eng.start(ctx)
 	failed := false
 	var agg *stats.Aggregator // the whole run, for the report's summary and the progress line
 	if eng.report != nil || progress != nil {
-		agg = stats.New(eng.endpoints)
-		agg.SetTTFTFrom(o.ttftFrom)
+		agg = stats.New(eng.endpoints, o.statsOptions()...)
 	}
+	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
-		failed = failed || requestFailed(ev)
-		if note := stopNote(ev, eng.endpoints); note != "" {
-			progress.clear()
-			fmt.Fprintln(stderr, note)
-		}
-		if agg != nil {
-			agg.Observe(ev)
-			eng.observeReport(ev)
-		}
+		fan.Observe(ev)
 		if now := time.Now(); progress.due(now) {
 			snap := agg.Snapshot(now)
 			progress.drawSweep(now, &snap, tr.Progress())
@@ -121,6 +106,17 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 		code = eng.report.write(agg.Snapshot(time.Now()), &rep, code, stderr)
 	}
 	return code
+}
+
+// statsOptions set up every Aggregator of the run (the summary's, the UI's, a sweep's steps,
+// a replay's): built here, once, so that no consumer forgets one. A replay sends nothing:
+// --rate does not describe it.
+func (o *options) statsOptions() []stats.Option {
+	opts := []stats.Option{stats.WithTTFTFrom(o.ttftFrom), stats.WithSLOTarget(o.sloTarget)}
+	if o.replay == "" {
+		opts = append(opts, stats.WithRate(o.rate))
+	}
+	return opts
 }
 
 // sweepStatus prints the sweep's steps and returns the exit status: 1 when it was
@@ -140,10 +136,17 @@ func sweepStatus(stdout, stderr io.Writer, format string, rep *sweep.Report, fin
 	return ExitOK
 }
 
-// observeReport hands an event to the report, when one is written.
-func (e *engine) observeReport(ev probe.Event) {
-	if e.report != nil {
-		e.report.Observe(ev)
+// watchRun is a headless run's own consumer of its events: a counted request that failed
+// makes the exit status 1 (failed), and an endpoint stopped after identical permanent errors
+// is said on stderr, on a line of its own above the progress line.
+func watchRun(failed *bool, progress *progressLine, eps []config.Endpoint, stderr io.Writer) fanout.Func {
+	return func(ev probe.Event) bool {
+		*failed = *failed || requestFailed(ev)
+		if note := stopNote(ev, eps); note != "" {
+			progress.clear() // the note gets its own line; the progress is redrawn below it
+			fmt.Fprintln(stderr, note)
+		}
+		return false
 	}
 }
 
@@ -157,24 +160,10 @@ func requestFailed(ev probe.Event) bool {
 // Status with a Reason), "" for any other event.
 func stopNote(ev probe.Event, eps []config.Endpoint) string {
 	st, ok := ev.(*probe.Status)
-	if !ok || st.State != probe.StateStopped || st.Reason == "" || st.Endpoint < 0 || st.Endpoint >= len(eps) {
+	if !ok || st.State != probe.StateStopped || st.Reason == "" || !st.Endpoint.In(len(eps)) {
 		return ""
 	}
 	return "tokscope: " + eps[st.Endpoint].Name + ": " + st.Reason
-}
-
-// recordArrivals copies the Runner's open-loop arrival counts, and the arrivals still
-// waiting, into the statistics.
-func recordArrivals(agg *stats.Aggregator, runner *probe.Runner) {
-	if runner.Rate() <= 0 {
-		return
-	}
-	agg.SetRate(runner.Rate())
-	for i := range runner.Endpoints() {
-		offered, dropped := runner.Arrivals(i)
-		agg.SetArrivals(i, offered, dropped)
-		agg.SetWaiting(i, runner.Waiting(i))
-	}
 }
 
 // printSummary prints snap in the --output format; the exit status is 1 when a request

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tokscope/export"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/stats"
 	"tokscope/ui"
@@ -31,12 +32,10 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rep := newRunReport(o, rp.Endpoints, nil) // --report, or the TUI's w key
 	if o.noTUI {
 		warnReplay(stderr, rp)
-		agg := stats.New(rp.Endpoints)
-		agg.SetTTFTFrom(o.ttftFrom)
-		agg.SetSLOTarget(o.sloTarget)
+		agg := stats.New(rp.Endpoints, o.statsOptions()...)
+		fan := fanout.List{agg, rep}
 		for _, ev := range rp.Events {
-			agg.Observe(ev)
-			rep.Observe(ev)
+			fan.Observe(ev)
 		}
 		snap := agg.Snapshot(rp.End)
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
@@ -59,11 +58,9 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	uiErr := ui.Run(ctx, nil, rp.Endpoints, events, ui.Options{
 		Now:      func() time.Time { return end },
 		Prompt:   o.prompt,
-		TTFTFrom: o.ttftFrom,
+		Stats:    o.statsOptions(),
 		Replay:   filepath.Base(o.replay),
 		Reporter: rep,
-
-		SLOTarget: o.sloTarget,
 	})
 	if code := exitStatus(stderr, uiErr); code != ExitOK {
 		return code

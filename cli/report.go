@@ -34,8 +34,8 @@ func newRunReport(o *options, eps []config.Endpoint, cfg *config.Config) *runRep
 	return &runReport{path: o.report, settings: settings, version: o.build, col: col}
 }
 
-func (r *runReport) Observe(ev probe.Event) { r.col.Observe(ev) }
-func (r *runReport) Reset()                 { r.col.Reset() }
+func (r *runReport) Observe(ev probe.Event) bool { return r.col.Observe(ev) }
+func (r *runReport) Reset()                      { r.col.Reset() }
 
 // Save captures the report as it stands and returns the work of writing it (ui.Reporter).
 func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, error) {

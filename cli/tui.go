@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"tokscope/fanout"
+	"tokscope/probe"
 	"tokscope/servermetrics"
 	"tokscope/ui"
 )
@@ -15,18 +17,32 @@ func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wait := eng.start(ctx)
-	uiErr := ui.Run(ctx, eng.runner, eng.endpoints, eng.runner.Events(), ui.Options{
-		Prompt:   o.prompt,
-		TTFTFrom: o.ttftFrom,
-		Rate:     o.rate,
-		Sweep:    eng.sweep,
-		Reporter: eng.report,
-
+	// The screen gets the events through a Relay: the record file and the exporter take
+	// them as they come, however far behind the screen is.
+	relay := fanout.NewRelay(eng.runner.Events(), eng.taps())
+	uiErr := ui.Run(ctx, relayedRunner{eng.runner, relay}, eng.endpoints, relay.Events(), ui.Options{
+		Prompt:        o.prompt,
+		Stats:         o.statsOptions(),
+		Sweep:         eng.sweep,
+		Reporter:      eng.report,
 		ServerMetrics: eng.serverUpdates(),
-		SLOTarget:     o.sloTarget,
 	})
+	relay.Stop()
 	cancel()
-	return exitStatus(stderr, uiErr, wait())
+	runErr := wait()
+	relay.Wait() // the taps had every event: the record file may be closed
+	return exitStatus(stderr, uiErr, runErr)
+}
+
+// relayedRunner is the Runner as the UI drives it through a Relay: the stream text it did not
+// get counts the deltas either dropped.
+type relayedRunner struct {
+	*probe.Runner
+	relay *fanout.Relay
+}
+
+func (r relayedRunner) DroppedDeltas() uint64 {
+	return r.Runner.DroppedDeltas() + r.relay.DroppedDeltas()
 }
 
 // serverUpdates is the scraper's channel, nil without one.

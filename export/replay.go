@@ -64,7 +64,7 @@ func replayRecords(recs []Record) *Replay {
 		if done := finishedAt(&s); done.After(rp.End) {
 			rp.End = done
 		}
-		rp.Events = append(rp.Events, &probe.Done{Endpoint: ep, Sample: s})
+		rp.Events = append(rp.Events, &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: s})
 	}
 	return rp
 }

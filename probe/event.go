@@ -5,9 +5,16 @@ import "time"
 // Event is what a Runner sends on its channel: *Started, *Delta, *Progress, *Done or *Status.
 type Event interface{ isEvent() }
 
-// Started: request Seq of endpoint Endpoint (index into the Runner's endpoints) was sent at At.
+// EndpointIndex is an endpoint's place in the Runner's endpoints (Runner.Endpoints), which
+// is how events name it; a Sample names its endpoint by name (Sample.Endpoint).
+type EndpointIndex int
+
+// In reports whether i indexes a slice of n endpoints.
+func (i EndpointIndex) In(n int) bool { return i >= 0 && int(i) < n }
+
+// Started: request Seq of endpoint Endpoint was sent at At.
 type Started struct {
-	Endpoint int
+	Endpoint EndpointIndex
 	Seq      uint64
 	Stream   uint64 // non-zero for an interactive Stream/Race request (see Runner.Stream)
 	At       time.Time
@@ -17,7 +24,7 @@ type Started struct {
 // 0) or when Options.Deltas is set; under back-pressure they may be dropped (counted by
 // Runner.DroppedDeltas), Done events never are.
 type Delta struct {
-	Endpoint  int
+	Endpoint  EndpointIndex
 	Seq       uint64
 	Stream    uint64
 	At        time.Time
@@ -33,7 +40,7 @@ type Delta struct {
 // cumulative, so the next Progress carries what a dropped one had, and the Done that ends the
 // request has the exact figures: consumers reconcile what they counted live with its Sample.
 type Progress struct {
-	Endpoint int
+	Endpoint EndpointIndex
 	Seq      uint64
 	Stream   uint64 // non-zero for an interactive Stream/Race request
 	Warmup   bool
@@ -80,7 +87,7 @@ func (p *Progress) DecodeRate() (float64, bool) {
 
 // Done carries a finished request.
 type Done struct {
-	Endpoint int
+	Endpoint EndpointIndex
 	Stream   uint64
 	Sample   Sample
 }
@@ -102,7 +109,7 @@ const (
 
 // Status reports a change of an endpoint's state (e.g. backing off after a 429 until Until).
 type Status struct {
-	Endpoint    int
+	Endpoint    EndpointIndex
 	State       State
 	Until       time.Time // end of a back-off, zero otherwise
 	Concurrency int       // current streams in flight target

@@ -29,7 +29,7 @@ import (
 // counted in the Runner's wg; the other methods are called from any goroutine.
 type lane struct {
 	r       *Runner
-	idx     int
+	idx     EndpointIndex
 	ep      config.Endpoint
 	client  *Client
 	work    *workload.Workload
@@ -57,7 +57,7 @@ type lane struct {
 	flights  map[uint64]flight // background requests in flight, by seq
 }
 
-func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
+func newLane(r *Runner, idx EndpointIndex, ep config.Endpoint) *lane {
 	l := &lane{
 		r: r, idx: idx, ep: ep, client: NewClient(ep),
 		warm:   newWarmups(r.opts.Warmup),
@@ -68,7 +68,7 @@ func newLane(r *Runner, idx int, ep config.Endpoint) *lane {
 	}
 	l.status = newStatusQueue(l.state, r.running)
 	if r.opts.Rate > 0 {
-		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, idx)
+		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, int(idx))
 	}
 	return l
 }

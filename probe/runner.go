@@ -113,7 +113,7 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 	}
 	r.lanes = make([]*lane, len(eps))
 	for i, ep := range r.eps {
-		l := newLane(r, i, ep)
+		l := newLane(r, EndpointIndex(i), ep)
 		if i < len(opts.Workloads) {
 			l.work = opts.Workloads[i]
 		}

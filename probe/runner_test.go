@@ -68,20 +68,20 @@ func TestRunnerRequestsStop(t *testing.T) {
 	seqs := map[int]map[uint64]bool{0: {}, 1: {}}
 	for _, d := range dones {
 		if d.Sample.Warmup {
-			warm[d.Endpoint]++
+			warm[int(d.Endpoint)]++
 			if d.Sample.Seq != 1 {
 				t.Errorf("warm-up seq %d", d.Sample.Seq)
 			}
 		} else {
-			counted[d.Endpoint]++
+			counted[int(d.Endpoint)]++
 		}
 		if d.Sample.Outcome != OutcomeOK {
 			t.Errorf("ep %d seq %d: %s %s", d.Endpoint, d.Sample.Seq, d.Sample.Outcome, d.Sample.ErrorMessage)
 		}
-		if seqs[d.Endpoint][d.Sample.Seq] {
+		if seqs[int(d.Endpoint)][d.Sample.Seq] {
 			t.Errorf("duplicate seq %d", d.Sample.Seq)
 		}
-		seqs[d.Endpoint][d.Sample.Seq] = true
+		seqs[int(d.Endpoint)][d.Sample.Seq] = true
 	}
 	if counted[0] != 7 || counted[1] != 7 || warm[0] != 1 || warm[1] != 1 {
 		t.Errorf("counted %v warm %v", counted, warm)
@@ -95,7 +95,7 @@ func TestRunnerRequestsStop(t *testing.T) {
 	stopped := map[int]bool{}
 	for _, ev := range all {
 		if st, ok := ev.(*Status); ok && st.State == StateStopped {
-			stopped[st.Endpoint] = true
+			stopped[int(st.Endpoint)] = true
 		}
 	}
 	if !stopped[0] || !stopped[1] {
@@ -390,7 +390,7 @@ func TestRunnerFailingEndpointIsolated(t *testing.T) {
 	dones := collect(t, r)
 	per := map[int]int{}
 	for _, d := range dones {
-		per[d.Endpoint]++
+		per[int(d.Endpoint)]++
 	}
 	// 50+100+200+400 ms pauses: ~5 failures in 1 s; the good one ~100 requests.
 	if per[0] < 3 || per[0] > 8 || per[1] < 30 {

@@ -317,7 +317,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 // over it follows the true rate. Warm-ups and interactive requests are left out, as in
 // Observe. Observe reconciles the request's count with its Sample.
 func (e *Exporter) Progress(p *probe.Progress) {
-	if p == nil || p.Warmup || p.Stream != 0 || p.Endpoint < 0 || p.Endpoint >= len(e.byIdx) {
+	if p == nil || p.Warmup || p.Stream != 0 || !p.Endpoint.In(len(e.byIdx)) {
 		return
 	}
 	ep := e.byIdx[p.Endpoint]

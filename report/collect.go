@@ -81,7 +81,7 @@ func (c *Collector) addEndpoint(name, model string) int {
 	return i
 }
 
-// SetTTFTFrom chooses the instant TTFT is measured to, as stats.Aggregator.SetTTFTFrom; call
+// SetTTFTFrom chooses the instant TTFT is measured to, as stats.WithTTFTFrom does for an Aggregator; call
 // it before the first request.
 func (c *Collector) SetTTFTFrom(f probe.TTFTFrom) { c.ttftFrom = f }
 
@@ -89,10 +89,10 @@ func (c *Collector) SetTTFTFrom(f probe.TTFTFrom) { c.ttftFrom = f }
 // whose Stream is 0) and reports whether it was taken; other events are ignored.
 func (c *Collector) Observe(ev probe.Event) bool {
 	d, ok := ev.(*probe.Done)
-	if !ok || d.Stream != 0 || d.Endpoint < 0 || d.Endpoint >= len(c.eps) {
+	if !ok || d.Stream != 0 || !d.Endpoint.In(len(c.eps)) {
 		return false
 	}
-	c.AddAt(d.Endpoint, &d.Sample)
+	c.AddAt(int(d.Endpoint), &d.Sample)
 	return true
 }
 

@@ -322,18 +322,49 @@ type Aggregator struct {
 	eps     []*endpoint
 	byName  map[string]int
 	scratch series // reused to merge the recent slots of one metric
-	// ttftFrom is the instant TTFT is measured to (SetTTFTFrom); "" is first-token.
+	// ttftFrom is the instant TTFT is measured to (WithTTFTFrom); "" is first-token.
 	ttftFrom probe.TTFTFrom
-	open     openLoop // SetRate, SetArrivals (arrivals.go)
-	// defaultSLO applies to endpoints added after SetSLO (replay); sloTarget is --slo-target.
+	open     openLoop // WithRate, SetArrivals, SetWaiting (arrivals.go)
+	// defaultSLO applies to endpoints added after WithSLO (replay); sloTarget is --slo-target.
 	defaultSLO *config.SLO
 	sloTarget  float64
 	end        probe.RunEnd // SetEnd
 }
 
-// New returns an Aggregator with one (empty) entry per configured endpoint, in order.
-func New(eps []config.Endpoint) *Aggregator {
+// Option sets up an Aggregator at construction: every consumer of a run builds its
+// Aggregator with the same options (cli builds the list once), so none can forget one.
+type Option func(*Aggregator)
+
+// WithTTFTFrom chooses the instant TTFT figures (distributions, History, LastTTFT) are
+// measured to; the default is first-token. Only TTFT changes: decode tok/s and TPOT keep
+// first_token as their start, and the TTFB/TTFA/TTFEvent figures keep their own definitions.
+// It is an option, not a setter: a change mid-run would mix definitions in one aggregate.
+func WithTTFTFrom(f probe.TTFTFrom) Option { return func(a *Aggregator) { a.ttftFrom = f } }
+
+// WithSLOTarget sets the attainment below which the recent window is a breach
+// (--slo-target); 0 keeps DefaultBreachTarget.
+func WithSLOTarget(f float64) Option { return func(a *Aggregator) { a.sloTarget = f } }
+
+// WithRate records that requests arrive open-loop at rate per second per endpoint;
+// Snapshots carry it (Snapshot.Rate), and summaries then show the client queue. 0 is the
+// closed loop.
+func WithRate(rate float64) Option { return func(a *Aggregator) { a.open.rate = rate } }
+
+// WithSLO gives every endpoint, those of New and those a replayed Sample adds, the
+// objectives slo (a record keeps none: --slo judges the recorded requests).
+func WithSLO(slo config.SLO) Option {
+	return func(a *Aggregator) { a.SetSLO(slo) }
+}
+
+// New returns an Aggregator with one (empty) entry per configured endpoint, in order, set
+// up by opts (applied after the endpoints exist).
+func New(eps []config.Endpoint, opts ...Option) *Aggregator {
 	a := &Aggregator{byName: make(map[string]int, len(eps)), scratch: newSeries()}
+	defer func() {
+		for _, o := range opts {
+			o(a)
+		}
+	}()
 	for _, ep := range eps {
 		e := a.eps[a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)]
 		e.slo.slo = ep.SLO

@@ -504,7 +504,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	cut.Outcome, cut.ErrorKind, cut.Cut = probe.OutcomeError, probe.ErrCanceled, true
 	a.Add(cut)
 	a.AddBackoff(0, time.Second)
-	a.SetRate(2)
+	WithRate(2)(a)
 	a.SetArrivals(0, 9, 1)
 	a.SetWaiting(0, []time.Time{t0})
 	a.SetSLO(config.SLO{TTFT: time.Second})
@@ -540,7 +540,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 // endpoint falls behind, its longest waits are those that have not ended.
 func TestQueueIncludesWaitingArrivals(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a"}})
-	a.SetRate(4)
+	WithRate(4)(a)
 	for i := range 4 {
 		s := okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 21, 10*msD, 21)
 		s.Queue = 200 * msD

@@ -10,9 +10,9 @@ type openLoop struct {
 	waiting          [][]time.Time // per endpoint, the arrival instants still waiting
 }
 
-// SetRate records that requests arrive open-loop at rate per second per endpoint; Snapshots
-// carry it (Snapshot.Rate), and summaries then show the client queue.
-func (a *Aggregator) SetRate(rate float64) { a.open.rate = rate }
+// Rate is the open-loop arrival rate per endpoint the Aggregator was built with (WithRate);
+// 0 in the closed loop.
+func (a *Aggregator) Rate() float64 { return a.open.rate }
 
 // SetArrivals records endpoint ep's open-loop arrivals so far (probe.Runner.Arrivals):
 // generated, and dropped because the queue was full. They are the Runner's totals since the
@@ -40,6 +40,27 @@ func (a *Aggregator) SetWaiting(ep int, arrivals []time.Time) {
 		a.open.waiting = append(a.open.waiting, nil)
 	}
 	a.open.waiting[ep] = append(a.open.waiting[ep][:0], arrivals...)
+}
+
+// ArrivalSource is what counts the open-loop arrivals: the probe Runner (Arrivals, Waiting).
+type ArrivalSource interface {
+	Arrivals(ep int) (offered, dropped uint64)
+	Waiting(ep int) []time.Time
+}
+
+// PollArrivals copies src's arrival counts and the arrivals still waiting, for each of the
+// Aggregator's endpoints, into the statistics (SetArrivals, SetWaiting): the one way they
+// come in, whoever polls (the UI before a snapshot, a headless run at its end). Nothing in
+// the closed loop.
+func (a *Aggregator) PollArrivals(src ArrivalSource) {
+	if a.open.rate <= 0 || src == nil {
+		return
+	}
+	for i := range a.eps {
+		offered, dropped := src.Arrivals(i)
+		a.SetArrivals(i, offered, dropped)
+		a.SetWaiting(i, src.Waiting(i))
+	}
 }
 
 func (o *openLoop) fill(snap *Snapshot) {

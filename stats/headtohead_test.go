@@ -135,7 +135,7 @@ func TestTTFTFrom(t *testing.T) {
 		{probe.TTFTFirstAnswer, 100, 10},
 	} {
 		a := newAgg()
-		a.SetTTFTFrom(c.from)
+		WithTTFTFrom(c.from)(a)
 		a.Add(okSample(t0, 100*msD, 11, 100*msD, 11))
 		snap := a.Snapshot(t0.Add(2 * time.Second))
 		e := snap.Endpoints[0]
@@ -151,7 +151,7 @@ func TestTTFTFrom(t *testing.T) {
 	}
 	// A reasoning request: first-answer is later than first-token.
 	a := newAgg()
-	a.SetTTFTFrom(probe.TTFTFirstAnswer)
+	WithTTFTFrom(probe.TTFTFirstAnswer)(a)
 	s := okSample(t0, 100*msD, 11, 100*msD, 11)
 	s.FirstAnswer = 400 * msD
 	a.Add(s)

@@ -13,13 +13,13 @@ import "tokscope/probe"
 func (a *Aggregator) Observe(ev probe.Event) bool {
 	switch ev := ev.(type) {
 	case *probe.Done:
-		if ev.Stream != 0 || ev.Endpoint < 0 || ev.Endpoint >= len(a.eps) {
+		if ev.Stream != 0 || !ev.Endpoint.In(len(a.eps)) {
 			return false
 		}
-		a.AddAt(ev.Endpoint, &ev.Sample)
+		a.AddAt(int(ev.Endpoint), &ev.Sample)
 		return true
 	case *probe.Progress:
-		if ev.Stream != 0 || ev.Warmup || ev.Endpoint < 0 || ev.Endpoint >= len(a.eps) {
+		if ev.Stream != 0 || ev.Warmup || !ev.Endpoint.In(len(a.eps)) {
 			return false
 		}
 		a.observeProgress(a.eps[ev.Endpoint], ev)

@@ -161,9 +161,6 @@ func (a *Aggregator) SetSLO(slo config.SLO) {
 	}
 }
 
-// SetSLOTarget sets the attainment below which the recent window is a breach (--slo-target).
-func (a *Aggregator) SetSLOTarget(f float64) { a.sloTarget = f }
-
 func (a *Aggregator) sloStats(e *endpoint, now time.Time, wall time.Duration) *SLOStats {
 	objs := e.slo.slo.Objectives()
 	if len(objs) == 0 {

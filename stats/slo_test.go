@@ -124,11 +124,11 @@ func TestSLORecentBreach(t *testing.T) {
 	if !st.Breach || st.Worst != "tpot" || st.Target != DefaultBreachTarget {
 		t.Fatalf("breach %v worst %q target %v, want a tpot breach below %v", st.Breach, st.Worst, st.Target, DefaultBreachTarget)
 	}
-	a.SetSLOTarget(0.7)
+	WithSLOTarget(0.7)(a)
 	if st := a.Snapshot(later.Add(5 * time.Second)).Endpoints[0].SLO; st.Breach {
 		t.Fatal("exactly at the target is no breach")
 	}
-	a.SetSLOTarget(0.95)
+	WithSLOTarget(0.95)(a)
 	for i := range 5 {
 		a.Add(errSample(later.Add(6*time.Second+time.Duration(i)), "http_503"))
 	}

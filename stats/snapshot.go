@@ -141,9 +141,9 @@ type Snapshot struct {
 	At        time.Time
 	Endpoints []EndpointStats
 	// TTFTFrom names the instant TTFT figures are measured to: "first-token" (DESIGN.md's
-	// definition), "first-event" or "first-answer" (Aggregator.SetTTFTFrom).
+	// definition), "first-event" or "first-answer" (WithTTFTFrom).
 	TTFTFrom string
-	// Rate is the open-loop arrival rate per endpoint, requests/s (Aggregator.SetRate); 0 in
+	// Rate is the open-loop arrival rate per endpoint, requests/s (WithRate); 0 in
 	// the closed loop.
 	Rate float64
 	// End is how the run ended: its grace and how long it waited for the requests in flight

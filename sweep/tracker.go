@@ -77,8 +77,9 @@ type stepData struct {
 }
 
 // Track returns a Tracker of s over eps (the Runner's endpoints, in order). now is its clock;
-// nil means time.Now.
-func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time) *Tracker {
+// nil means time.Now. Each step's statistics are built with opts, the options of the run's
+// own Aggregator (stats.WithTTFTFrom: the instant the steps' TTFT figures are measured to).
+func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time, opts ...stats.Option) *Tracker {
 	if now == nil {
 		now = time.Now
 	}
@@ -88,19 +89,10 @@ func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time) *Tracker {
 	}
 	t.steps = make([]*stepData, len(s.plan.Concurrency))
 	for i := range t.steps {
-		t.steps[i] = &stepData{agg: stats.New(eps), tokens: make([]float64, len(eps))}
+		t.steps[i] = &stepData{agg: stats.New(eps, opts...), tokens: make([]float64, len(eps))}
 	}
+	t.ttftFrom = stats.New(nil, opts...).TTFTFrom()
 	return t
-}
-
-// SetTTFTFrom chooses the instant the steps' TTFT figures are measured to (as
-// stats.Aggregator.SetTTFTFrom); call it before the first event.
-func (t *Tracker) SetTTFTFrom(f probe.TTFTFrom) {
-	t.ttftFrom = f
-	for _, st := range t.steps {
-		st.agg.SetTTFTFrom(f)
-	}
-	t.version++
 }
 
 // Sweep returns the sweep this Tracker follows.
@@ -114,11 +106,11 @@ func (t *Tracker) Observe(ev probe.Event) bool {
 	changed := false
 	switch ev := ev.(type) {
 	case *probe.Started:
-		if ev.Stream == 0 && ev.Endpoint >= 0 && ev.Endpoint < len(t.eps) {
+		if ev.Stream == 0 && ev.Endpoint.In(len(t.eps)) {
 			t.inflight[ev.Endpoint][ev.Seq] = ev.At
 		}
 	case *probe.Done:
-		if ev.Stream != 0 || ev.Endpoint < 0 || ev.Endpoint >= len(t.eps) {
+		if ev.Stream != 0 || !ev.Endpoint.In(len(t.eps)) {
 			break
 		}
 		delete(t.inflight[ev.Endpoint], ev.Sample.Seq)

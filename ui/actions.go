@@ -15,11 +15,17 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.notice != "" {
 		m.notice = "" // notices clear on the next key
 	}
-	if m.str.Typing() {
-		return m.handleTypingKey(msg)
+	if cmd, ok := m.capturingKey(msg); ok {
+		return cmd
 	}
 	if m.confirmReset {
 		return m.answerReset(msg)
+	}
+	if why := unavailable(msg, m.missing); why != "" {
+		return m.setNotice(why, true)
+	}
+	if cmd, ok := m.viewKey(msg); ok {
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -45,9 +51,6 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return m.setView(viewDashboard)
 	case key.Matches(msg, k.Enter):
-		if m.view == viewStream {
-			return m.startStream(false)
-		}
 		return m.setView(viewDetail)
 	case key.Matches(msg, k.Up):
 		return m.move(0, -1)
@@ -69,20 +72,6 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return m.changeConcurrency(1)
 	case key.Matches(msg, k.FewerStreams):
 		return m.changeConcurrency(-1)
-	case key.Matches(msg, k.Sort):
-		return m.sort(false)
-	case key.Matches(msg, k.SortReverse):
-		return m.sort(true)
-	case key.Matches(msg, k.Prompt):
-		m.setView(viewStream)
-		cmd := m.str.Focus()
-		m.renderAll()
-		return cmd
-	case key.Matches(msg, k.Race):
-		if m.view != viewStream {
-			m.setView(viewStream)
-		}
-		return m.startStream(true)
 	}
 	for v, b := range k.viewKeys() {
 		if key.Matches(msg, b) {
@@ -91,25 +80,6 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	m.renderFooter()
 	return nil
-}
-
-func (m *Model) handleTypingKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.ForceQuit):
-		return tea.Quit
-	case key.Matches(msg, k.Submit):
-		return m.startStream(false)
-	case key.Matches(msg, k.Race):
-		return m.startStream(true)
-	case key.Matches(msg, k.Blur):
-		m.str.Blur()
-		m.renderBody()
-		return nil
-	}
-	cmd := m.str.Input(msg)
-	m.renderBody()
-	return cmd
 }
 
 // move changes the selection (or, in compare, scrolls columns with ←/→).
@@ -223,46 +193,4 @@ func (m *Model) resetStats() tea.Cmd {
 	m.statsDirty = false
 	m.renderBody()
 	return tea.Batch(m.setNotice("statistics reset", false), m.refreshHeadToHead())
-}
-
-func (m *Model) sort(reverse bool) tea.Cmd {
-	if m.view != viewCompare {
-		return m.setView(viewCompare) // the first press shows what it sorts
-	}
-	m.cmp.CycleSort(reverse)
-	m.renderBody()
-	return nil
-}
-
-// startStream sends the prompt to the selected endpoint, or races it on all of them.
-func (m *Model) startStream(race bool) tea.Cmd {
-	if m.eng == nil {
-		return m.noEngine()
-	}
-	if len(m.eps) == 0 {
-		return nil
-	}
-	prompt := m.str.Prompt()
-	if prompt == "" {
-		return m.setNotice("type a prompt first (/)", true)
-	}
-	m.str.Blur()
-	var id uint64
-	eps := []int{m.sel}
-	if race {
-		id = m.eng.Race(prompt)
-		eps = make([]int, len(m.eps))
-		for i := range eps {
-			eps[i] = i
-		}
-	} else {
-		id = m.eng.Stream(m.sel, prompt)
-	}
-	if id == 0 { // the Runner has stopped
-		m.renderAll()
-		return m.setNotice("could not start the stream: the probes have stopped", true)
-	}
-	m.str.Begin(id, race, eps, m.eps, m.now())
-	m.renderAll()
-	return nil
 }

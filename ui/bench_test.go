@@ -62,11 +62,11 @@ func BenchmarkDeltaBatch(b *testing.B) {
 	m = press(b, m, "4", "ctrl+r")
 	batch := make([]probe.Event, maxBatch)
 	for i := range batch {
-		batch[i] = &probe.Delta{Endpoint: i % 8, Stream: 1, At: t0.Add(time.Duration(i) * time.Millisecond), Text: "token "}
+		batch[i] = &probe.Delta{Endpoint: probe.EndpointIndex(i % 8), Stream: 1, At: t0.Add(time.Duration(i) * time.Millisecond), Text: "token "}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		m.str.run.panes[0].answer = m.str.run.panes[0].answer[:0]
+		m.streamScreen().run.panes[0].answer = m.streamScreen().run.panes[0].answer[:0]
 		m = update(b, m, eventsMsg{events: batch})
 	}
 }

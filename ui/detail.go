@@ -124,22 +124,28 @@ func (d *detailView) Render(f *frame) string {
 		lines = append(lines, d.serverCharts(es, f.now, serverH))
 	}
 
-	// Below: breakdown | ITL, reasoning split, errors.
 	if rest > 0 {
-		if d.w >= 78 {
-			lw := breakdownWidth
-			left := fit(d.breakdown(st, lw, rest), lw, rest)
-			right := fit(d.side(es, st, d.w-lw-2, rest), d.w-lw-2, rest)
-			lines = append(lines, lipgloss.JoinHorizontal(lipgloss.Top, left, "  ", right))
-		} else if rest >= 8 {
-			bh := max(3, min(rest/2, len(st.samples)+2))
-			lines = append(lines, fit(d.breakdown(st, d.w, bh), d.w, bh), d.side(es, st, d.w, rest-bh))
-		} else {
-			lines = append(lines, d.breakdown(st, d.w, rest))
-		}
+		lines = append(lines, d.lower(es, st, f.itl(f.sel), rest)...)
 	}
 	d.body = fit(strings.Join(lines, "\n"), d.w, d.h)
 	return d.body
+}
+
+// lower is the bottom of the view, rest rows: the breakdown of recent requests beside (or
+// above) the ITL bars (itl: the recent gaps counted by itlBuckets), the reasoning split and
+// the errors.
+func (d *detailView) lower(es *stats.EndpointStats, st *endpointState, itl []int, rest int) []string {
+	switch {
+	case d.w >= 78:
+		lw := breakdownWidth
+		left := fit(d.breakdown(st, lw, rest), lw, rest)
+		right := fit(d.side(es, st, itl, d.w-lw-2, rest), d.w-lw-2, rest)
+		return []string{lipgloss.JoinHorizontal(lipgloss.Top, left, "  ", right)}
+	case rest >= 8:
+		bh := max(3, min(rest/2, len(st.samples)+2))
+		return []string{fit(d.breakdown(st, d.w, bh), d.w, bh), d.side(es, st, itl, d.w, rest-bh)}
+	}
+	return []string{d.breakdown(st, d.w, rest)}
 }
 
 // serverCharts are the server's requests waiting (under TTFT: a queue building up is what a
@@ -280,7 +286,7 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 var itlBuckets = []float64{1, 1.5, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 2000, 5000, 1e18}
 
 // side is the ITL distribution, the reasoning/answer split and the recent errors.
-func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) string {
+func (d *detailView) side(es *stats.EndpointStats, st *endpointState, itl []int, w, h int) string {
 	s := d.styles
 	if h <= 0 {
 		return ""
@@ -316,7 +322,7 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) 
 	}
 	out := []string{}
 	if itlH >= 3 {
-		out = append(out, strings.Split(d.itl(es, st, w, itlH), "\n")...)
+		out = append(out, strings.Split(d.itl(es, itl, w, itlH), "\n")...)
 	}
 	if len(phases) > 0 {
 		out = append(out, phases...)
@@ -333,8 +339,9 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, w, h int) 
 	return strings.Join(out, "\n")
 }
 
-// itl draws the distribution of recent inter-chunk gaps as horizontal bars.
-func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) string {
+// itl draws the distribution of the recent inter-chunk gaps (counts: per itlBuckets, from
+// the statistics, the same gaps as the title's figures) as horizontal bars.
+func (d *detailView) itl(es *stats.EndpointStats, counts []int, w, h int) string {
 	s := d.styles
 	q := "p50 " + pick(es.Recent.ITL, p50, ms) + " p99 " + pick(es.Recent.ITL, p99, ms)
 	longest := pick(es.Recent.MaxStall, dmax, ms)
@@ -346,57 +353,25 @@ func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) s
 			s.Muted.Render(truncate(q+" max gap "+longest, w))
 		h--
 	}
-	if len(st.gaps) == 0 {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if total == 0 {
 		return title + "\n" + s.Muted.Render(dash+" no gaps yet")
 	}
-	counts := make([]int, len(itlBuckets))
-	for _, g := range st.gaps {
-		i, _ := slices.BinarySearch(itlBuckets, g)
-		counts[min(i, len(counts)-1)]++
-	}
-	lo, hi := 0, len(counts)-1
-	for lo < hi && counts[lo] == 0 {
-		lo++
-	}
-	for hi > lo && counts[hi] == 0 {
-		hi--
-	}
-	// Rows are buckets [lo..hi]; too many for the room: merge neighbours pairwise.
-	type row struct {
-		upper float64
-		count int
-	}
-	var rows []row
-	for i := lo; i <= hi; i++ {
-		rows = append(rows, row{itlBuckets[i], counts[i]})
-	}
-	// The bars are over the last gaps kept, not the 60 s of the title: say so when there is
-	// room for a line more.
-	out := []string{title}
-	if h >= 5 {
-		out = append(out, s.Muted.Render(truncate("bars: last "+itoa(len(st.gaps))+" gaps", w)))
-	}
-	for len(rows) > max(1, h-len(out)) {
-		merged := rows[:0:0]
-		for i := 0; i < len(rows); i += 2 {
-			r := rows[i]
-			if i+1 < len(rows) {
-				r = row{rows[i+1].upper, r.count + rows[i+1].count}
-			}
-			merged = append(merged, r)
-		}
-		rows = merged
-	}
+	rows := itlRows(counts, max(1, h-1))
 	top := 0
 	for _, r := range rows {
 		top = max(top, r.count)
 	}
+	out := []string{title}
 	for _, r := range rows {
 		label := "≤" + ms(r.upper)
 		if r.upper >= 1e18 {
 			label = ">" + ms(itlBuckets[len(itlBuckets)-2])
 		}
-		share := 100 * float64(r.count) / float64(len(st.gaps))
+		share := 100 * float64(r.count) / float64(total)
 		shareText := pct(share) + "%"
 		if share > 0 && share < 0.1 {
 			shareText = "<0.1%"
@@ -406,6 +381,40 @@ func (d *detailView) itl(es *stats.EndpointStats, st *endpointState, w, h int) s
 			padLeft(shareText, 7))
 	}
 	return strings.Join(out, "\n")
+}
+
+// itlRow is one bar of the ITL distribution: the gaps up to upper ms.
+type itlRow struct {
+	upper float64
+	count int
+}
+
+// itlRows are the bars from the first to the last non-empty bucket of counts, neighbours
+// merged pairwise until at most n remain.
+func itlRows(counts []int, n int) []itlRow {
+	lo, hi := 0, len(counts)-1
+	for lo < hi && counts[lo] == 0 {
+		lo++
+	}
+	for hi > lo && counts[hi] == 0 {
+		hi--
+	}
+	var rows []itlRow
+	for i := lo; i <= hi; i++ {
+		rows = append(rows, itlRow{itlBuckets[i], counts[i]})
+	}
+	for len(rows) > n {
+		merged := rows[:0:0]
+		for i := 0; i < len(rows); i += 2 {
+			r := rows[i]
+			if i+1 < len(rows) {
+				r = itlRow{rows[i+1].upper, r.count + rows[i+1].count}
+			}
+			merged = append(merged, r)
+		}
+		rows = merged
+	}
+	return rows
 }
 
 func hasReasoning(st *endpointState) bool { return lastReasoning(st) != nil }

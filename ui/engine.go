@@ -29,12 +29,13 @@ type statistics interface {
 	ObserveServer(u servermetrics.Update) bool
 	Reset()
 	Snapshot(now time.Time) stats.Snapshot
+	// RecentITL counts an endpoint's inter-chunk gaps of the recent window by bars.
+	RecentITL(ep int, now time.Time, bounds []float64) []int
 }
 
 // Bounds of what the UI keeps of recent requests for the detail view.
 const (
-	keepSamples = 64   // recent counted Samples per endpoint (TTFT breakdown, reasoning split)
-	keepGaps    = 4096 // recent inter-chunk gaps per endpoint (ITL distribution)
+	keepSamples = 64 // recent counted Samples per endpoint (TTFT breakdown, reasoning split)
 )
 
 // endpointState is what the UI knows of one endpoint beyond the statistics: the Runner's
@@ -64,7 +65,6 @@ type endpointState struct {
 	finishing int
 
 	samples []*probe.Sample // counted, newest last, at most keepSamples
-	gaps    []float64       // ms, newest last, at most keepGaps
 	version uint64          // bumped on every change that a drawn view shows
 }
 
@@ -83,13 +83,6 @@ func (st *endpointState) addSample(s *probe.Sample) {
 		st.samples = st.samples[:keepSamples-1]
 	}
 	st.samples = append(st.samples, s)
-	for _, g := range s.ITLs() {
-		if len(st.gaps) == keepGaps {
-			n := copy(st.gaps, st.gaps[keepGaps/4:])
-			st.gaps = st.gaps[:n]
-		}
-		st.gaps = append(st.gaps, float64(g)/float64(time.Millisecond))
-	}
 }
 
 // warmupDone keeps a finished warm-up's own figures, as a last Progress.
@@ -105,7 +98,7 @@ func (st *endpointState) warmupDone(s *probe.Sample) {
 }
 
 func (st *endpointState) reset() {
-	st.samples, st.gaps, st.failing = nil, nil, false
+	st.samples, st.failing = nil, false
 	st.version++
 }
 

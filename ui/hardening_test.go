@@ -191,9 +191,9 @@ func TestScreenNeverShowsKeys(t *testing.T) {
 		if d, ok := ev.(*probe.Done); ok {
 			messages = append(messages, d.Sample.ErrorMessage)
 			if d.Stream != 0 {
-				raced[d.Endpoint] = true
+				raced[int(d.Endpoint)] = true
 			} else {
-				background[d.Endpoint]++
+				background[int(d.Endpoint)]++
 			}
 		}
 		done := len(raced) == len(eps)

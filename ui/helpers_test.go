@@ -163,7 +163,7 @@ func history(eps []config.Endpoint, n int) []probe.Event {
 			default:
 				s = okSample(ep, seq, start, p.ttft*(1+0.25*jitter(i, seq)), p.decode*(1+0.15*jitter(i+11, seq)), p.tokens, p.reasoning)
 			}
-			evs = append(evs, &probe.Done{Endpoint: i, Sample: s})
+			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Sample: s})
 		}
 	}
 	return evs
@@ -175,8 +175,8 @@ func inFlight(eps []config.Endpoint, seq int) []probe.Event {
 	var evs []probe.Event
 	for i := 0; i < len(eps); i += 2 {
 		start := t0.Add(-2 * time.Second)
-		evs = append(evs, &probe.Started{Endpoint: i, Seq: uint64(seq), At: start},
-			&probe.Progress{Endpoint: i, Seq: uint64(seq), Start: start, At: 1900 * time.Millisecond,
+		evs = append(evs, &probe.Started{Endpoint: probe.EndpointIndex(i), Seq: uint64(seq), At: start},
+			&probe.Progress{Endpoint: probe.EndpointIndex(i), Seq: uint64(seq), Start: start, At: 1900 * time.Millisecond,
 				FirstEvent: 280 * time.Millisecond, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
 				Tokens: float64(40 + 30*i), Estimated: true, Chunks: 40 + 30*i, MaxTokens: 256})
 	}
@@ -235,11 +235,11 @@ func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
 		"scattering. ", "At ", "sunset ", "the ", "light ", "travels ", "further.\n\nSo ", "reds ", "remain."}
 	for i := range eps {
 		start := t0.Add(-4 * time.Second)
-		evs = append(evs, &probe.Started{Endpoint: i, Seq: 1, Stream: id, At: start})
+		evs = append(evs, &probe.Started{Endpoint: probe.EndpointIndex(i), Seq: 1, Stream: id, At: start})
 		at := start.Add(time.Duration(profiles[i%len(profiles)].ttft) * time.Millisecond)
 		if i == 2 {
 			for j, w := range []string{"Okay, ", "the ", "user ", "asks ", "about ", "Rayleigh ", "scattering."} {
-				evs = append(evs, &probe.Delta{Endpoint: i, Stream: id, At: at, Text: w, Reasoning: true, Tokens: 1})
+				evs = append(evs, &probe.Delta{Endpoint: probe.EndpointIndex(i), Stream: id, At: at, Text: w, Reasoning: true, Tokens: 1})
 				at = at.Add(time.Duration(20+j) * time.Millisecond)
 			}
 		}
@@ -255,25 +255,29 @@ func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
 			if j == 9 && i == 1 {
 				gap = 900 * time.Millisecond // a stall
 			}
-			evs = append(evs, &probe.Delta{Endpoint: i, Stream: id, At: at, Text: w})
+			evs = append(evs, &probe.Delta{Endpoint: probe.EndpointIndex(i), Stream: id, At: at, Text: w})
 			chunks++
 			last = at
 			at = at.Add(gap)
 		}
 		// What the probe reported last: tokens so far estimated, 1.5 per chunk learned.
-		evs = append(evs, &probe.Progress{Endpoint: i, Seq: 1, Stream: id, Start: start, At: last.Sub(start),
+		evs = append(evs, &probe.Progress{Endpoint: probe.EndpointIndex(i), Seq: 1, Stream: id, Start: start, At: last.Sub(start),
 			FirstEvent: first.Sub(start), FirstToken: first.Sub(start), FirstAnswer: first.Sub(start),
 			Tokens: 1.5 * float64(chunks), Estimated: true, Chunks: chunks, MaxTokens: 256})
 		if i == 0 {
 			s := okSample(eps[i], 1, start, profiles[0].ttft, profiles[0].decode, len(words), 0)
-			evs = append(evs, &probe.Done{Endpoint: i, Stream: id, Sample: s})
+			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Stream: id, Sample: s})
 		}
 		if i == 3 {
 			s := errSample(eps[i], 1, start, "stream_error", "upstream provider error: overloaded", 200)
-			evs = append(evs, &probe.Done{Endpoint: i, Stream: id, Sample: s})
+			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Stream: id, Sample: s})
 		}
 	}
 	return evs
 }
 
 func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// The model knows no view by kind; tests look into them through its table.
+func (m *Model) streamScreen() *streamView   { return m.views[viewStream].(*streamView) }
+func (m *Model) compareScreen() *compareView { return m.views[viewCompare].(*compareView) }

@@ -1,6 +1,9 @@
 package ui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // KeyMap is every key binding of the UI. Keys are matched with key.Matches only.
 type KeyMap struct {
@@ -85,4 +88,54 @@ func (k *KeyMap) viewKeys() [nViews]key.Binding {
 		viewStream:    k.Stream,
 		viewSweep:     k.Sweep,
 	}
+}
+
+// Some keys work only when the session has what they drive: without an engine (a replay, a
+// read-only monitor) nothing can be paused, resized or streamed, and without a Reporter no
+// report written. This is said once, here, as data: the model disables those bindings (the
+// help and the footers then leave them out) and says why when one is pressed.
+
+// requirement is a set of bindings that need one thing, and the notice when it is missing.
+// typing are bindings of the prompt input, which cannot get focus without it: disabled too,
+// but never explained (their keys are enter and esc, which do other things elsewhere).
+type requirement struct {
+	keys, typing []*key.Binding
+	why          string
+}
+
+// engineKeys are the bindings that need the engine.
+func (k *KeyMap) engineKeys() requirement {
+	return requirement{
+		keys:   []*key.Binding{&k.Pause, &k.PauseAll, &k.MoreStreams, &k.FewerStreams, &k.Prompt, &k.Race},
+		typing: []*key.Binding{&k.Submit, &k.Blur},
+		why:    "no engine: read-only monitor",
+	}
+}
+
+// reporterKeys are the bindings that need a Reporter.
+func (k *KeyMap) reporterKeys() requirement {
+	return requirement{keys: []*key.Binding{&k.Report}, why: "no report writer in this session"}
+}
+
+// disable turns r's bindings off; the model keeps r to explain them (unavailable).
+func (r requirement) disable() requirement {
+	for _, b := range append(r.keys, r.typing...) {
+		b.SetEnabled(false)
+	}
+	return r
+}
+
+// unavailable is why msg does nothing in this session, when it is one of the bindings a
+// missing requirement disabled ("" otherwise).
+func unavailable(msg tea.KeyMsg, missing []requirement) string {
+	for _, r := range missing {
+		for _, b := range r.keys {
+			on := *b
+			on.SetEnabled(true)
+			if key.Matches(msg, on) {
+				return r.why
+			}
+		}
+	}
+	return ""
 }

@@ -77,7 +77,7 @@ func longRun(b *testing.B, target string) {
 	for i := range longRunRequests {
 		ep := i % longRunEndpoints
 		src := &pool[i%len(pool)]
-		d := &probe.Done{Endpoint: ep, Sample: *src}
+		d := &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: *src}
 		s := &d.Sample
 		s.Endpoint, s.Model = eps[ep].Name, eps[ep].Model
 		s.Seq = uint64(i/longRunEndpoints + 1)

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -24,13 +24,13 @@ type Options struct {
 	Now func() time.Time
 	// Prompt is the stream view's initial prompt; "" means config.DefaultPrompt.
 	Prompt string
-	// TTFTFrom is the instant TTFT figures are measured to; "" is first-token.
-	TTFTFrom probe.TTFTFrom
+	// Stats are the options of the run's statistics (stats.WithTTFTFrom, WithSLOTarget,
+	// WithRate…), the same list every consumer of the run builds its Aggregator with: the
+	// UI's own and the sweep's steps. With stats.WithRate the cards show the client queue and
+	// dropped arrivals.
+	Stats []stats.Option
 	// Replay names the record file being replayed: the header says so instead of "stopped".
 	Replay string
-	// Rate is the open-loop arrival rate per endpoint (--rate); the cards then show the
-	// client queue and dropped arrivals. 0 in the closed loop.
-	Rate float64
 	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
 	Sweep *sweep.Sweep
 	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
@@ -39,9 +39,6 @@ type Options struct {
 	// (--server-metrics): the cards, the compare and the detail view then show the servers'
 	// own figures beside the client's. Read until closed.
 	ServerMetrics <-chan servermetrics.Update
-	// SLOTarget is --slo-target: the recent attainment below which a card shows a breach
-	// (0: stats.DefaultBreachTarget).
-	SLOTarget float64
 }
 
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
@@ -79,12 +76,14 @@ type Model struct {
 	redrawArmed             bool
 	lastData                time.Time // last Done, for draining the aggregate tok/s window
 
-	views [nViews]screen // by view: header and Tab order
-	cmp   *compareView   // views[viewCompare], for sorting
-	str   *streamView    // views[viewStream], for the prompt and the stream events
+	views [nViews]screen // by view: header and Tab order; they own their keys and events (input.go)
 	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
 	reporter Reporter // writes the report of the session (report.go); nil: none
+	// consumers take every event in Update: the statistics, the sweep's steps, the report.
+	consumers fanout.List
+	// missing: what this session lacks (an engine, a Reporter); its keys are disabled (keys.go).
+	missing []requirement
 
 	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
 	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
@@ -112,7 +111,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		keys:     &keys,
 		styles:   &st,
 		help:     help.New(),
-		agg:      newStatistics(eps, opts.TTFTFrom, opts.SLOTarget),
+		agg:      stats.New(eps, opts.Stats...),
 		server:   opts.ServerMetrics,
 		h2h:      &headToHead{},
 		replay:   opts.Replay,
@@ -121,6 +120,12 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		started:  now(),
 	}
 	m.help.Styles = st.Help
+	if eng == nil {
+		m.missing = append(m.missing, keys.engineKeys().disable())
+	}
+	if opts.Reporter == nil {
+		m.missing = append(m.missing, keys.reporterKeys().disable())
+	}
 	for i, ep := range eps {
 		s := &endpointState{concurrency: max(ep.Concurrency, 1), tlsUnverified: ep.InsecureSkipVerify}
 		if eng != nil {
@@ -132,14 +137,19 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		m.states[i] = s
 	}
 	m.initLoad(opts)
+	m.consumers = fanout.List{m.agg}
+	if m.swp != nil {
+		m.consumers = append(m.consumers, m.swp)
+	}
+	if m.reporter != nil {
+		m.consumers = append(m.consumers, m.reporter)
+	}
 	c := common{styles: m.styles, keys: m.keys}
-	m.cmp = newCompareView(c, eps, m.h2h)
-	m.str = newStreamView(c, prompt, eng)
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
-		viewCompare:   m.cmp,
+		viewCompare:   newCompareView(c, eps, m.h2h),
 		viewDetail:    newDetailView(c),
-		viewStream:    m.str,
+		viewStream:    newStreamView(c, prompt, eng, eps),
 		viewSweep:     newSweepView(c, m.swp, namesOf(eps)),
 	}
 	m.takeSnapshot()
@@ -208,7 +218,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 // waits for the throttled redraw tick.
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for _, ev := range msg.events {
-		m.observeLoad(ev)
 		m.handleEvent(ev)
 	}
 	if msg.closed {
@@ -218,48 +227,42 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	return tea.Batch(waitForEvent(m.events, m.done), m.armRedraw())
 }
 
-// handleEvent applies one event: an interactive stream's goes to the stream view only, the
-// others to the endpoint's state and (Samples, states) to the Aggregator.
+// handleEvent applies one event: the consumers of the session take it (the statistics, the
+// sweep's steps, the report: each takes what it counts), then the views that take events
+// take theirs (an interactive stream's goes to the stream view only), and the others update
+// the endpoint's state.
 func (m *Model) handleEvent(ev probe.Event) {
+	counted := m.consumers.Observe(ev)
+	if m.observeViews(ev) {
+		m.streamDirty = true
+		return
+	}
+	if counted {
+		m.statsDirty = true
+	}
 	switch ev := ev.(type) {
 	case *probe.Started:
-		if ev.Stream != 0 {
-			m.str.Started(ev)
-			m.streamDirty = true
-		} else if st := m.state(ev.Endpoint); st != nil {
+		if st := m.state(ev.Endpoint); st != nil && ev.Stream == 0 {
 			st.inflight++
 			st.version++
 			m.statsDirty = true
 		}
-	case *probe.Delta:
-		if ev.Stream != 0 {
-			m.str.Delta(ev)
-			m.streamDirty = true
-		}
 	case *probe.Progress:
 		switch st := m.state(ev.Endpoint); {
 		case ev.Stream != 0:
-			m.str.Progress(ev)
-			m.streamDirty = true
 		case ev.Warmup && st != nil:
 			st.warmup = *ev // not counted: shown as a warm-up until the first counted one
 			st.version++
 			m.statsDirty = true
-		case m.agg.Observe(ev):
-			m.statsDirty = true
+		case counted:
 			m.lastData = m.now()
 		}
 	case *probe.Done:
-		if ev.Stream != 0 {
-			m.str.Done(ev)
-			m.streamDirty = true
-		} else if st := m.state(ev.Endpoint); st != nil {
+		if st := m.state(ev.Endpoint); st != nil && ev.Stream == 0 {
 			st.inflight = max(0, st.inflight-1)
 			if ev.Sample.Warmup {
 				st.warmupDone(&ev.Sample)
 			}
-			m.agg.Observe(ev)
-			m.observeReport(ev)
 			s := ev.Sample
 			st.addSample(&s)
 			m.statsDirty = true
@@ -283,13 +286,11 @@ func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	if ev.State == probe.StatePaused {
 		st.paused = true
 	} else if m.eng != nil {
-		st.paused = m.eng.Paused(ev.Endpoint)
+		st.paused = m.eng.Paused(int(ev.Endpoint))
 	}
 	if ev.Concurrency > 0 {
 		st.concurrency = ev.Concurrency
 	}
-	m.agg.Observe(ev)
-	m.observeReport(ev)
 	st.version++
 	m.statsDirty = true
 }
@@ -302,7 +303,7 @@ func (m *Model) handleClosed() {
 		st.state, st.inflight, st.finishing = probe.StateStopped, 0, 0
 		st.version++
 	}
-	m.str.Stop()
+	m.stopViews()
 	m.closeLoad()
 	m.renderHeader()
 	m.renderFooter()
@@ -346,7 +347,7 @@ func (m *Model) handleClock() {
 		m.takeSnapshot()
 	}
 	m.renderHeader()
-	if busy || m.str.Live() {
+	if busy || m.viewsLive() {
 		m.renderBody()
 	}
 }
@@ -366,8 +367,8 @@ func (m *Model) takeSnapshot() {
 	m.snapVer++
 }
 
-func (m *Model) state(ep int) *endpointState {
-	if ep < 0 || ep >= len(m.states) {
+func (m *Model) state(ep probe.EndpointIndex) *endpointState {
+	if !ep.In(len(m.states)) {
 		return nil
 	}
 	return m.states[ep]
@@ -419,7 +420,7 @@ func (m *Model) fullHelp(w, h int) string {
 	var rows, row []string
 	rowW := 0
 	for _, group := range m.keys.FullHelp() {
-		col := m.help.FullHelpView([][]key.Binding{m.working(group)})
+		col := m.help.FullHelpView([][]key.Binding{group})
 		cw := lipgloss.Width(col) + 4
 		if rowW > 0 && rowW+cw > w {
 			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
@@ -432,23 +433,6 @@ func (m *Model) fullHelp(w, h int) string {
 	notes := m.styles.Muted.Render(ansi.Wrap(helpNotes, max(1, min(w, 100)), ""))
 	title := m.styles.Title.Render("keys") + m.styles.Muted.Render(" · esc or ? closes this help")
 	return fit(title+"\n\n"+strings.Join(rows, "\n\n")+"\n\n"+notes, w, h)
-}
-
-// working is the bindings of keys that do something in this session: without an engine (a
-// replay, a read-only monitor) nothing can be paused, resized or streamed, and without a
-// Reporter no report written.
-func (m *Model) working(bindings []key.Binding) []key.Binding {
-	k := m.keys
-	out := make([]key.Binding, 0, len(bindings))
-	for _, b := range bindings {
-		needsEngine := slices.ContainsFunc([]key.Binding{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Prompt, k.Submit, k.Race, k.Blur},
-			func(e key.Binding) bool { return e.Help() == b.Help() })
-		if needsEngine && m.eng == nil || b.Help() == k.Report.Help() && m.reporter == nil {
-			continue
-		}
-		out = append(out, b)
-	}
-	return out
 }
 
 func (m *Model) renderHeader() {
@@ -484,7 +468,7 @@ func (m *Model) renderFooter() {
 	}
 	s := m.styles
 	active := m.views[m.view]
-	left := m.help.ShortHelpView(m.working(active.ShortHelp()))
+	left := m.help.ShortHelpView(active.ShortHelp())
 	info := active.Info()
 	if n := m.finishing(); n > 0 {
 		left = s.Notice.Render(finishingText(n))

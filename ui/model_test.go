@@ -183,7 +183,7 @@ func TestStaleStreamEventsIgnored(t *testing.T) {
 func TestPromptTyping(t *testing.T) {
 	m, eng := newTestModel(t, 3, 80, 24, 0)
 	m = press(t, m, "right", "/")
-	if m.view != viewStream || !m.str.Typing() {
+	if m.view != viewStream || !m.streamScreen().Typing() {
 		t.Fatal("/ does not focus the prompt in the stream view")
 	}
 	for range len("Why is the sky blue?") {
@@ -197,18 +197,18 @@ func TestPromptTyping(t *testing.T) {
 	if len(eng.streams) != 1 || eng.streams[0] != "1:quick?2" {
 		t.Fatalf("enter streamed %v, want [1:quick?2]", eng.streams)
 	}
-	if m.str.Typing() {
+	if m.streamScreen().Typing() {
 		t.Fatal("the prompt keeps focus after sending")
 	}
 	m = press(t, m, "/", "ctrl+r")
 	if len(eng.races) != 1 || eng.races[0] != "quick?2" {
 		t.Fatalf("ctrl+r raced %v", eng.races)
 	}
-	if len(m.str.run.panes) != 3 {
-		t.Fatalf("race shows %d panes, want 3", len(m.str.run.panes))
+	if len(m.streamScreen().run.panes) != 3 {
+		t.Fatalf("race shows %d panes, want 3", len(m.streamScreen().run.panes))
 	}
 	m = press(t, m, "/", "esc")
-	if m.str.Typing() || m.view != viewStream {
+	if m.streamScreen().Typing() || m.view != viewStream {
 		t.Fatal("esc does not leave the prompt")
 	}
 	if _, cmd := m.Update(keyMsg("ctrl+c")); !isQuit(cmd) {
@@ -219,20 +219,20 @@ func TestPromptTyping(t *testing.T) {
 func TestCompareSort(t *testing.T) {
 	m, _ := newTestModel(t, 4, 120, 40, 10)
 	m = press(t, m, "s") // from the dashboard: only switches
-	if m.view != viewCompare || m.cmp.sortCol != sortConfig {
-		t.Fatalf("s on the dashboard: view %s sort %d", m.views[m.view].Name(), m.cmp.sortCol)
+	if m.view != viewCompare || m.compareScreen().sortCol != sortConfig {
+		t.Fatalf("s on the dashboard: view %s sort %d", m.views[m.view].Name(), m.compareScreen().sortCol)
 	}
 	m = press(t, m, "s", "s", "s") // name, requests, then ttft p50
-	if got := m.cmp.order; got[0] != 0 || got[3] != 3 {
+	if got := m.compareScreen().order; got[0] != 0 || got[3] != 3 {
 		t.Fatalf("ttft p50 order %v, want fastest (0) first and slowest (3) last", got)
 	}
 	m = press(t, m, "S")
-	if got := m.cmp.order; got[0] != 3 {
+	if got := m.compareScreen().order; got[0] != 3 {
 		t.Fatalf("reversed order %v, want 3 first", got)
 	}
 	m = press(t, m, "up") // endpoint 0 is now the last row
-	if m.sel != m.cmp.order[2] {
-		t.Fatalf("up selects %d, want the third row %d", m.sel, m.cmp.order[2])
+	if m.sel != m.compareScreen().order[2] {
+		t.Fatalf("up selects %d, want the third row %d", m.sel, m.compareScreen().order[2])
 	}
 }
 

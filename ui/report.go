@@ -13,7 +13,7 @@ import (
 // Update too and returns the work of writing, which the UI runs in a Cmd, off its loop.
 // (package cli implements it with package report; the UI does not draw reports itself.)
 type Reporter interface {
-	Observe(ev probe.Event)
+	Observe(ev probe.Event) bool
 	Reset()
 	// Save captures what the report will show: the statistics of snap and, during a
 	// sweep, its steps so far (nil otherwise). write writes the file and says where.
@@ -48,11 +48,4 @@ func (m *Model) handleReportSaved(msg reportSavedMsg) tea.Cmd {
 		return m.setNotice("report not written: "+msg.err.Error(), true)
 	}
 	return m.setNotice("report written to "+msg.path, false)
-}
-
-// observeReport hands a statistics event to the Reporter.
-func (m *Model) observeReport(ev probe.Event) {
-	if m.reporter != nil {
-		m.reporter.Observe(ev)
-	}
 }

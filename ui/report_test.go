@@ -20,8 +20,8 @@ type fakeReporter struct {
 	err              error
 }
 
-func (r *fakeReporter) Observe(probe.Event) { r.observed++ }
-func (r *fakeReporter) Reset()              { r.resets++ }
+func (r *fakeReporter) Observe(probe.Event) bool { r.observed++; return true }
+func (r *fakeReporter) Reset()                   { r.resets++ }
 func (r *fakeReporter) Save(snap stats.Snapshot, _ *sweep.Report) func() (string, error) {
 	r.saved = append(r.saved, snap)
 	return func() (string, error) { return "/tmp/tokscope-report.html", r.err }

@@ -68,7 +68,7 @@ func TestDeltaFloodKeepsKeysResponsive(t *testing.T) {
 		for i := 0; ; i++ {
 			at = at.Add(time.Millisecond)
 			select {
-			case events <- &probe.Delta{Endpoint: i % 2, Stream: 1, At: at, Text: "tok "}:
+			case events <- &probe.Delta{Endpoint: probe.EndpointIndex(i % 2), Stream: 1, At: at, Text: "tok "}:
 			case <-stop:
 				return
 			}

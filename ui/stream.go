@@ -28,7 +28,8 @@ const (
 // (one for Enter, all for a race) with live text and live figures.
 type streamView struct {
 	common
-	eng   Engine // for the dropped-deltas count; nil in a replay
+	eng   Engine // sends the streams, counts the dropped deltas; nil in a replay
+	eps   []config.Endpoint
 	input textinput.Model
 	run   *streamRun
 	grid  grid
@@ -71,9 +72,9 @@ type paneKey struct {
 	second   int64 // elapsed time shown while streaming
 }
 
-// newStreamView builds the view with prompt in its input; eng (nil in a replay) counts the
-// deltas dropped under back-pressure.
-func newStreamView(c common, prompt string, eng Engine) *streamView {
+// newStreamView builds the view with prompt in its input; eng (nil in a replay) sends the
+// streams to eps and counts the deltas dropped under back-pressure.
+func newStreamView(c common, prompt string, eng Engine, eps []config.Endpoint) *streamView {
 	st := c.styles
 	in := textinput.New()
 	in.Prompt = ""
@@ -83,7 +84,7 @@ func newStreamView(c common, prompt string, eng Engine) *streamView {
 	in.Cursor.SetMode(cursor.CursorStatic) // no blink ticks: the UI is idle when idle
 	in.TextStyle = st.Answer
 	in.PlaceholderStyle = st.Muted
-	return &streamView{common: c, eng: eng, input: in, noRun: true}
+	return &streamView{common: c, eng: eng, eps: eps, input: in, noRun: true}
 }
 
 func (v *streamView) Name() string { return "Stream" }
@@ -154,11 +155,11 @@ func (r *streamRun) finished() bool {
 }
 
 // pane finds the pane an event belongs to; events of older runs are ignored.
-func (v *streamView) pane(stream uint64, ep int) *streamPane {
+func (v *streamView) pane(stream uint64, ep probe.EndpointIndex) *streamPane {
 	if v.run == nil || stream != v.run.id {
 		return nil
 	}
-	return v.run.byEP[ep]
+	return v.run.byEP[int(ep)]
 }
 
 func (v *streamView) Started(ev *probe.Started) {

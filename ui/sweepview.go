@@ -278,14 +278,7 @@ func (c *sweepChart) draw() string {
 		return ""
 	}
 	head := truncate(c.styles.Label.Render(c.title), w)
-	peak, have := 0.0, false
-	for _, s := range c.series {
-		for _, v := range s {
-			if finite(v) {
-				peak, have = max(peak, v), true
-			}
-		}
-	}
+	peak, have := c.peak()
 	switch {
 	case !have:
 		return fit(head+"\n"+c.styles.Muted.Render(dash+" no step finished yet"), w, h)
@@ -306,8 +299,7 @@ func (c *sweepChart) draw() string {
 		}
 		return strconv.FormatFloat(float64(r-1)/2*perLabel, 'f', -1, 64)
 	}
-	n := len(c.labels)
-	maxX := float64(max(n-1, 1))
+	maxX := float64(max(len(c.labels)-1, 1))
 	lc := linechart.New(w, ch, 0, maxX, 0, top,
 		linechart.WithXYSteps(1, 1),
 		linechart.WithStyles(c.styles.ChartAxis, c.styles.ChartLabel, c.style),
@@ -315,8 +307,28 @@ func (c *sweepChart) draw() string {
 		linechart.WithYLabelFormatter(yLabel),
 	)
 	lc.DrawXYAxisAndLabel()
-	// Braille dots land on cell floor(y·(4gh−1)/4top), markers on round(v·(gh−1)/top): lines
-	// are drawn at the y that puts each point's dots in its marker's cell.
+	c.drawLines(&lc, gh, top)
+	c.drawMarkers(&lc)
+	c.drawXLabels(&lc, maxX)
+	return fit(head+"\n"+lc.View(), w, h)
+}
+
+// peak is the highest finite value of every series; have=false when there is none.
+func (c *sweepChart) peak() (peak float64, have bool) {
+	for _, s := range c.series {
+		for _, v := range s {
+			if finite(v) {
+				peak, have = max(peak, v), true
+			}
+		}
+	}
+	return peak, have
+}
+
+// drawLines joins each series' points. Braille dots land on cell floor(y·(4gh−1)/4top),
+// markers on round(v·(gh−1)/top): lines are drawn at the y that puts each point's dots in
+// its marker's cell.
+func (c *sweepChart) drawLines(lc *linechart.Model, gh int, top float64) {
 	brailleY := func(v float64) float64 {
 		return (v*float64(gh-1)/top + 0.5) * 4 * top / float64(4*gh-1)
 	}
@@ -332,39 +344,45 @@ func (c *sweepChart) draw() string {
 			prev = i
 		}
 	}
-	// Markers: an endpoint's letter on each of its points. Endpoints with (nearly) the same
-	// figure at a step would land on one cell, the later letter hiding the earlier: each
-	// takes the nearest free cell of its row instead, so every letter shows.
+}
+
+// drawMarkers puts an endpoint's letter on each of its points. Endpoints with (nearly) the
+// same figure at a step would land on one cell, the later letter hiding the earlier: each
+// takes the nearest free cell of its row instead, so every letter shows.
+func (c *sweepChart) drawMarkers(lc *linechart.Model) {
 	taken := map[canvas.Point]bool{}
 	for e, s := range c.series {
 		for i, v := range s {
-			if finite(v) {
-				p := markerCell(&lc, canvas.Float64Point{X: float64(i), Y: v})
-				for _, dx := range []int{0, 1, -1, 2, -2, 3, -3} {
-					q := canvas.Point{X: p.X + dx, Y: p.Y}
-					if !taken[q] && q.X > lc.Origin().X && q.X < w {
-						p = q
-						break
-					}
-				}
-				taken[p] = true
-				lc.Canvas.SetCell(p, canvas.NewCellWithStyle(sweepMarker(e), c.styles.Value))
+			if !finite(v) {
+				continue
 			}
+			p := markerCell(lc, canvas.Float64Point{X: float64(i), Y: v})
+			for _, dx := range []int{0, 1, -1, 2, -2, 3, -3} {
+				q := canvas.Point{X: p.X + dx, Y: p.Y}
+				if !taken[q] && q.X > lc.Origin().X && q.X < c.w {
+					p = q
+					break
+				}
+			}
+			taken[p] = true
+			lc.Canvas.SetCell(p, canvas.NewCellWithStyle(sweepMarker(e), c.styles.Value))
 		}
 	}
-	// X labels: each step's concurrency under its column, when there is room.
+}
+
+// drawXLabels writes each step's concurrency under its column, when there is room.
+func (c *sweepChart) drawXLabels(lc *linechart.Model, maxX float64) {
 	origin, gw := lc.Origin(), lc.GraphWidth()
 	next := origin.X + 1
 	for i, l := range c.labels {
 		col := origin.X + 1 + int(math.Round(float64(i)/maxX*float64(gw-1)))
 		col = max(col-len(l)/2, next)
-		if col+len(l) > w {
+		if col+len(l) > c.w {
 			break
 		}
 		lc.Canvas.SetStringWithStyle(canvas.Point{X: col, Y: origin.Y + 1}, l, c.styles.ChartLabel)
 		next = col + len(l) + 1
 	}
-	return fit(head+"\n"+lc.View(), w, h)
 }
 
 // markerCell is the canvas cell linechart's DrawRuneWithStyle would draw f on (the graph

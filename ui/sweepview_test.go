@@ -12,6 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/stats"
 	"tokscope/sweep"
 )
 
@@ -46,7 +47,7 @@ func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
 					} else {
 						s = okSample(ep, seq, at, ttft*(1+0.1*jitter(i, seq)), decode, p.tokens, 0)
 					}
-					evs = append(evs, &probe.Done{Endpoint: i, Sample: s})
+					evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Sample: s})
 					at = at.Add(dur + 50*time.Millisecond)
 				}
 			}
@@ -86,7 +87,7 @@ func (fakeArrivals) Waiting(ep int) []time.Time {
 func newRateModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
-	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan probe.Event), Options{Now: pinned, Rate: 2})
+	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan probe.Event), Options{Now: pinned, Stats: []stats.Option{stats.WithRate(2)}})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	evs := history(eps, 30)
 	for i, ev := range evs {

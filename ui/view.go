@@ -58,6 +58,9 @@ type frame struct {
 	states  []*endpointState
 	sel     int
 	now     time.Time
+	// itl counts endpoint ep's recent inter-chunk gaps by itlBuckets, from the statistics
+	// (the gaps of snap's Recent.ITL); computed when called.
+	itl func(ep int) []int
 }
 
 // common is what every view is built with: the one Styles and KeyMap of the model, and the
@@ -91,5 +94,7 @@ func (m *Model) cycleView(step int) view {
 }
 
 func (m *Model) frame() *frame {
-	return &frame{snap: &m.snap, snapVer: m.snapVer, states: m.states, sel: m.sel, now: m.now()}
+	agg, at := m.agg, m.snap.At
+	itl := func(ep int) []int { return agg.RecentITL(ep, at, itlBuckets) }
+	return &frame{snap: &m.snap, snapVer: m.snapVer, states: m.states, sel: m.sel, now: m.now(), itl: itl}
 }
