@@ -15,6 +15,7 @@ var importLayers = [][]string{
 	{"export"},
 	{"sweep"},
 	{"stats"},
+	{"metric"},
 	{"probe", "servermetrics"},
 	{"workload"},
 	{"config", "sim"},

@@ -8,6 +8,7 @@ package stats
 import (
 	"time"
 
+	"tokscope/metric"
 	"tokscope/probe"
 )
 
@@ -20,8 +21,12 @@ type Dist struct {
 }
 
 // Window holds every metric distribution over one window, over counted (ok, non-warm-up)
-// requests only.
+// requests only: one per registered metric (metric.All), read with Of. The named fields are
+// the same distributions, kept for the readers that name them; a new metric needs none.
 type Window struct {
+	dists [metric.NumIDs]Dist
+
+
 	TTFB, TTFT, TTFA, TTFEvent Dist // ms
 	DecodeTPS, E2ETPS          Dist // tokens/s per request
 	TPOT                       Dist // ms
@@ -37,6 +42,22 @@ type Window struct {
 	PromptTokens, CachedTokens Dist // tokens
 	PrefillTPS                 Dist // tokens/s
 	E2E                        Dist // ms, t0 → the last chunk
+}
+
+// Of is the distribution of metric id over the window.
+func (w *Window) Of(id metric.ID) Dist { return w.dists[id] }
+
+// fillNamed sets the named fields from the registered distributions.
+func (w *Window) fillNamed() {
+	d := &w.dists
+	w.TTFB, w.TTFT, w.TTFA, w.TTFEvent = d[metric.TTFB], d[metric.TTFT], d[metric.TTFA], d[metric.TTFEvent]
+	w.DecodeTPS, w.E2ETPS, w.TPOT, w.ITL = d[metric.DecodeTPS], d[metric.E2ETPS], d[metric.TPOT], d[metric.ITL]
+	w.MaxStall, w.TokensPerChunk = d[metric.MaxGap], d[metric.TokensPerChunk]
+	w.ReasoningTPS, w.AnswerTPS = d[metric.ReasoningTPS], d[metric.AnswerTPS]
+	w.DNS, w.Connect, w.TLS = d[metric.DNS], d[metric.Connect], d[metric.TLS]
+	w.WaitHeaders, w.HeadersToFirstToken = d[metric.WaitHeaders], d[metric.HeadersToFirstToken]
+	w.PromptTokens, w.CachedTokens = d[metric.PromptTokens], d[metric.CachedTokens]
+	w.PrefillTPS, w.E2E = d[metric.PrefillTPS], d[metric.E2E]
 }
 
 // ErrorRecord is one recent failed request, for the detail view.
