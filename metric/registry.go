@@ -39,7 +39,7 @@ const (
 // that each output carries what its entry says.
 var All = [NumIDs]Metric{
 	TTFB: {Key: "ttfb_ms", Label: "TTFB ms", Unit: "ms", Kind: Duration, Better: Lower,
-		Read: dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.TTFB() }),
+		Read:  dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.TTFB() }),
 		Table: true,
 		Prom: &Prom{"tokscope_time_to_first_byte_seconds",
 			"Time from sending the request to the first response byte (ok requests).", TTFBBuckets}},

@@ -26,7 +26,6 @@ type Dist struct {
 type Window struct {
 	dists [metric.NumIDs]Dist
 
-
 	TTFB, TTFT, TTFA, TTFEvent Dist // ms
 	DecodeTPS, E2ETPS          Dist // tokens/s per request
 	TPOT                       Dist // ms
