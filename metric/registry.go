@@ -96,7 +96,7 @@ var All = [NumIDs]Metric{
 		Table: true,
 		Prom: &Prom{"tokscope_e2e_request_latency_seconds",
 			"Time from sending the request to its last chunk (ok requests): e2e_ms of the summary.", E2EBuckets}},
-	OutputLen: {Key: "output_len", Label: "output tokens", Unit: "tokens", Kind: Count, Group: Workload,
+	OutputLen: {Key: "output_len", Label: "output len", Unit: "tokens", Kind: Count, Group: Workload,
 		Read:  value(func(s *probe.Sample) (float64, bool) { return float64(max(s.Tokens, 0)), true }),
 		Table: true, Chart: true, Compare: []Column{{"out len", P50, 17}},
 		Prom: &Prom{"tokscope_request_output_tokens",

@@ -52,8 +52,10 @@ func windowOf(d *[metric.NumIDs]Dist) Window {
 			d[i] = d[i].whole()
 		}
 	}
-	w := Window{dists: *d}
-	w.fillNamed()
+	var w Window
+	for i := range d {
+		w.Set(metric.ID(i), d[i])
+	}
 	return w
 }
 

@@ -21,8 +21,9 @@ type Dist struct {
 }
 
 // Window holds every metric distribution over one window, over counted (ok, non-warm-up)
-// requests only: one per registered metric (metric.All), read with Of. The named fields are
-// the same distributions, kept for the readers that name them; a new metric needs none.
+// requests only: one per registered metric (metric.All), read with Of. The named fields hold
+// the metrics that had them before the registry, for the readers that name them; a new metric
+// needs none (its distribution lives in dists).
 type Window struct {
 	dists [metric.NumIDs]Dist
 
@@ -44,19 +45,59 @@ type Window struct {
 }
 
 // Of is the distribution of metric id over the window.
-func (w *Window) Of(id metric.ID) Dist { return w.dists[id] }
+func (w *Window) Of(id metric.ID) Dist { return *w.at(id) }
 
-// fillNamed sets the named fields from the registered distributions.
-func (w *Window) fillNamed() {
-	d := &w.dists
-	w.TTFB, w.TTFT, w.TTFA, w.TTFEvent = d[metric.TTFB], d[metric.TTFT], d[metric.TTFA], d[metric.TTFEvent]
-	w.DecodeTPS, w.E2ETPS, w.TPOT, w.ITL = d[metric.DecodeTPS], d[metric.E2ETPS], d[metric.TPOT], d[metric.ITL]
-	w.MaxStall, w.TokensPerChunk = d[metric.MaxGap], d[metric.TokensPerChunk]
-	w.ReasoningTPS, w.AnswerTPS = d[metric.ReasoningTPS], d[metric.AnswerTPS]
-	w.DNS, w.Connect, w.TLS = d[metric.DNS], d[metric.Connect], d[metric.TLS]
-	w.WaitHeaders, w.HeadersToFirstToken = d[metric.WaitHeaders], d[metric.HeadersToFirstToken]
-	w.PromptTokens, w.CachedTokens = d[metric.PromptTokens], d[metric.CachedTokens]
-	w.PrefillTPS, w.E2E = d[metric.PrefillTPS], d[metric.E2E]
+// Set sets the distribution of metric id (for building a Window by hand, as tests do).
+func (w *Window) Set(id metric.ID, d Dist) { *w.at(id) = d }
+
+// at is where the distribution of metric id lives: its named field when it has one (so that
+// a Window built by naming its fields reads back through Of), else its registered slot.
+func (w *Window) at(id metric.ID) *Dist {
+	switch id {
+	case metric.TTFB:
+		return &w.TTFB
+	case metric.TTFT:
+		return &w.TTFT
+	case metric.TTFA:
+		return &w.TTFA
+	case metric.TTFEvent:
+		return &w.TTFEvent
+	case metric.DecodeTPS:
+		return &w.DecodeTPS
+	case metric.E2ETPS:
+		return &w.E2ETPS
+	case metric.TPOT:
+		return &w.TPOT
+	case metric.ITL:
+		return &w.ITL
+	case metric.MaxGap:
+		return &w.MaxStall
+	case metric.TokensPerChunk:
+		return &w.TokensPerChunk
+	case metric.ReasoningTPS:
+		return &w.ReasoningTPS
+	case metric.AnswerTPS:
+		return &w.AnswerTPS
+	case metric.DNS:
+		return &w.DNS
+	case metric.Connect:
+		return &w.Connect
+	case metric.TLS:
+		return &w.TLS
+	case metric.WaitHeaders:
+		return &w.WaitHeaders
+	case metric.HeadersToFirstToken:
+		return &w.HeadersToFirstToken
+	case metric.PromptTokens:
+		return &w.PromptTokens
+	case metric.CachedTokens:
+		return &w.CachedTokens
+	case metric.PrefillTPS:
+		return &w.PrefillTPS
+	case metric.E2E:
+		return &w.E2E
+	}
+	return &w.dists[id]
 }
 
 // ErrorRecord is one recent failed request, for the detail view.
