@@ -109,9 +109,21 @@ type Metric struct {
 	Table   bool     // a row of the table summary (and so of the report's summary table)
 	Compare []Column // the compare view's columns; none: not in the compare view
 	Prom    *Prom    // nil: not exported as a Prometheus histogram
-	// Chart: the report draws the metric's distribution (a CDF over ok requests).
-	Chart bool
+	// Chart: the report draws the metric's distribution (a CDF over ok requests); nil: none.
+	Chart *Chart
+	// Many: Read yields many values per Sample (ITL: every gap), so the report keeps them in a
+	// bounded histogram rather than one value per request.
+	Many bool
 }
+
+// Chart is how the report draws a metric's distribution. Its id is "dist-" + ID.
+type Chart struct {
+	ID, Title, XLabel, YLabel, Note string
+	LogX                            bool // a log axis (gaps span microseconds to seconds)
+}
+
+// okNote is the note of a CDF over ok requests.
+const okNote = "Cumulative distribution over ok requests; dots mark the summary's p50, p90 and p99."
 
 // ByKey returns the metric with the given key.
 func ByKey(key string) (ID, bool) {
