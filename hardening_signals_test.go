@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"tokscope/cli"
-	"tokscope/export"
+	"tokscope/record"
 	"tokscope/sim"
 )
 
@@ -91,7 +91,7 @@ func waitForLines(t *testing.T, path string, n int) {
 }
 
 // wholeRecords reads a record file and fails unless every line is a complete record.
-func wholeRecords(t *testing.T, path string) []export.Record {
+func wholeRecords(t *testing.T, path string) []record.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -100,7 +100,7 @@ func wholeRecords(t *testing.T, path string) []export.Record {
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		t.Errorf("%s does not end with a newline: a torn last line", path)
 	}
-	recs, err := export.ReadRecords(bytes.NewReader(b))
+	recs, err := record.ReadRecords(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -143,8 +143,8 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("kill %d: the appending run exited %d: %s", i, code, p.stderr.String())
 		}
 		b, _ := os.ReadFile(path)
-		again, err := export.ReadRecords(bytes.NewReader(b))
-		if tore != errors.Is(err, export.ErrTruncated) || (err != nil && !errors.Is(err, export.ErrTruncated)) {
+		again, err := record.ReadRecords(bytes.NewReader(b))
+		if tore != errors.Is(err, record.ErrTruncated) || (err != nil && !errors.Is(err, record.ErrTruncated)) {
 			t.Errorf("kill %d: after appending, torn %v, ReadRecords error %v", i, tore, err)
 		}
 		if len(again) != len(recs)+3 {
@@ -156,16 +156,16 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 
 // killedRecords reads the record file of a killed run: every newline-ended line must be a
 // whole record; a last line without one is torn and must be reported as ErrTruncated.
-func killedRecords(t *testing.T, path string) ([]export.Record, bool) {
+func killedRecords(t *testing.T, path string) ([]record.Record, bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tore := len(b) > 0 && b[len(b)-1] != '\n'
-	recs, err := export.ReadRecords(bytes.NewReader(b))
+	recs, err := record.ReadRecords(bytes.NewReader(b))
 	switch {
-	case tore && !errors.Is(err, export.ErrTruncated):
+	case tore && !errors.Is(err, record.ErrTruncated):
 		t.Errorf("%s ends in a torn line, ReadRecords says %v", path, err)
 	case !tore && err != nil:
 		t.Errorf("%s: %v", path, err)

@@ -12,7 +12,7 @@ var importLayers = [][]string{
 	{"tokscope"},
 	{"cli"},
 	{"report", "ui", "promexport", "calibrate", "discover"},
-	{"export"},
+	{"export", "record"},
 	{"sweep"},
 	{"stats"},
 	{"metric"},

@@ -8,9 +8,9 @@ import (
 	"log"
 
 	"tokscope/config"
-	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/record"
 	"tokscope/servermetrics"
 	"tokscope/sweep"
 	"tokscope/workload"
@@ -22,7 +22,7 @@ type engine struct {
 	runner    *probe.Runner
 	endpoints []config.Endpoint
 	sweep     *sweep.Sweep     // nil unless --sweep
-	recorder  *export.Recorder // nil unless --record
+	recorder  *record.Recorder // nil unless --record
 	report    *runReport       // --report, or the TUI's w key; nil otherwise
 	// scraper reads the servers' own /metrics (--server-metrics); nil when off, and in a
 	// headless sweep, whose steps have no server figures.
@@ -48,7 +48,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		eng.sweep = planSweep(o, cfg, &runOpts)
 	}
 	if o.record != "" {
-		rec, err := export.NewRecorder(o.record)
+		rec, err := record.NewRecorder(o.record)
 		if err != nil {
 			return nil, fmt.Errorf("--record: %w", err)
 		}

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"tokscope/export"
 	"tokscope/probe"
+	"tokscope/record"
 	"tokscope/stats"
 	"tokscope/ui"
 )
@@ -18,7 +18,7 @@ import (
 // definition, --ttft-from). No request is sent. Exit status as for a live run: 0 when every
 // recorded request succeeded, 1 when some failed, 2 when the file cannot be read.
 func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	rp, err := export.LoadReplay(o.replay)
+	rp, err := record.LoadReplay(o.replay)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
 		return ExitUsage
@@ -73,7 +73,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 }
 
 // warnReplay says which records of the file were left out, if any.
-func warnReplay(stderr io.Writer, rp *export.Replay) {
+func warnReplay(stderr io.Writer, rp *record.Replay) {
 	if rp.Warning != "" {
 		fmt.Fprintf(stderr, "tokscope: warning: --replay %s\n", rp.Warning)
 	}

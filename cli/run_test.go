@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/export"
+	"tokscope/record"
 	"tokscope/sim"
 )
 
@@ -70,7 +70,7 @@ func busySim(t *testing.T) string {
 }
 
 // wholeRecords reads a record file and fails unless every line is a complete record.
-func wholeRecords(t *testing.T, path string) []export.Record {
+func wholeRecords(t *testing.T, path string) []record.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -79,7 +79,7 @@ func wholeRecords(t *testing.T, path string) []export.Record {
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		t.Errorf("%s does not end with a newline: a torn last line", path)
 	}
-	recs, err := export.ReadRecords(bytes.NewReader(b))
+	recs, err := record.ReadRecords(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

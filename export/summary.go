@@ -1,10 +1,10 @@
 // Package export writes what tokscope measured for other programs and for people: the
 // headless summary of a stats.Snapshot as JSON (the documented interface of DESIGN.md), CSV
-// or an aligned table (WriteSummary picks one by the --output name), a sweep's report
-// likewise (WriteSweep), and the JSON Lines record of every finished request (--record),
-// which can be read back into probe.Samples and replayed (LoadReplay).
+// or an aligned table (WriteSummary picks one by the --output name), and a sweep's report
+// likewise (WriteSweep). Every per-request distribution comes from the metric registry
+// (package metric). The --record file is package record's.
 //
-// It imports config, probe, stats and sweep only; never bubbletea, lipgloss or go-openai.
+// It imports config, metric, probe, stats and sweep only; never bubbletea, lipgloss or go-openai.
 // Nothing it writes has a field for an API key or an Authorization header.
 package export
 

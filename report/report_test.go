@@ -16,6 +16,7 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/probe"
+	"tokscope/record"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -336,7 +337,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	live.Sweep = nil
 
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	rec, err := export.NewRecorder(path)
+	rec, err := record.NewRecorder(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestReplayEqualsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := export.ReadRecords(f)
+	recs, err := record.ReadRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package export
+// Package record owns the --record file: one JSON line per finished request (Record, with
+// every chunk's arrival), written by a Recorder, read back by ReadRecords, and replayed as the
+// events of the run it recorded (LoadReplay).
+//
+// It imports config and probe only; never stats, export, ui, bubbletea, lipgloss or go-openai.
+// A Record has no field for an API key or a header.
+package record
 
 import (
 	"bufio"
@@ -173,6 +179,15 @@ func optRate(r float64, ok bool) *float64 {
 	}
 	v := round3(r)
 	return &v
+}
+
+// round3 rounds to 3 decimals, as the summary does (no "-0").
+func round3(v float64) float64 {
+	r := math.Round(v*1000) / 1000
+	if r == 0 {
+		return 0
+	}
+	return r
 }
 
 func optCount(n int) *int {
