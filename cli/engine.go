@@ -64,7 +64,11 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	eng.endpoints = cfg.Endpoints
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)
 	if !(o.noTUI && o.sweepSteps != nil) {
-		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, servermetrics.Options{})
+		var scrapeOpts servermetrics.Options
+		if eng.recorder != nil { // the record keeps the scrapes: a replay shows the server's figures
+			scrapeOpts.OnUpdate = eng.recordServer
+		}
+		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, scrapeOpts)
 	}
 	return eng, nil
 }
@@ -116,6 +120,18 @@ func serveMetrics(ctx context.Context, addr string, cfg *config.Config, runOpts 
 	runOpts.OnEnd = append(runOpts.OnEnd, exp.Finished)
 	runOpts.OnProgress = append(runOpts.OnProgress, exp.Progress)
 	return nil
+}
+
+// recordServer appends one scrape of an endpoint's server to the record file; a failed write
+// is logged, and the run goes on.
+func (e *engine) recordServer(u servermetrics.Update) {
+	if u.Endpoint < 0 || u.Endpoint >= len(e.endpoints) {
+		return
+	}
+	ep := &e.endpoints[u.Endpoint]
+	if err := e.recorder.WriteServer(ep.Name, ep.Model, u); err != nil {
+		log.Printf("record: %v", err)
+	}
 }
 
 // record appends a finished request to the record file; a failed write is logged, and the

@@ -9,6 +9,7 @@ import (
 
 	"tokscope/probe"
 	"tokscope/record"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/ui"
 )
@@ -38,6 +39,9 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			agg.Observe(ev)
 			rep.Observe(ev)
 		}
+		for _, u := range rp.Server { // the live run's server scrapes, as it observed them
+			agg.ObserveServer(u)
+		}
 		snap := agg.Snapshot(rp.End)
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
 		code = sloStatus(o, &snap, code, stderr)
@@ -55,6 +59,11 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		events <- ev
 	}
 	close(events)
+	server := make(chan servermetrics.Update, len(rp.Server))
+	for _, u := range rp.Server {
+		server <- u
+	}
+	close(server)
 	end := rp.End
 	uiErr := ui.Run(ctx, nil, rp.Endpoints, events, ui.Options{
 		Now:      func() time.Time { return end },
@@ -62,6 +71,8 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		TTFTFrom: o.ttftFrom,
 		Replay:   filepath.Base(o.replay),
 		Reporter: rep,
+
+		ServerMetrics: server,
 
 		SLOTarget: o.sloTarget,
 	})
