@@ -90,7 +90,8 @@ func waitForLines(t *testing.T, path string, n int) {
 	t.Fatalf("%s: fewer than %d lines after 60 s", path, n)
 }
 
-// wholeRecords reads a record file and fails unless every line is a complete record.
+// wholeRecords reads a record file and fails unless every line is a complete record or server
+// scrape; it returns the records of requests.
 func wholeRecords(t *testing.T, path string) []record.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -100,14 +101,14 @@ func wholeRecords(t *testing.T, path string) []record.Record {
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		t.Errorf("%s does not end with a newline: a torn last line", path)
 	}
-	recs, err := record.ReadRecords(bytes.NewReader(b))
+	f, err := record.ReadFile(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if len(recs) != bytes.Count(b, []byte("\n")) {
-		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
+	if n := len(f.Records) + len(f.Server); n != bytes.Count(b, []byte("\n")) {
+		t.Errorf("%s: %d records and scrapes for %d lines", path, n, bytes.Count(b, []byte("\n")))
 	}
-	return recs
+	return f.Records
 }
 
 // SIGKILL cannot be caught. Each line goes out in one write(2) to an O_APPEND file, so lines
@@ -128,9 +129,9 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.wait(t, 10*time.Second)
-		recs, tore := killedRecords(t, path)
-		if len(recs) < after {
-			t.Errorf("kill %d: %d records, saw ≥ %d before the kill", i, len(recs), after)
+		recs, lines, tore := killedRecords(t, path)
+		if lines < after {
+			t.Errorf("kill %d: %d lines read back, saw ≥ %d before the kill", i, lines, after)
 		}
 		if tore {
 			torn++
@@ -155,25 +156,27 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 }
 
 // killedRecords reads the record file of a killed run: every newline-ended line must be a
-// whole record; a last line without one is torn and must be reported as ErrTruncated.
-func killedRecords(t *testing.T, path string) ([]record.Record, bool) {
+// whole record or server scrape; a last line without one is torn and must be reported as
+// ErrTruncated. It returns the requests' records and how many whole lines it read.
+func killedRecords(t *testing.T, path string) ([]record.Record, int, bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tore := len(b) > 0 && b[len(b)-1] != '\n'
-	recs, err := record.ReadRecords(bytes.NewReader(b))
+	f, err := record.ReadFile(bytes.NewReader(b))
 	switch {
 	case tore && !errors.Is(err, record.ErrTruncated):
-		t.Errorf("%s ends in a torn line, ReadRecords says %v", path, err)
+		t.Errorf("%s ends in a torn line, ReadFile says %v", path, err)
 	case !tore && err != nil:
 		t.Errorf("%s: %v", path, err)
 	}
-	if n := bytes.Count(b, []byte("\n")); len(recs) != n {
-		t.Errorf("%s: %d records for %d whole lines", path, len(recs), n)
+	lines := len(f.Records) + len(f.Server)
+	if n := bytes.Count(b, []byte("\n")); lines != n {
+		t.Errorf("%s: %d records and scrapes for %d whole lines", path, lines, n)
 	}
-	return recs, tore
+	return f.Records, lines, tore
 }
 
 // SIGINT (Ctrl-C in a shell) and SIGTERM (kill, systemd, docker stop) end a headless run at
