@@ -82,6 +82,16 @@ type Prom struct {
 	Buckets    []float64
 }
 
+// Adder takes the values a reader yields. An interface rather than a func so that the
+// aggregator hands its series over without allocating a closure per metric and Sample.
+type Adder interface{ Add(v float64) }
+
+// AddFunc adapts a function to an Adder.
+type AddFunc func(float64)
+
+// Add calls f(v).
+func (f AddFunc) Add(v float64) { f(v) }
+
 // Context is what a reader needs beyond the Sample.
 type Context struct {
 	// TTFTFrom is the instant TTFT is measured to (--ttft-from); "" is first-token.
@@ -97,9 +107,9 @@ type Metric struct {
 	Better Better
 	// FromN: derived from the output token count N, so approximate (≈) when N is estimated.
 	FromN bool
-	// Read calls add with each value the Sample defines, in Kind's display unit: none when the
-	// metric is undefined for it, one for most, several for ITL (every gap).
-	Read func(s *probe.Sample, c Context, add func(float64))
+	// Read adds each value the Sample defines, in Kind's display unit: none when the metric is
+	// undefined for it, one for most, several for ITL (every gap).
+	Read func(s *probe.Sample, c Context, add Adder)
 	// OnCut: also read off a request cut by the end of the run (DESIGN.md: a TTFT that had
 	// arrived counts; nothing else of a cut request does).
 	OnCut bool
@@ -150,16 +160,16 @@ func Get(id ID) *Metric { return &All[id] }
 // Readers for the common shapes of an entry.
 
 // dur reads one optional duration, in milliseconds.
-func dur(f func(s *probe.Sample, c Context) (time.Duration, bool)) func(*probe.Sample, Context, func(float64)) {
-	return func(s *probe.Sample, c Context, add func(float64)) {
+func dur(f func(s *probe.Sample, c Context) (time.Duration, bool)) func(*probe.Sample, Context, Adder) {
+	return func(s *probe.Sample, c Context, add Adder) {
 		if d, ok := f(s, c); ok {
-			add(ms(d))
+			add.Add(ms(d))
 		}
 	}
 }
 
 // instant reads a duration that is defined when it is not negative (probe.Absent).
-func instant(f func(s *probe.Sample) time.Duration) func(*probe.Sample, Context, func(float64)) {
+func instant(f func(s *probe.Sample) time.Duration) func(*probe.Sample, Context, Adder) {
 	return dur(func(s *probe.Sample, _ Context) (time.Duration, bool) {
 		d := f(s)
 		return d, d >= 0
@@ -167,10 +177,10 @@ func instant(f func(s *probe.Sample) time.Duration) func(*probe.Sample, Context,
 }
 
 // value reads one optional plain value.
-func value(f func(s *probe.Sample) (float64, bool)) func(*probe.Sample, Context, func(float64)) {
-	return func(s *probe.Sample, _ Context, add func(float64)) {
+func value(f func(s *probe.Sample) (float64, bool)) func(*probe.Sample, Context, Adder) {
+	return func(s *probe.Sample, _ Context, add Adder) {
 		if v, ok := f(s); ok {
-			add(v)
+			add.Add(v)
 		}
 	}
 }

@@ -68,9 +68,9 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_time_per_output_token_seconds",
 			"(last_token - first_token) / (output tokens - 1) per request (ok requests with at least 2 tokens).", TPOTBuckets}},
 	ITL: {Key: "itl_ms", Label: "ITL ms", Unit: "ms", Kind: Duration, Better: Lower,
-		Read: func(s *probe.Sample, _ Context, add func(float64)) {
+		Read: func(s *probe.Sample, _ Context, add Adder) {
 			for gap := range s.Gaps() {
-				add(ms(gap))
+				add.Add(ms(gap))
 			}
 		},
 		Table: true, Compare: []Column{{"itl p99", P99, 7}}, Many: true,

@@ -274,7 +274,7 @@ func (e *Exporter) observeMetrics(s *probe.Sample, name, model string, cut bool)
 			continue
 		}
 		var o prometheus.Observer
-		m.Read(s, metric.Context{}, func(v float64) {
+		m.Read(s, metric.Context{}, metric.AddFunc(func(v float64) {
 			if v < 0 {
 				return
 			}
@@ -282,7 +282,7 @@ func (e *Exporter) observeMetrics(s *probe.Sample, name, model string, cut bool)
 				o = h.WithLabelValues(name, model)
 			}
 			o.Observe(m.PromValue(v))
-		})
+		}))
 	}
 }
 

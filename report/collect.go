@@ -74,9 +74,9 @@ func (e *endpointSeries) addCharts(s *probe.Sample, c metric.Context) {
 		switch {
 		case m.Chart == nil:
 		case m.Many:
-			m.Read(s, c, e.hists[i].add)
+			m.Read(s, c, metric.AddFunc(e.hists[i].add))
 		default:
-			m.Read(s, c, func(v float64) { e.values[i] = append(e.values[i], v) })
+			m.Read(s, c, metric.AddFunc(func(v float64) { e.values[i] = append(e.values[i], v) }))
 		}
 	}
 }

@@ -63,7 +63,7 @@ func windowOf(d *[metric.NumIDs]Dist) Window {
 // to the sample's chunk count and independent of how many samples came before.
 func (m *metricSet) record(s *probe.Sample, c metric.Context) {
 	for i := range metric.All {
-		metric.All[i].Read(s, c, m[i].record)
+		metric.All[i].Read(s, c, &m[i])
 	}
 }
 
@@ -73,7 +73,7 @@ func (m *metricSet) recordCut(s *probe.Sample, c metric.Context) bool {
 	got := false
 	for i := range metric.All {
 		if metric.All[i].OnCut {
-			metric.All[i].Read(s, c, func(v float64) { m[i].record(v); got = true })
+			metric.All[i].Read(s, c, metric.AddFunc(func(v float64) { m[i].record(v); got = true }))
 		}
 	}
 	return got

@@ -46,7 +46,7 @@ func everySample(t0 time.Time) probe.Sample {
 
 func values(m *metric.Metric, s *probe.Sample) []float64 {
 	var vs []float64
-	m.Read(s, metric.Context{}, func(v float64) { vs = append(vs, v) })
+	m.Read(s, metric.Context{}, metric.AddFunc(func(v float64) { vs = append(vs, v) }))
 	return vs
 }
 
