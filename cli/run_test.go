@@ -69,7 +69,8 @@ func busySim(t *testing.T) string {
 	return srv.BaseURL("busy")
 }
 
-// wholeRecords reads a record file and fails unless every line is a complete record.
+// wholeRecords reads a record file and fails unless every line is a complete record or server
+// scrape; it returns the records of requests.
 func wholeRecords(t *testing.T, path string) []record.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -79,14 +80,14 @@ func wholeRecords(t *testing.T, path string) []record.Record {
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		t.Errorf("%s does not end with a newline: a torn last line", path)
 	}
-	recs, err := record.ReadRecords(bytes.NewReader(b))
+	f, err := record.ReadFile(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if len(recs) != bytes.Count(b, []byte("\n")) {
-		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
+	if n := len(f.Records) + len(f.Server); n != bytes.Count(b, []byte("\n")) {
+		t.Errorf("%s: %d records and scrapes for %d lines", path, n, bytes.Count(b, []byte("\n")))
 	}
-	return recs
+	return f.Records
 }
 
 // buildVersion: a released module's version, else the revision and time stamped from the
