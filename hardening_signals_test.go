@@ -15,7 +15,7 @@ import (
 
 	"tokscope/cli"
 	"tokscope/cli/clitest"
-	"tokscope/export"
+	"tokscope/record"
 )
 
 // How tokscope ends when it is told to: the record file reads back after SIGKILL, SIGINT and
@@ -96,9 +96,9 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.wait(t, 10*time.Second)
-		recs, tore := killedRecords(t, path)
-		if len(recs) < after {
-			t.Errorf("kill %d: %d records, saw ≥ %d before the kill", i, len(recs), after)
+		recs, lines, tore := killedRecords(t, path)
+		if lines < after {
+			t.Errorf("kill %d: %d lines read back, saw ≥ %d before the kill", i, lines, after)
 		}
 		if tore {
 			torn++
@@ -111,8 +111,8 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("kill %d: the appending run exited %d: %s", i, code, p.stderr.String())
 		}
 		b, _ := os.ReadFile(path)
-		again, err := export.ReadRecords(bytes.NewReader(b))
-		if tore != errors.Is(err, export.ErrTruncated) || (err != nil && !errors.Is(err, export.ErrTruncated)) {
+		again, err := record.ReadRecords(bytes.NewReader(b))
+		if tore != errors.Is(err, record.ErrTruncated) || (err != nil && !errors.Is(err, record.ErrTruncated)) {
 			t.Errorf("kill %d: after appending, torn %v, ReadRecords error %v", i, tore, err)
 		}
 		if len(again) != len(recs)+3 {
@@ -123,25 +123,27 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 }
 
 // killedRecords reads the record file of a killed run: every newline-ended line must be a
-// whole record; a last line without one is torn and must be reported as ErrTruncated.
-func killedRecords(t *testing.T, path string) ([]export.Record, bool) {
+// whole record or server scrape; a last line without one is torn and must be reported as
+// ErrTruncated. It returns the requests' records and how many whole lines it read.
+func killedRecords(t *testing.T, path string) ([]record.Record, int, bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tore := len(b) > 0 && b[len(b)-1] != '\n'
-	recs, err := export.ReadRecords(bytes.NewReader(b))
+	f, err := record.ReadFile(bytes.NewReader(b))
 	switch {
-	case tore && !errors.Is(err, export.ErrTruncated):
-		t.Errorf("%s ends in a torn line, ReadRecords says %v", path, err)
+	case tore && !errors.Is(err, record.ErrTruncated):
+		t.Errorf("%s ends in a torn line, ReadFile says %v", path, err)
 	case !tore && err != nil:
 		t.Errorf("%s: %v", path, err)
 	}
-	if n := bytes.Count(b, []byte("\n")); len(recs) != n {
-		t.Errorf("%s: %d records for %d whole lines", path, len(recs), n)
+	lines := len(f.Records) + len(f.Server)
+	if n := bytes.Count(b, []byte("\n")); lines != n {
+		t.Errorf("%s: %d records and scrapes for %d whole lines", path, lines, n)
 	}
-	return recs, tore
+	return f.Records, lines, tore
 }
 
 // SIGINT (Ctrl-C in a shell) and SIGTERM (kill, systemd, docker stop) end a headless run at

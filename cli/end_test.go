@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/export"
+	"tokscope/record"
 	"tokscope/sim"
 )
 
@@ -87,7 +87,7 @@ func retries(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := export.ReadRecords(f)
+	recs, err := record.ReadRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}

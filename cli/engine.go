@@ -8,10 +8,10 @@ import (
 	"log"
 
 	"tokscope/config"
-	"tokscope/export"
 	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/record"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
@@ -24,7 +24,7 @@ type engine struct {
 	runner    *probe.Runner
 	endpoints []config.Endpoint
 	sweep     *sweep.Sweep         // nil unless --sweep
-	recorder  *export.Recorder     // nil unless --record
+	recorder  *record.Recorder     // nil unless --record
 	exporter  *promexport.Exporter // nil unless --metrics-listen
 	report    *runReport           // --report, or the TUI's w key; nil otherwise
 	// scraper reads the servers' own /metrics (--server-metrics); nil when off, and in a
@@ -51,7 +51,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		eng.sweep = planSweep(o, cfg, &runOpts)
 	}
 	if o.record != "" {
-		rec, err := export.NewRecorder(o.record)
+		rec, err := record.NewRecorder(o.record)
 		if err != nil {
 			return nil, fmt.Errorf("--record: %w", err)
 		}
@@ -68,7 +68,11 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	eng.endpoints = cfg.Endpoints
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)
 	if !(o.noTUI && o.sweepSteps != nil) {
-		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, servermetrics.Options{})
+		var scrapeOpts servermetrics.Options
+		if eng.recorder != nil { // the record keeps the scrapes: a replay shows the server's figures
+			scrapeOpts.OnUpdate = eng.recordServer
+		}
+		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, scrapeOpts)
 	}
 	return eng, nil
 }
@@ -118,6 +122,18 @@ func serveMetrics(ctx context.Context, addr string, cfg *config.Config, stderr i
 	return exp, nil
 }
 
+// recordServer appends one scrape of an endpoint's server to the record file; a failed write
+// is logged, and the run goes on.
+func (e *engine) recordServer(u servermetrics.Update) {
+	if u.Endpoint < 0 || u.Endpoint >= len(e.endpoints) {
+		return
+	}
+	ep := &e.endpoints[u.Endpoint]
+	if err := e.recorder.WriteServer(ep.Name, ep.Model, u); err != nil {
+		log.Printf("record: %v", err)
+	}
+}
+
 // taps are the consumers that take every event as it comes, quickly and whoever else reads
 // the events: the record file and the Prometheus exporter. A TUI run has them fed by a
 // fanout.Relay, so that they never wait for the screen.
@@ -149,7 +165,7 @@ func (e *engine) consumers(agg *stats.Aggregator, more ...fanout.Observer) fanou
 
 // recordTap appends each finished request to the record file (warm-ups and interactive
 // ones too: the record keeps them, flagged); a failed write is logged, and the run goes on.
-type recordTap struct{ rec *export.Recorder }
+type recordTap struct{ rec *record.Recorder }
 
 func (t recordTap) Observe(ev probe.Event) bool {
 	if d, ok := ev.(*probe.Done); ok {

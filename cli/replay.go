@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"tokscope/export"
 	"tokscope/fanout"
 	"tokscope/probe"
+	"tokscope/record"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/ui"
 )
@@ -19,7 +20,7 @@ import (
 // definition, --ttft-from). No request is sent. Exit status as for a live run: 0 when every
 // recorded request succeeded, 1 when some failed, 2 when the file cannot be read.
 func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	rp, err := export.LoadReplay(o.replay)
+	rp, err := record.LoadReplay(o.replay)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
 		return ExitUsage
@@ -36,6 +37,9 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fan := fanout.List{agg, rep}
 		for _, ev := range rp.Events {
 			fan.Observe(ev)
+		}
+		for _, u := range rp.Server { // the live run's server scrapes, as it observed them
+			agg.ObserveServer(u)
 		}
 		snap := agg.Snapshot(rp.End)
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
@@ -54,6 +58,11 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		events <- ev
 	}
 	close(events)
+	server := make(chan servermetrics.Update, len(rp.Server))
+	for _, u := range rp.Server {
+		server <- u
+	}
+	close(server)
 	end := rp.End
 	uiErr := ui.Run(ctx, nil, rp.Endpoints, events, ui.Options{
 		Now:      func() time.Time { return end },
@@ -61,6 +70,8 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		Stats:    o.statsOptions(),
 		Replay:   filepath.Base(o.replay),
 		Reporter: rep,
+
+		ServerMetrics: server,
 	})
 	if code := exitStatus(stderr, uiErr); code != ExitOK {
 		return code
@@ -70,7 +81,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 }
 
 // warnReplay says which records of the file were left out, if any.
-func warnReplay(stderr io.Writer, rp *export.Replay) {
+func warnReplay(stderr io.Writer, rp *record.Replay) {
 	if rp.Warning != "" {
 		fmt.Fprintf(stderr, "tokscope: warning: --replay %s\n", rp.Warning)
 	}

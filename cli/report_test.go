@@ -31,7 +31,8 @@ func TestReportFlagErrors(t *testing.T) {
 }
 
 // A headless run, a sweep and a replay each write their report when they end; the sweep's
-// has its trade-off charts and step table, the replay's says what it replayed.
+// has its trade-off charts and step table, the replay's says what it replayed and shows the
+// server's own metrics as the live run's did.
 func TestReportWrittenWhenTheRunEnds(t *testing.T) {
 	url := clitest.BusySim(t)
 	dir := t.TempDir()
@@ -47,9 +48,10 @@ func TestReportWrittenWhenTheRunEnds(t *testing.T) {
 	run("--no-tui", "-o", "csv", "--sweep", "1,2", "--step-duration", "700ms", "-u", url, "-m", "m", "--report", sw)
 	run("--replay", rec, "--no-tui", "--report", replay)
 	for path, want := range map[string][]string{
-		live:   {"tokscope v9.9.9", "requests 6  ok 6", `id="ts-throughput"`, "--requests 6"},
-		sw:     {`<section id="sweep">`, `id="sweep-tradeoff"`, `<table class="steps">`},
-		replay: {"requests 6  ok 6", "replay of", rec},
+		live: {"tokscope v9.9.9", "requests 6  ok 6", `id="ts-throughput"`, "--requests 6", `<section id="server">`},
+		sw:   {`<section id="sweep">`, `id="sweep-tradeoff"`, `<table class="steps">`},
+		// The record keeps the server's scrapes: the replay's report has the server section.
+		replay: {"requests 6  ok 6", "replay of", rec, `<section id="server">`},
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {

@@ -1,14 +1,15 @@
 // Package export writes what tokscope measured for other programs and for people: the
 // headless summary of a stats.Snapshot as JSON (the documented interface of DESIGN.md), CSV
-// or an aligned table (WriteSummary picks one by the --output name), a sweep's report
-// likewise (WriteSweep), and the JSON Lines record of every finished request (--record),
-// which can be read back into probe.Samples and replayed (LoadReplay).
+// or an aligned table (WriteSummary picks one by the --output name), and a sweep's report
+// likewise (WriteSweep). Every per-request distribution comes from the metric registry
+// (package metric). The --record file is package record's.
 //
-// It imports config, probe, stats and sweep only; never bubbletea, lipgloss or go-openai.
+// It imports config, metric, probe, stats and sweep only; never bubbletea, lipgloss or go-openai.
 // Nothing it writes has a field for an API key or an Authorization header.
 package export
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"tokscope/metric"
 	"tokscope/stats"
 )
 
@@ -63,31 +65,119 @@ func toJSONDist(d stats.Dist) *jsonDist {
 	return &jsonDist{number(d.P50), number(d.P90), number(d.P99), number(d.Mean), number(d.Min), number(d.Max)}
 }
 
+// jsonEndpoint is one endpoint of the JSON summary. Its keys, in order: the counts (jsonHead),
+// the registered metrics of Group Core, "slo", "cost" and "server" (jsonMiddle), the metrics
+// of Group Workload, then the workload's scalars (jsonWorkload): DESIGN.md's order.
 type jsonEndpoint struct {
-	Name           string         `json:"name"`
-	Model          string         `json:"model"`
-	BaseURL        string         `json:"base_url"`
-	Requests       int            `json:"requests"`
-	OK             int            `json:"ok"`
-	Errors         int            `json:"errors"`
-	Truncated      int            `json:"truncated"`
-	Cut            int            `json:"cut"` // cut by the end of the run: not errors (DESIGN.md)
-	ErrorKinds     map[string]int `json:"error_kinds"`
-	TokenSource    *string        `json:"token_source"`
-	OutputTokens   int64          `json:"output_tokens"`
-	TTFB           *jsonDist      `json:"ttfb_ms"`
-	TTFT           *jsonDist      `json:"ttft_ms"`
-	TTFA           *jsonDist      `json:"ttfa_ms"`
-	DecodeTPS      *jsonDist      `json:"decode_tps"`
-	E2ETPS         *jsonDist      `json:"e2e_tps"`
-	TPOT           *jsonDist      `json:"tpot_ms"`
-	ITL            *jsonDist      `json:"itl_ms"`
-	TokensPerChunk *number        `json:"tokens_per_chunk"`
-	// Contract additions (slo.go): "slo" and "cost" only when set, "server" always.
-	SLO          *jsonSLO    `json:"slo,omitempty"`
-	Cost         *jsonCost   `json:"cost,omitempty"`
-	Server       *jsonServer `json:"server"`
-	jsonWorkload             // prompt_tokens … last_error (workload.go)
+	head     jsonHead
+	core     []jsonMetric
+	middle   jsonMiddle
+	workload []jsonMetric
+	tail     jsonWorkload
+}
+
+type jsonHead struct {
+	Name         string         `json:"name"`
+	Model        string         `json:"model"`
+	BaseURL      string         `json:"base_url"`
+	Requests     int            `json:"requests"`
+	OK           int            `json:"ok"`
+	Errors       int            `json:"errors"`
+	Truncated    int            `json:"truncated"`
+	Cut          int            `json:"cut"` // cut by the end of the run: not errors (DESIGN.md)
+	ErrorKinds   map[string]int `json:"error_kinds"`
+	TokenSource  *string        `json:"token_source"`
+	OutputTokens int64          `json:"output_tokens"`
+}
+
+// jsonMiddle: contract additions (slo.go): "slo" and "cost" only when set, "server" always.
+type jsonMiddle struct {
+	SLO    *jsonSLO    `json:"slo,omitempty"`
+	Cost   *jsonCost   `json:"cost,omitempty"`
+	Server *jsonServer `json:"server"`
+}
+
+// jsonMetric is one registered metric's key and value: a *jsonDist or a *number (nil: null).
+type jsonMetric struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the parts of e as one object, in order.
+func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	add := func(members []byte) {
+		if len(members) == 0 {
+			return
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, members...)
+	}
+	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail} {
+		members, err := jsonMembers(part)
+		if err != nil {
+			return nil, err
+		}
+		add(members)
+	}
+	return append(b, '}'), nil
+}
+
+// jsonMembers is the members of an object (a struct, or a []jsonMetric) without its braces.
+func jsonMembers(v any) ([]byte, error) {
+	if ms, ok := v.([]jsonMetric); ok {
+		var b []byte
+		for i, m := range ms {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			k, err := json.Marshal(m.key)
+			if err != nil {
+				return nil, err
+			}
+			val, err := json.Marshal(m.value)
+			if err != nil {
+				return nil, err
+			}
+			b = append(append(append(b, k...), ':'), val...)
+		}
+		return b, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	obj := bytes.TrimSpace(buf.Bytes())
+	return obj[1 : len(obj)-1], nil
+}
+
+// metricsJSON is the registered metrics of group g that the JSON summary carries, from the
+// whole run, in registry order.
+func metricsJSON(w *stats.Window, g metric.Group) []jsonMetric {
+	var out []jsonMetric
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		if m.Group != g || m.JSON == metric.None {
+			continue
+		}
+		d := w.Of(id)
+		switch m.JSON {
+		case metric.Mean:
+			var v *number
+			if d.Count > 0 {
+				n := number(d.Mean)
+				v = &n
+			}
+			out = append(out, jsonMetric{m.Key, v})
+		default:
+			out = append(out, jsonMetric{m.Key, toJSONDist(d)})
+		}
+	}
+	return out
 }
 
 type jsonSummary struct {
@@ -101,22 +191,6 @@ type jsonSummary struct {
 	Grace *jsonGrace `json:"grace,omitempty"`
 }
 
-// distColumns are the distributions of the summary, in output order, from the whole run.
-var distColumns = []struct {
-	key   string // JSON key and CSV column prefix
-	label string // table row label
-	fromN bool   // derived from the token count N (approximate when N is estimated)
-	get   func(w *stats.Window) stats.Dist
-}{
-	{"ttfb_ms", "TTFB ms", false, func(w *stats.Window) stats.Dist { return w.TTFB }},
-	{"ttft_ms", "TTFT ms", false, func(w *stats.Window) stats.Dist { return w.TTFT }},
-	{"ttfa_ms", "TTFA ms", false, func(w *stats.Window) stats.Dist { return w.TTFA }},
-	{"decode_tps", "decode tok/s", true, func(w *stats.Window) stats.Dist { return w.DecodeTPS }},
-	{"e2e_tps", "e2e tok/s", true, func(w *stats.Window) stats.Dist { return w.E2ETPS }},
-	{"tpot_ms", "TPOT ms", true, func(w *stats.Window) stats.Dist { return w.TPOT }},
-	{"itl_ms", "ITL ms", false, func(w *stats.Window) stats.Dist { return w.ITL }},
-}
-
 // WriteJSON writes the summary of DESIGN.md's command-line contract as one JSON document on
 // one line: every endpoint's counts and its whole-run distributions over ok requests, a
 // figure without data as null, numbers rounded to 3 decimals.
@@ -125,31 +199,24 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 	for i := range snap.Endpoints {
 		e := &snap.Endpoints[i]
 		je := jsonEndpoint{
-			Name: e.Name, Model: e.Model, BaseURL: e.BaseURL,
-			Requests: e.Requests, OK: e.OK, Errors: e.Errors, Truncated: e.Truncated, Cut: e.Cut,
-			ErrorKinds:   e.ErrorKinds,
-			OutputTokens: e.OutputTokens,
-			TTFB:         toJSONDist(e.Whole.TTFB),
-			TTFT:         toJSONDist(e.Whole.TTFT),
-			TTFA:         toJSONDist(e.Whole.TTFA),
-			DecodeTPS:    toJSONDist(e.Whole.DecodeTPS),
-			E2ETPS:       toJSONDist(e.Whole.E2ETPS),
-			TPOT:         toJSONDist(e.Whole.TPOT),
-			ITL:          toJSONDist(e.Whole.ITL),
-			jsonWorkload: workloadJSON(e),
+			head: jsonHead{
+				Name: e.Name, Model: e.Model, BaseURL: e.BaseURL,
+				Requests: e.Requests, OK: e.OK, Errors: e.Errors, Truncated: e.Truncated, Cut: e.Cut,
+				ErrorKinds:   e.ErrorKinds,
+				OutputTokens: e.OutputTokens,
+			},
+			core:     metricsJSON(&e.Whole, metric.Core),
+			middle:   jsonMiddle{SLO: sloJSON(e), Cost: costJSON(e), Server: serverJSON(e)},
+			workload: metricsJSON(&e.Whole, metric.Workload),
+			tail:     workloadJSON(e),
 		}
-		if je.ErrorKinds == nil {
-			je.ErrorKinds = map[string]int{} // {} rather than null
+		if je.head.ErrorKinds == nil {
+			je.head.ErrorKinds = map[string]int{} // {} rather than null
 		}
 		if e.TokenSource != "" {
 			src := e.TokenSource
-			je.TokenSource = &src
+			je.head.TokenSource = &src
 		}
-		if d := e.Whole.TokensPerChunk; d.Count > 0 {
-			m := number(d.Mean)
-			je.TokensPerChunk = &m
-		}
-		je.SLO, je.Cost, je.Server = sloJSON(e), costJSON(e), serverJSON(e)
 		out.Endpoints = append(out.Endpoints, je)
 	}
 	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
@@ -163,12 +230,8 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 // csvHeader is the header row of WriteCSV.
 func csvHeader() []string {
 	h := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source", "output_tokens"}
-	for _, c := range distColumns {
-		for _, s := range []string{"p50", "p90", "p99", "mean", "min", "max"} {
-			h = append(h, c.key+"_"+s)
-		}
-	}
-	h = append(h, "tokens_per_chunk")
+	h = append(h, metricsCSVHeader(metric.Core)...)
+	h = append(h, metricsCSVHeader(metric.Workload)...)
 	return append(h, workloadCSVHeader()...)
 }
 
@@ -213,14 +276,8 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 			strconv.Itoa(e.Requests), strconv.Itoa(e.OK), strconv.Itoa(e.Errors), strconv.Itoa(e.Truncated), strconv.Itoa(e.Cut),
 			errorKindsText(e.ErrorKinds), e.TokenSource, strconv.FormatInt(e.OutputTokens, 10),
 		}
-		for _, c := range distColumns {
-			row = append(row, distCells(c.get(&e.Whole))...)
-		}
-		if d := e.Whole.TokensPerChunk; d.Count > 0 {
-			row = append(row, formatNumber(d.Mean))
-		} else {
-			row = append(row, "")
-		}
+		row = append(row, metricsCSV(&e.Whole, metric.Core)...)
+		row = append(row, metricsCSV(&e.Whole, metric.Workload)...)
 		row = append(row, workloadCSV(e)...)
 		if withSLO {
 			row = append(row, sloCSV(e)...)

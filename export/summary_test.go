@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/stats"
 )
@@ -38,7 +39,7 @@ func golden(t *testing.T, name string, got []byte) {
 // and its additions ("slo" and "cost" only with objectives and a price: not here).
 var endpointKeys = strings.Fields(`name model base_url requests ok errors truncated cut error_kinds token_source output_tokens
 	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
-	prompt_tokens cached_tokens prefill_tps e2e_ms output_tps requests_per_s last_error cache output_target`)
+	prompt_tokens cached_tokens prefill_tps e2e_ms output_len output_tps requests_per_s last_error cache output_target`)
 
 func dist(n int, p50, p90, p99, mean, min, max float64) stats.Dist {
 	return stats.Dist{Count: n, P10: min, P50: p50, P90: p90, P95: p99, P99: p99, Mean: mean, Min: min, Max: max}
@@ -47,7 +48,7 @@ func dist(n int, p50, p90, p99, mean, min, max float64) stats.Dist {
 // testSnapshot has one endpoint with every figure (values chosen to exercise rounding) and
 // one that only failed, so every figure is null / empty / —.
 func testSnapshot() stats.Snapshot {
-	return stats.Snapshot{
+	snap := stats.Snapshot{
 		At: time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC),
 		Endpoints: []stats.EndpointStats{
 			{
@@ -83,6 +84,8 @@ func testSnapshot() stats.Snapshot {
 		},
 		End: probe.RunEnd{Finished: true, Grace: 30 * time.Second, Waited: 30 * time.Second, Cut: true},
 	}
+	snap.Endpoints[0].Whole.Set(metric.OutputLen, dist(9, 256, 256, 256, 255.8889, 254, 256))
+	return snap
 }
 
 func TestWriteJSONGolden(t *testing.T) {
@@ -164,7 +167,7 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if len(col) != 11+7*6+1+4*6+6+len(serverCSVHeader()) {
+	if len(col) != 11+7*6+1+5*6+6+len(serverCSVHeader()) {
 		t.Errorf("%d columns", len(col))
 	}
 	for _, c := range []struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"tokscope/metric"
 	"tokscope/stats"
 )
 
@@ -75,15 +76,11 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
 	}
 	te.Lines = append(te.Lines, workloadLines(e)...)
-	for _, c := range distColumns {
-		label := c.label
-		if c.fromN && estimated {
-			label += " ≈"
+	for _, id := range metric.IDs() {
+		if metric.Get(id).Table {
+			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
 		}
-		te.Rows = append(te.Rows, tableRow(label, c.get(&e.Whole)))
 	}
-	te.Rows = append(te.Rows, tableRow("max gap ms", e.Whole.MaxStall), tableRow("tokens/chunk", e.Whole.TokensPerChunk))
-	te.Rows = append(te.Rows, workloadRows(e)...)
 	if snap.Rate > 0 {
 		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
 	}

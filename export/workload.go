@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"tokscope/metric"
 	"tokscope/stats"
 )
 
@@ -12,18 +13,6 @@ import (
 // and — added keys beyond the contract — the cache mode that ran and how many requests
 // reached their --output-tokens target.
 
-// workloadDists are the workload's distributions, in output order, from the whole run.
-var workloadDists = []struct {
-	key, label string
-	get        func(w *stats.Window) stats.Dist
-	counts     bool // whole token counts: the table shows them without decimals (not the mean)
-}{
-	{"prompt_tokens", "prompt tokens", func(w *stats.Window) stats.Dist { return w.PromptTokens }, true},
-	{"cached_tokens", "cached tokens", func(w *stats.Window) stats.Dist { return w.CachedTokens }, true},
-	{"prefill_tps", "prefill tok/s", func(w *stats.Window) stats.Dist { return w.PrefillTPS }, false},
-	{"e2e_ms", "e2e ms", func(w *stats.Window) stats.Dist { return w.E2E }, false},
-}
-
 // jsonOutputTarget counts the counted requests that asked for an exact output length
 // (--output-tokens) and those that got it.
 type jsonOutputTarget struct {
@@ -31,12 +20,8 @@ type jsonOutputTarget struct {
 	Reached  int `json:"reached"`
 }
 
-// jsonWorkload are the endpoint keys of the workload, embedded in jsonEndpoint.
+// jsonWorkload are the endpoint keys of the workload after its distributions.
 type jsonWorkload struct {
-	PromptTokens *jsonDist         `json:"prompt_tokens"`
-	CachedTokens *jsonDist         `json:"cached_tokens"`
-	PrefillTPS   *jsonDist         `json:"prefill_tps"`
-	E2E          *jsonDist         `json:"e2e_ms"`
 	OutputTPS    *number           `json:"output_tps"`
 	RequestsPerS *number           `json:"requests_per_s"`
 	LastError    *string           `json:"last_error"`
@@ -45,14 +30,7 @@ type jsonWorkload struct {
 }
 
 func workloadJSON(e *stats.EndpointStats) jsonWorkload {
-	w := e.Whole
-	j := jsonWorkload{
-		PromptTokens: toJSONDist(w.PromptTokens),
-		CachedTokens: toJSONDist(w.CachedTokens),
-		PrefillTPS:   toJSONDist(w.PrefillTPS),
-		E2E:          toJSONDist(w.E2E),
-		LastError:    lastError(e),
-	}
+	j := jsonWorkload{LastError: lastError(e)}
 	if e.RunSpan > 0 {
 		out, rps := number(e.OutputTPS), number(e.RequestsPerS)
 		j.OutputTPS, j.RequestsPerS = &out, &rps
@@ -80,22 +58,49 @@ func lastError(e *stats.EndpointStats) *string {
 	return &msg
 }
 
-// workloadCSVHeader are the columns WriteCSV writes after tokens_per_chunk.
-func workloadCSVHeader() []string {
+// metricsCSVHeader are the CSV columns of the registered metrics of group g: key_p50 …
+// key_max for a distribution, key alone for a mean.
+func metricsCSVHeader(g metric.Group) []string {
 	var h []string
-	for _, c := range workloadDists {
-		for _, s := range TableColumns {
-			h = append(h, c.key+"_"+s)
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		switch {
+		case m.Group != g || m.JSON == metric.None:
+		case m.JSON == metric.Mean:
+			h = append(h, m.Key)
+		default:
+			for _, s := range TableColumns {
+				h = append(h, m.Key+"_"+s)
+			}
 		}
 	}
-	return append(h, "output_tps", "requests_per_s", "last_error", "cache", "output_target_requests", "output_target_reached")
+	return h
+}
+
+// metricsCSV are the cells of metricsCSVHeader(g) from w; a figure without data is empty.
+func metricsCSV(w *stats.Window, g metric.Group) []string {
+	var row []string
+	for _, id := range metric.IDs() {
+		m, d := metric.Get(id), w.Of(id)
+		switch {
+		case m.Group != g || m.JSON == metric.None:
+		case m.JSON == metric.Mean && d.Count > 0:
+			row = append(row, formatNumber(d.Mean))
+		case m.JSON == metric.Mean:
+			row = append(row, "")
+		default:
+			row = append(row, distCells(d)...)
+		}
+	}
+	return row
+}
+
+// workloadCSVHeader are the workload's scalar columns, after its distributions.
+func workloadCSVHeader() []string {
+	return []string{"output_tps", "requests_per_s", "last_error", "cache", "output_target_requests", "output_target_reached"}
 }
 
 func workloadCSV(e *stats.EndpointStats) []string {
-	var row []string
-	for _, c := range workloadDists {
-		row = append(row, distCells(c.get(&e.Whole))...)
-	}
 	out, rps := "", ""
 	if e.RunSpan > 0 {
 		out, rps = formatNumber(e.OutputTPS), formatNumber(e.RequestsPerS)
@@ -108,7 +113,7 @@ func workloadCSV(e *stats.EndpointStats) []string {
 	if e.TargetRequests > 0 {
 		targets, reached = strconv.Itoa(e.TargetRequests), strconv.Itoa(e.TargetReached)
 	}
-	return append(row, out, rps, last, e.Cache, targets, reached)
+	return []string{out, rps, last, e.Cache, targets, reached}
 }
 
 // distCells are a distribution's CSV cells in TableColumns order, empty without data.
@@ -148,20 +153,22 @@ func workloadLines(e *stats.EndpointStats) []string {
 	return lines
 }
 
-// workloadRows are the table's rows of the workload's distributions.
-func workloadRows(e *stats.EndpointStats) []TableRow {
-	rows := make([]TableRow, 0, len(workloadDists))
-	for _, c := range workloadDists {
-		r := tableRow(c.label, c.get(&e.Whole))
-		if d := c.get(&e.Whole); c.counts && d.Count > 0 {
-			// p50 … p99, min and max of whole counts are whole: 785, not 785.00.
-			for i, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-				if i != 3 {
-					r.Cells[i] = strconv.FormatFloat(v, 'f', 0, 64)
-				}
+// metricRow is the table's row of metric id over w: whole counts (Kind Count) show without
+// decimals but for the mean (785, not 785.00); a figure derived from N is marked ≈ when N
+// was estimated.
+func metricRow(id metric.ID, w *stats.Window, estimated bool) TableRow {
+	m, d := metric.Get(id), w.Of(id)
+	label := m.Label
+	if m.FromN && estimated {
+		label += " ≈"
+	}
+	r := tableRow(label, d)
+	if m.Kind == metric.Count && d.Count > 0 {
+		for i, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+			if i != 3 {
+				r.Cells[i] = strconv.FormatFloat(v, 'f', 0, 64)
 			}
 		}
-		rows = append(rows, r)
 	}
-	return rows
+	return r
 }

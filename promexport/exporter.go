@@ -8,7 +8,7 @@
 // tokscope_requests_total): never a base URL, a key or a header, so nothing secret can reach
 // an exposition.
 //
-// It reads config and probe and must not import stats, export, ui, bubbletea or lipgloss.
+// It reads config, metric and probe and must not import stats, export, ui, bubbletea or lipgloss.
 package promexport
 
 import (
@@ -17,23 +17,18 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/probe"
 )
 
 // Metric names. The dashboard test checks that every name the dashboard uses exists here.
 const (
-	nameTTFT       = "tokscope_time_to_first_token_seconds"
-	nameTTFB       = "tokscope_time_to_first_byte_seconds"
-	nameITL        = "tokscope_inter_chunk_latency_seconds"
-	nameTPOT       = "tokscope_time_per_output_token_seconds"
-	nameE2E        = "tokscope_e2e_request_latency_seconds"
 	nameTokens     = "tokscope_generation_tokens_total"
 	namePrompt     = "tokscope_prompt_tokens_total"
 	nameCached     = "tokscope_cached_prompt_tokens_total"
@@ -51,38 +46,23 @@ const (
 	outcomeCut = "cut"
 )
 
-// Bucket upper bounds, in seconds. vLLM's own TTFT buckets are the reference: a user who runs
-// vLLM can put tokscope's client-side view and the server's view on one chart with the same
-// bounds.
+// The names of the registered metrics' histograms (metric.Metric.Prom).
 var (
-	// TTFTBuckets are vLLM's vllm:time_to_first_token_seconds buckets, unchanged: 1 ms
-	// (a warm local server on loopback) up to 2560 s (a long prompt queued behind a busy batch).
-	TTFTBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
-		1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	nameTTFT = metric.Get(metric.TTFT).Prom.Name
+	nameTTFB = metric.Get(metric.TTFB).Prom.Name
+	nameITL  = metric.Get(metric.ITL).Prom.Name
+	nameTPOT = metric.Get(metric.TPOT).Prom.Name
+	nameE2E  = metric.Get(metric.E2E).Prom.Name
+)
 
-	// TTFBBuckets equal TTFTBuckets: response headers arrive anywhere from together with the
-	// first token (servers that flush late) to well before it, so the same range applies, and
-	// equal bounds let TTFB and TTFT quantiles be compared without bucket artefacts.
-	TTFBBuckets = TTFTBuckets
-
-	// ITLBuckets cover gaps between token-bearing chunks. vLLM's inter-token buckets start at
-	// 10 ms, but fast providers (Groq, Cerebras) and small local models stream a chunk every
-	// 1–5 ms, so the low end is finer (0.5 ms … 10 ms); the top reaches past the default 30 s
-	// stall limit so stalls land in a real bucket rather than +Inf.
-	ITLBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025,
-		0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10,
-		20, 40, 80}
-
-	// TPOTBuckets cover per-token decode time from 2000 tok/s (0.5 ms) down to 0.1 tok/s
-	// (10 s, a large model on CPU). They are densest between 5 ms and 50 ms (20–200 tok/s),
-	// where most GPU servers decode and where users compare providers.
-	TPOTBuckets = []float64{0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.0125, 0.015,
-		0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.5, 5.0, 10}
-
-	// E2EBuckets are vLLM's vllm:e2e_request_latency_seconds buckets (0.3 s … 7680 s) with
-	// 50, 100 and 200 ms added below, for short max_tokens probes against fast servers.
-	E2EBuckets = []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10, 15,
-		20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+// Bucket upper bounds, in seconds: the registry's (package metric), named here for readers
+// of the exporter.
+var (
+	TTFTBuckets = metric.TTFTBuckets
+	TTFBBuckets = metric.TTFBBuckets
+	ITLBuckets  = metric.ITLBuckets
+	TPOTBuckets = metric.TPOTBuckets
+	E2EBuckets  = metric.E2EBuckets
 )
 
 // Exporter turns finished Samples into Prometheus metrics. All its methods are safe for
@@ -91,12 +71,14 @@ type Exporter struct {
 	registry *prometheus.Registry
 	handler  http.Handler
 
-	ttft, ttfb, itl, tpot, e2e *prometheus.HistogramVec
-	tokens                     *prometheus.CounterVec
-	prompt, cached             *prometheus.CounterVec
-	sources                    *prometheus.CounterVec
-	requests                   *prometheus.CounterVec
-	inFlight                   *prometheus.GaugeVec
+	// hists are the histograms of the registered metrics that have one (metric.Metric.Prom),
+	// by metric.ID; nil for the others.
+	hists          [metric.NumIDs]*prometheus.HistogramVec
+	tokens         *prometheus.CounterVec
+	prompt, cached *prometheus.CounterVec
+	sources        *prometheus.CounterVec
+	requests       *prometheus.CounterVec
+	inFlight       *prometheus.GaugeVec
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -123,28 +105,8 @@ type requestKey struct {
 // takes, and go_* / process_* let a user rule that out.
 func New(eps []config.Endpoint) *Exporter {
 	labels := []string{labelEndpoint, labelModel}
-	histogram := func(name, help string, buckets []float64) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: name, Help: help, Buckets: buckets,
-		}, labels)
-	}
 	e := &Exporter{
 		registry: prometheus.NewRegistry(),
-		ttft: histogram(nameTTFT,
-			"Time from sending the request to the first chunk with content or reasoning (ok requests).",
-			TTFTBuckets),
-		ttfb: histogram(nameTTFB,
-			"Time from sending the request to the first response byte (ok requests).",
-			TTFBBuckets),
-		itl: histogram(nameITL,
-			"Every gap between consecutive token-bearing chunks (ok requests). Overstates per-token latency when chunks carry several tokens.",
-			ITLBuckets),
-		tpot: histogram(nameTPOT,
-			"(last_token - first_token) / (output tokens - 1) per request (ok requests with at least 2 tokens).",
-			TPOTBuckets),
-		e2e: histogram(nameE2E,
-			"Time from sending the request to its last chunk (ok requests): e2e_ms of the summary.",
-			E2EBuckets),
 		prompt: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: namePrompt,
 			Help: "Prompt tokens of ok requests, as the server counted them (usage prompt_tokens; requests without usage add nothing).",
@@ -175,7 +137,15 @@ func New(eps []config.Endpoint) *Exporter {
 		liveTokens: make(map[requestKey]float64),
 		owed:       make(map[string]float64),
 	}
-	e.registry.MustRegister(e.ttft, e.ttfb, e.itl, e.tpot, e.e2e, e.tokens, e.prompt, e.cached, e.sources,
+	for i := range metric.All {
+		if p := metric.All[i].Prom; p != nil {
+			e.hists[i] = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Name: p.Name, Help: p.Help, Buckets: p.Buckets,
+			}, labels)
+			e.registry.MustRegister(e.hists[i])
+		}
+	}
+	e.registry.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
 		e.requests, e.inFlight,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -183,8 +153,10 @@ func New(eps []config.Endpoint) *Exporter {
 	for _, ep := range eps {
 		name, model := safeLabel(ep.Name), safeLabel(ep.Model)
 		e.models[ep.Name] = ep.Model
-		for _, h := range []*prometheus.HistogramVec{e.ttft, e.ttfb, e.itl, e.tpot, e.e2e} {
-			h.WithLabelValues(name, model)
+		for _, h := range e.hists {
+			if h != nil {
+				h.WithLabelValues(name, model)
+			}
 		}
 		e.tokens.WithLabelValues(name, model)
 		e.prompt.WithLabelValues(name, model)
@@ -261,15 +233,9 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	}
 	e.reconcile(s)
 	name, model := safeLabel(s.Endpoint), safeLabel(s.Model)
-	observe := func(h *prometheus.HistogramVec, d time.Duration, ok bool) {
-		if ok && d >= 0 {
-			h.WithLabelValues(name, model).Observe(d.Seconds())
-		}
-	}
 	if s.Cut { // in flight when the run ended: not an error; a TTFT it had counts (DESIGN.md)
 		e.requests.WithLabelValues(name, model, outcomeCut, "").Inc()
-		ttft, ok := s.TTFT()
-		observe(e.ttft, ttft, ok)
+		e.observeMetrics(s, name, model, true)
 		return
 	}
 	outcome := string(s.Outcome)
@@ -285,20 +251,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		return
 	}
 
-	ttft, ok := s.TTFT()
-	observe(e.ttft, ttft, ok)
-	ttfb, ok := s.TTFB()
-	observe(e.ttfb, ttfb, ok)
-	tpot, ok := s.TPOT()
-	observe(e.tpot, tpot, ok)
-	e2e, ok := s.E2E() // t0 → last chunk, DESIGN.md's e2e
-	observe(e.e2e, e2e, ok)
-	if gaps := s.ITLs(); len(gaps) > 0 {
-		itl := e.itl.WithLabelValues(name, model)
-		for _, g := range gaps {
-			itl.Observe(g.Seconds())
-		}
-	}
+	e.observeMetrics(s, name, model, false)
 	if s.PromptTokens > 0 {
 		e.prompt.WithLabelValues(name, model).Add(float64(s.PromptTokens))
 	}
@@ -310,6 +263,27 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		source = "unknown"
 	}
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
+}
+
+// observeMetrics observes every value of s in the histograms of the registered metrics (only
+// those that count for a cut request when cut). TTFT is DESIGN.md's, to the first token.
+func (e *Exporter) observeMetrics(s *probe.Sample, name, model string, cut bool) {
+	for i := range metric.All {
+		m, h := &metric.All[i], e.hists[i]
+		if h == nil || (cut && !m.OnCut) {
+			continue
+		}
+		var o prometheus.Observer
+		m.Read(s, metric.Context{}, metric.AddFunc(func(v float64) {
+			if v < 0 {
+				return
+			}
+			if o == nil {
+				o = h.WithLabelValues(name, model)
+			}
+			o.Observe(m.PromValue(v))
+		}))
+	}
 }
 
 // Progress counts the tokens of a request in flight as they arrive (feed it the Runner's

@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/stats"
 )
 
 // Collector keeps what the report draws from the finished requests of a run: one compact row
 // per request (t0, end, TTFT, decode tok/s, prompt tokens, outcome), the output tokens that
-// arrived in each second, and a histogram of every inter-token gap. It is fed the same Done
+// arrived in each second, and the values of every registered metric the report charts (a
+// histogram for ITL's many gaps). It is fed the same Done
 // events (Observe) or Samples (AddAt) as the stats.Aggregator of the summary: live from the
 // Runner, or from a --record file in a replay.
 //
@@ -41,8 +43,42 @@ type endpointSeries struct {
 	// tokens holds the output tokens of counted requests by the Unix second they arrived
 	// in, in millionths of a token: integer sums do not depend on the order of addition.
 	tokens map[int64]int64
-	itl    logHistogram // every gap between token-bearing chunks of counted requests, ms
-	slo    config.SLO   // the objectives its requests are judged against (slo.go)
+	// values and hists hold what the distribution charts draw, by metric.ID, for the
+	// registered metrics with a Chart: one value per counted request, or (Many: ITL, every gap)
+	// a bounded histogram.
+	values [metric.NumIDs][]float64
+	hists  [metric.NumIDs]logHistogram
+	slo    config.SLO // the objectives its requests are judged against (slo.go)
+}
+
+func newEndpointSeries(name, model string) *endpointSeries {
+	e := &endpointSeries{name: name, model: model, tokens: map[int64]int64{}}
+	e.resetCharts()
+	return e
+}
+
+// resetCharts empties the values and histograms of the charted metrics.
+func (e *endpointSeries) resetCharts() {
+	for i := range metric.All {
+		e.values[i] = nil
+		if metric.All[i].Chart != nil && metric.All[i].Many {
+			e.hists[i] = newLogHistogram()
+		}
+	}
+}
+
+// addCharts adds a counted request's values of the charted metrics.
+func (e *endpointSeries) addCharts(s *probe.Sample, c metric.Context) {
+	for i := range metric.All {
+		m := &metric.All[i]
+		switch {
+		case m.Chart == nil:
+		case m.Many:
+			m.Read(s, c, metric.AddFunc(e.hists[i].add))
+		default:
+			m.Read(s, c, metric.AddFunc(func(v float64) { e.values[i] = append(e.values[i], v) }))
+		}
+	}
 }
 
 // request is one finished, non-warm-up background request.
@@ -71,7 +107,7 @@ func NewCollector(eps []config.Endpoint) *Collector {
 
 func (c *Collector) addEndpoint(name, model string) int {
 	i := len(c.eps)
-	c.eps = append(c.eps, &endpointSeries{name: name, model: model, tokens: map[int64]int64{}, itl: newLogHistogram()})
+	c.eps = append(c.eps, newEndpointSeries(name, model))
 	if c.slo != nil {
 		c.eps[i].slo = *c.slo
 	}
@@ -135,9 +171,7 @@ func (c *Collector) AddAt(ep int, s *probe.Sample) {
 		stats.TokenArrivals(s, func(at time.Time, tokens float64) {
 			e.tokens[at.Unix()] += int64(math.Round(tokens * 1e6))
 		})
-		for gap := range s.Gaps() {
-			e.itl.add(ms(gap))
-		}
+		e.addCharts(s, metric.Context{TTFTFrom: c.ttftFrom})
 	}
 	e.requests = append(e.requests, r)
 }
@@ -147,7 +181,7 @@ func (c *Collector) Reset() {
 	for _, e := range c.eps {
 		e.requests = nil
 		clear(e.tokens)
-		e.itl = newLogHistogram()
+		e.resetCharts()
 	}
 	c.first, c.last = 0, 0
 }
@@ -232,8 +266,13 @@ func (h *logHistogram) total() int64 {
 func (c *Collector) Clone() *Collector {
 	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last, slo: c.slo}
 	for _, e := range c.eps {
-		out.eps = append(out.eps, &endpointSeries{name: e.name, model: e.model, requests: slices.Clone(e.requests),
-			tokens: maps.Clone(e.tokens), itl: logHistogram{counts: slices.Clone(e.itl.counts)}, slo: e.slo})
+		o := &endpointSeries{name: e.name, model: e.model, requests: slices.Clone(e.requests),
+			tokens: maps.Clone(e.tokens), slo: e.slo}
+		for i := range metric.All {
+			o.values[i] = slices.Clone(e.values[i])
+			o.hists[i] = logHistogram{counts: slices.Clone(e.hists[i].counts)}
+		}
+		out.eps = append(out.eps, o)
 	}
 	return out
 }

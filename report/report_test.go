@@ -16,6 +16,7 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/probe"
+	"tokscope/record"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -89,6 +90,8 @@ func TestEveryChartHasTitleAxesAndLegend(t *testing.T) {
 		"dist-ttft":        {"TTFT distribution", "TTFT (ms)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud", "p50 · p90 · p99 (summary)"}},
 		"dist-itl":         {"Inter-token latency distribution", "gap between token-bearing chunks (ms, log scale)", "fraction of gaps", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"dist-decode":      {"Decode speed per request", "decode tok/s (per request)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
+		"dist-tpot":        {"Time per output token", "TPOT (ms per token, per request)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
+		"dist-output-len":  {"Output tokens per request", "output tokens (per request)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"prompt-ttft":      {"TTFT against prompt size", "prompt tokens (from usage)", "TTFT (ms)", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"sweep-tradeoff":   {"Throughput against per-stream speed", "per-stream decode tok/s (p50)", "aggregate output tok/s", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"sweep-throughput": {"Aggregate throughput by concurrency", "concurrency (streams per endpoint)", "aggregate output tok/s", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
@@ -161,8 +164,8 @@ func TestNoDataInsteadOfEmptyCharts(t *testing.T) {
 		Sections: []Section{{ID: "server", Title: "Server metrics", Series: []TimeSeries{{ID: "server-kv", Title: "KV"}}}}}
 	page := render(t, in)
 	figs := figures(page)
-	if len(figs) != 7 {
-		t.Fatalf("%d figures, want the 7 of the time series and distributions: %v", len(figs), keys(figs))
+	if len(figs) != 9 {
+		t.Fatalf("%d figures, want the 9 of the time series and distributions: %v", len(figs), keys(figs))
 	}
 	for id, fig := range figs {
 		if strings.Contains(fig, "<svg") {
@@ -182,7 +185,7 @@ func TestNoDataInsteadOfEmptyCharts(t *testing.T) {
 	}
 	// A nil Collector is no data too.
 	in.Requests = nil
-	if figs := figures(render(t, in)); len(figs) != 7 || strings.Contains(figs["dist-ttft"], "<svg") {
+	if figs := figures(render(t, in)); len(figs) != 9 || strings.Contains(figs["dist-ttft"], "<svg") {
 		t.Error("a nil Collector does not read as no data")
 	}
 }
@@ -334,7 +337,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	live.Sweep = nil
 
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	rec, err := export.NewRecorder(path)
+	rec, err := record.NewRecorder(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +354,7 @@ func TestReplayEqualsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := export.ReadRecords(f)
+	recs, err := record.ReadRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/stats"
 	"tokscope/sweep"
@@ -195,67 +196,69 @@ func addOverlap(ax *timeAxis, busy []int64, start, end int64) {
 // percentileRefs are the guides of every CDF.
 var percentileRefs = []refLine{{0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}}
 
-// distributionCharts are the CDFs of TTFT, ITL and per-request decode tok/s, each with the
-// summary's p50/p90/p99 marked on every endpoint's curve.
+// distributionCharts are the CDFs of the registered metrics with a Chart (TTFT, decode tok/s,
+// TPOT, ITL, output tokens), each with the summary's p50/p90/p99 marked on every endpoint's
+// curve.
 func distributionCharts(in *Input, eps []endpointRef) []*chart {
-	ttftLabel := "TTFT (ms)"
-	if in.Summary.TTFTFrom != "" && in.Summary.TTFTFrom != "first-token" {
-		ttftLabel = "TTFT to the " + in.Summary.TTFTFrom + " (ms)"
-	}
-	ttft := &chart{id: "dist-ttft", title: "TTFT distribution", xLabel: ttftLabel, yLabel: "fraction of ok requests",
-		note: "Cumulative distribution over ok requests; dots mark the summary's p50, p90 and p99.", xFromZero: true}
-	itl := &chart{id: "dist-itl", title: "Inter-token latency distribution", xLabel: "gap between token-bearing chunks (ms, log scale)",
-		yLabel: "fraction of gaps", note: "Every gap between consecutive chunks carrying text, over ok requests; dots mark the summary's p50, p90 and p99.", logX: true}
-	decode := &chart{id: "dist-decode", title: "Decode speed per request", xLabel: "decode tok/s (per request)", yLabel: "fraction of ok requests",
-		note: "Cumulative distribution of each ok request's (N − 1) / (last token − first token); dots mark the summary's p50, p90 and p99.", xFromZero: true}
-	// Coalesced reads leave a few gaps of microseconds; a log axis reaching down to them
-	// squeezes every curve against the right edge. The axis starts near the lowest value at
-	// which some endpoint's CDF reaches itlTrim.
-	const itlTrim = 0.005
-	itlLo := 0.0
-	for i := range eps {
-		e := &eps[i]
-		if e.series == nil {
+	var charts []*chart
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		if m.Chart == nil {
 			continue
 		}
-		var ttfts, rates []float64
-		for _, r := range e.series.requests {
-			if r.ttftOK {
-				ttfts = append(ttfts, r.ttft)
-			}
-			if r.decodeOK {
-				rates = append(rates, r.decode)
-			}
+		c := &chart{id: "dist-" + m.Chart.ID, title: m.Chart.Title, xLabel: m.Chart.XLabel, yLabel: m.Chart.YLabel,
+			note: m.Chart.Note, xFromZero: !m.Chart.LogX, logX: m.Chart.LogX}
+		if id == metric.TTFT && in.Summary.TTFTFrom != "" && in.Summary.TTFTFrom != "first-token" {
+			c.xLabel = "TTFT to the " + in.Summary.TTFTFrom + " (ms)"
 		}
-		var whole stats.Window
-		if e.stats != nil {
-			whole = e.stats.Whole
-		}
-		addCDF(ttft, e, cdfOf(ttfts), whole.TTFT)
-		xs, ys := histogramCDF(&e.series.itl)
-		for k := range xs {
-			xs[k] = math.Max(xs[k], histLowMS) // a log axis has no 0
-			if ys[k] >= itlTrim && (itlLo == 0 || xs[k] < itlLo) {
-				itlLo = xs[k]
-			}
-		}
-		addCDF(itl, e, [2][]float64{xs, ys}, whole.ITL)
-		addCDF(decode, e, cdfOf(rates), whole.DecodeTPS)
-	}
-	if itlLo > 0 {
-		lo := itlLo / 1.5
-		itl.xMin = &lo
-		itl.note += " The axis starts where the first 0.5 % of some endpoint's gaps end."
-	}
-	for _, c := range []*chart{ttft, itl, decode} {
+		addDistribution(c, id, eps)
 		if c.hasData() {
 			c.refs = percentileRefs
 			one := 1.0
 			c.yMax = &one
 			c.legend = append(c.legend, legendItem{text: "p50 · p90 · p99 (summary)", ep: -1, mark: true})
 		}
+		charts = append(charts, c)
 	}
-	return []*chart{ttft, itl, decode}
+	return charts
+}
+
+// addDistribution adds every endpoint's curve of metric id to c. On a log axis, coalesced
+// reads leave a few gaps of microseconds, and an axis reaching down to them squeezes every
+// curve against the right edge: the axis starts near the lowest value at which some
+// endpoint's CDF reaches logTrim.
+func addDistribution(c *chart, id metric.ID, eps []endpointRef) {
+	const logTrim = 0.005
+	lo := 0.0
+	for i := range eps {
+		e := &eps[i]
+		if e.series == nil {
+			continue
+		}
+		var whole stats.Window
+		if e.stats != nil {
+			whole = e.stats.Whole
+		}
+		curve := cdfOf(e.series.values[id])
+		if metric.Get(id).Many {
+			xs, ys := histogramCDF(&e.series.hists[id])
+			curve = [2][]float64{xs, ys}
+		}
+		if c.logX {
+			for k := range curve[0] {
+				curve[0][k] = math.Max(curve[0][k], histLowMS) // a log axis has no 0
+				if curve[1][k] >= logTrim && (lo == 0 || curve[0][k] < lo) {
+					lo = curve[0][k]
+				}
+			}
+		}
+		addCDF(c, e, curve, whole.Of(id))
+	}
+	if c.logX && lo > 0 {
+		lo /= 1.5
+		c.xMin = &lo
+		c.note += " The axis starts where the first 0.5 % of some endpoint's gaps end."
+	}
 }
 
 func cdfOf(v []float64) [2][]float64 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,8 +124,14 @@ func ServerSection(snap *stats.Snapshot) Section {
 		series[i].Points = map[string][]TimePoint{}
 	}
 	table := &SectionTable{Header: []string{"endpoint", "server", "scrapes", "running p50 / max", "waiting p50 / max", "KV p50 / max", "prefix cache hit", "gen tok/s"}}
+	// By name, like every other part of the report: a replay's endpoints come in the order of
+	// their first record, not the configuration's.
+	eps := make([]*stats.EndpointStats, len(snap.Endpoints))
 	for i := range snap.Endpoints {
-		e := &snap.Endpoints[i]
+		eps[i] = &snap.Endpoints[i]
+	}
+	slices.SortStableFunc(eps, func(a, b *stats.EndpointStats) int { return strings.Compare(a.Name, b.Name) })
+	for _, e := range eps {
 		s := e.Server
 		if s == nil || s.Scrapes == 0 {
 			continue

@@ -41,6 +41,10 @@ type Options struct {
 	MaxBody  int64         // per body (DefaultMaxBody)
 	// Transport replaces the HTTP transport (tests); nil builds one per target.
 	Transport http.RoundTripper
+	// OnUpdate, when set, is called with every Update once it was sent on Updates (--record
+	// keeps the scrapes so that a replay shows them). It is called from the Scraper's
+	// goroutines, one per target, and must be safe for concurrent use and quick.
+	OnUpdate func(Update)
 }
 
 // Scraper scrapes the server-side metrics of a run's endpoints. Endpoints whose metrics
@@ -181,6 +185,9 @@ func (s *Scraper) runTarget(ctx context.Context, t *target) {
 		for _, u := range s.scrape(ctx, t, st) {
 			select {
 			case s.out <- u:
+				if s.opts.OnUpdate != nil { // what the reader took, so that a record holds what it saw
+					s.opts.OnUpdate(u)
+				}
 			case <-ctx.Done():
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/probe"
 )
 
@@ -17,35 +18,8 @@ const (
 	reservoirLen    = 1000 // raw TTFT and decode tok/s values kept for bootstrap comparisons
 )
 
-// metric indexes the distributions of a Window.
-type metric int
-
-const (
-	mTTFB metric = iota
-	mTTFT
-	mTTFA
-	mTTFEvent
-	mDecodeTPS
-	mE2ETPS
-	mTPOT
-	mITL
-	mMaxStall
-	mTokensPerChunk
-	mReasoningTPS
-	mAnswerTPS
-	mDNS
-	mConnect
-	mTLS
-	mWaitHeaders
-	mHeadersToFirstToken
-	mPromptTokens
-	mCachedTokens
-	mPrefillTPS
-	mE2E
-	numMetrics
-)
-
-type metricSet [numMetrics]series
+// metricSet holds one series per registered metric (metric.All), by metric.ID.
+type metricSet [metric.NumIDs]series
 
 func newMetricSet() metricSet {
 	var m metricSet
@@ -62,104 +36,47 @@ func (m *metricSet) reset() {
 }
 
 func (m *metricSet) window() Window {
-	var d [numMetrics]Dist
+	var d [metric.NumIDs]Dist
 	for i := range m {
 		d[i] = m[i].dist()
 	}
 	return windowOf(&d)
 }
 
-func windowOf(d *[numMetrics]Dist) Window {
-	// Token counts are whole: their quantiles read back as the nearest whole count rather than
-	// as the top of HdrHistogram's bucket (785.407 for a median of 785 prompt tokens).
-	for _, i := range [...]metric{mPromptTokens, mCachedTokens} {
-		d[i] = d[i].whole()
+// windowOf is the Window of one distribution per registered metric.
+func windowOf(d *[metric.NumIDs]Dist) Window {
+	for i := range d {
+		// Token counts are whole: their quantiles read back as the nearest whole count rather
+		// than as the top of HdrHistogram's bucket (785.407 for a median of 785 prompt tokens).
+		if metric.All[i].Kind == metric.Count {
+			d[i] = d[i].whole()
+		}
 	}
-	return Window{
-		TTFB: d[mTTFB], TTFT: d[mTTFT], TTFA: d[mTTFA], TTFEvent: d[mTTFEvent],
-		DecodeTPS: d[mDecodeTPS], E2ETPS: d[mE2ETPS],
-		TPOT:           d[mTPOT],
-		ITL:            d[mITL],
-		MaxStall:       d[mMaxStall],
-		TokensPerChunk: d[mTokensPerChunk],
-		ReasoningTPS:   d[mReasoningTPS], AnswerTPS: d[mAnswerTPS],
-		DNS: d[mDNS], Connect: d[mConnect], TLS: d[mTLS],
-		WaitHeaders: d[mWaitHeaders], HeadersToFirstToken: d[mHeadersToFirstToken],
-		PromptTokens: d[mPromptTokens], CachedTokens: d[mCachedTokens],
-		PrefillTPS: d[mPrefillTPS], E2E: d[mE2E],
+	var w Window
+	for i := range d {
+		w.Set(metric.ID(i), d[i])
+	}
+	return w
+}
+
+// record adds every value of every metric a counted Sample defines. Its cost is proportional
+// to the sample's chunk count and independent of how many samples came before.
+func (m *metricSet) record(s *probe.Sample, c metric.Context) {
+	for i := range metric.All {
+		metric.All[i].Read(s, c, &m[i])
 	}
 }
 
-// record adds every metric a counted Sample defines. Its cost is proportional to the
-// sample's chunk count and independent of how many samples came before.
-func (m *metricSet) record(s *probe.Sample, ttftFrom probe.TTFTFrom) {
-	if d, ok := s.TTFB(); ok {
-		m[mTTFB].recordDur(d)
-	}
-	if d, ok := ttftFrom.TTFT(s); ok {
-		m[mTTFT].recordDur(d)
-	}
-	if d, ok := s.TTFA(); ok {
-		m[mTTFA].recordDur(d)
-	}
-	if d, ok := s.TTFEvent(); ok {
-		m[mTTFEvent].recordDur(d)
-	}
-	if r, ok := s.DecodeRate(); ok {
-		m[mDecodeTPS].record(r)
-	}
-	if r, ok := s.E2ERate(); ok {
-		m[mE2ETPS].record(r)
-	}
-	if d, ok := s.TPOT(); ok {
-		m[mTPOT].recordDur(d)
-	}
-	stall := probe.Absent
-	for gap := range s.Gaps() {
-		m[mITL].recordDur(gap)
-		stall = max(stall, gap)
-	}
-	if stall >= 0 {
-		m[mMaxStall].recordDur(stall)
-	}
-	if r, ok := s.TokensPerChunk(); ok {
-		m[mTokensPerChunk].record(r)
-	}
-	if p, ok := s.PhaseSplit(); ok {
-		if p.ReasoningOK {
-			m[mReasoningTPS].record(p.ReasoningRate)
-		}
-		if p.AnswerOK {
-			m[mAnswerTPS].record(p.AnswerRate)
+// recordCut adds the metrics that count for a request cut by the end of the run (OnCut);
+// it reports whether there was any.
+func (m *metricSet) recordCut(s *probe.Sample, c metric.Context) bool {
+	got := false
+	for i := range metric.All {
+		if metric.All[i].OnCut {
+			metric.All[i].Read(s, c, metric.AddFunc(func(v float64) { m[i].record(v); got = true }))
 		}
 	}
-	if s.DNS >= 0 {
-		m[mDNS].recordDur(s.DNS)
-	}
-	if s.Connect >= 0 {
-		m[mConnect].recordDur(s.Connect)
-	}
-	if s.TLS >= 0 {
-		m[mTLS].recordDur(s.TLS)
-	}
-	if s.Wrote >= 0 && s.Headers >= 0 {
-		m[mWaitHeaders].recordDur(s.Headers - s.Wrote)
-	}
-	if s.Headers >= 0 && s.FirstToken >= 0 {
-		m[mHeadersToFirstToken].recordDur(s.FirstToken - s.Headers)
-	}
-	if s.PromptTokens > 0 { // from usage only
-		m[mPromptTokens].record(float64(s.PromptTokens))
-	}
-	if s.CachedTokens >= 0 { // reported by the server (0 included); -1 = not reported
-		m[mCachedTokens].record(float64(s.CachedTokens))
-	}
-	if r, ok := s.PrefillRate(); ok {
-		m[mPrefillTPS].record(r)
-	}
-	if d, ok := s.E2E(); ok {
-		m[mE2E].recordDur(d)
-	}
+	return got
 }
 
 // slot is one second of the recent window.
@@ -462,7 +379,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	e.outputToks += int64(s.Tokens)
 
 	e.version++
-	e.whole.record(s, a.ttftFrom)
+	e.whole.record(s, a.ctx())
 	done := doneAt(s)
 	sec := done.Unix()
 	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
@@ -470,9 +387,9 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	case !sl.used || sl.sec < sec:
 		sl.m.reset()
 		sl.sec, sl.used = sec, true
-		sl.m.record(s, a.ttftFrom)
+		sl.m.record(s, a.ctx())
 	case sl.sec == sec:
-		sl.m.record(s, a.ttftFrom)
+		sl.m.record(s, a.ctx())
 	default:
 		// The slot already holds a newer second: this sample finished more than
 		// RecentWindow before the newest one and belongs to the whole run only.
@@ -496,24 +413,26 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 // nor an error; a TTFT that had arrived counts in the TTFT figures, nothing else of it does.
 func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
 	e.cut++
-	d, ok := a.ttftFrom.TTFT(s)
-	if !ok {
+	if _, ok := a.ttftFrom.TTFT(s); !ok {
 		return
 	}
 	e.live.addTTFT(s, a.ttftFrom) // the per-second TTFT series keeps it too
 	e.version++
-	e.whole[mTTFT].recordDur(d)
+	e.whole.recordCut(s, a.ctx())
 	sec := doneAt(s).Unix()
 	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
 	switch {
 	case !sl.used || sl.sec < sec:
 		sl.m.reset()
 		sl.sec, sl.used = sec, true
-		sl.m[mTTFT].recordDur(d)
+		sl.m.recordCut(s, a.ctx())
 	case sl.sec == sec:
-		sl.m[mTTFT].recordDur(d)
+		sl.m.recordCut(s, a.ctx())
 	}
 }
+
+// ctx is what the metrics' readers need of the Aggregator's settings.
+func (a *Aggregator) ctx() metric.Context { return metric.Context{TTFTFrom: a.ttftFrom} }
 
 // TokenArrivals calls f with a sample's N tokens at the instants they arrived, the rule every
 // "tokens received per second" figure uses (aggregate tok/s here, per-step throughput in
@@ -651,8 +570,8 @@ func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {
 		return e.recentCache
 	}
 	lo := hi - int64(recentSlots) // exclusive
-	var d [numMetrics]Dist
-	for m := range numMetrics {
+	var d [metric.NumIDs]Dist
+	for m := range metric.NumIDs {
 		a.scratch.reset()
 		for i := range e.slots {
 			if sl := &e.slots[i]; sl.used && sl.sec > lo && sl.sec <= hi {

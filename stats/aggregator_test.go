@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/probe/probetest"
 	"tokscope/servermetrics"
@@ -529,8 +530,16 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	for _, w := range []Window{st.Whole, st.Recent} {
 		wv := reflect.ValueOf(w)
 		for i := range wv.NumField() {
+			if !wv.Type().Field(i).IsExported() {
+				continue // the registered distributions, checked by Of below
+			}
 			if d := wv.Field(i).Interface().(Dist); d.Count == 0 || d.P50 == 0 || d.Max == 0 {
 				t.Errorf("Window.%s is not filled: %+v", wv.Type().Field(i).Name, d)
+			}
+		}
+		for _, id := range metric.IDs() {
+			if d := w.Of(id); d.Count == 0 || d.P50 == 0 || d.Max == 0 {
+				t.Errorf("Window.Of(%s) is not filled: %+v", metric.Get(id).Key, d)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package stats
 import (
 	"slices"
 	"time"
+
+	"tokscope/metric"
 )
 
 // RecentITL counts endpoint ep's inter-chunk gaps of the recent window ending at now, the
@@ -23,7 +25,7 @@ func (a *Aggregator) RecentITL(ep int, now time.Time, bounds []float64) []int {
 		if !sl.used || sl.sec <= lo || sl.sec > hi {
 			continue
 		}
-		sl.m[mITL].h.ForEachBucket(func(v, n int64) bool {
+		sl.m[metric.ITL].h.ForEachBucket(func(v, n int64) bool {
 			j, _ := slices.BinarySearch(bounds, float64(v)/unitScale)
 			counts[min(j, len(counts)-1)] += int(n)
 			return true

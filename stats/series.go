@@ -53,6 +53,9 @@ func (s *series) record(v float64) {
 
 func (s *series) recordDur(d time.Duration) { s.record(ms(d)) }
 
+// Add is record, for the registered metrics' readers (metric.Adder).
+func (s *series) Add(v float64) { s.record(v) }
+
 func (s *series) reset() {
 	s.h.Reset()
 	s.n, s.sum, s.min, s.max = 0, 0, 0, 0

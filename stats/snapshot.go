@@ -8,6 +8,7 @@ package stats
 import (
 	"time"
 
+	"tokscope/metric"
 	"tokscope/probe"
 )
 
@@ -20,8 +21,12 @@ type Dist struct {
 }
 
 // Window holds every metric distribution over one window, over counted (ok, non-warm-up)
-// requests only.
+// requests only: one per registered metric (metric.All), read with Of. The named fields hold
+// the metrics that had them before the registry, for the readers that name them; a new metric
+// needs none (its distribution lives in dists).
 type Window struct {
+	dists [metric.NumIDs]Dist
+
 	TTFB, TTFT, TTFA, TTFEvent Dist // ms
 	DecodeTPS, E2ETPS          Dist // tokens/s per request
 	TPOT                       Dist // ms
@@ -37,6 +42,62 @@ type Window struct {
 	PromptTokens, CachedTokens Dist // tokens
 	PrefillTPS                 Dist // tokens/s
 	E2E                        Dist // ms, t0 → the last chunk
+}
+
+// Of is the distribution of metric id over the window.
+func (w *Window) Of(id metric.ID) Dist { return *w.at(id) }
+
+// Set sets the distribution of metric id (for building a Window by hand, as tests do).
+func (w *Window) Set(id metric.ID, d Dist) { *w.at(id) = d }
+
+// at is where the distribution of metric id lives: its named field when it has one (so that
+// a Window built by naming its fields reads back through Of), else its registered slot.
+func (w *Window) at(id metric.ID) *Dist {
+	switch id {
+	case metric.TTFB:
+		return &w.TTFB
+	case metric.TTFT:
+		return &w.TTFT
+	case metric.TTFA:
+		return &w.TTFA
+	case metric.TTFEvent:
+		return &w.TTFEvent
+	case metric.DecodeTPS:
+		return &w.DecodeTPS
+	case metric.E2ETPS:
+		return &w.E2ETPS
+	case metric.TPOT:
+		return &w.TPOT
+	case metric.ITL:
+		return &w.ITL
+	case metric.MaxGap:
+		return &w.MaxStall
+	case metric.TokensPerChunk:
+		return &w.TokensPerChunk
+	case metric.ReasoningTPS:
+		return &w.ReasoningTPS
+	case metric.AnswerTPS:
+		return &w.AnswerTPS
+	case metric.DNS:
+		return &w.DNS
+	case metric.Connect:
+		return &w.Connect
+	case metric.TLS:
+		return &w.TLS
+	case metric.WaitHeaders:
+		return &w.WaitHeaders
+	case metric.HeadersToFirstToken:
+		return &w.HeadersToFirstToken
+	case metric.PromptTokens:
+		return &w.PromptTokens
+	case metric.CachedTokens:
+		return &w.CachedTokens
+	case metric.PrefillTPS:
+		return &w.PrefillTPS
+	case metric.E2E:
+		return &w.E2E
+	}
+	return &w.dists[id]
 }
 
 // ErrorRecord is one recent failed request, for the detail view.

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/stats"
 )
 
@@ -40,28 +41,68 @@ func distCol(title string, d func(w *stats.Window) stats.Dist, q func(stats.Dist
 		}}
 }
 
-// compareColumns in display order. "max gap" is the longest silence between two chunks of a
-// request; a silence past the stall limit is the "stall" error, counted in err %.
-var compareColumns = []column{
-	{title: "reqs", format: count, rank: 0, pinned: true, // first: columnsFor keeps it there
-		value: func(es *stats.EndpointStats) (float64, bool) { return float64(es.Requests), true }},
-	distCol("ttft p50", func(w *stats.Window) stats.Dist { return w.TTFT }, p50, ms, -1, false, 2),
-	distCol("ttft p90", func(w *stats.Window) stats.Dist { return w.TTFT }, p90, ms, -1, false, 10),
-	distCol("ttft p99", func(w *stats.Window) stats.Dist { return w.TTFT }, p99, ms, -1, false, 4),
-	distCol("ttfa p50", func(w *stats.Window) stats.Dist { return w.TTFA }, p50, ms, -1, false, 9),
-	distCol("dec p50", func(w *stats.Window) stats.Dist { return w.DecodeTPS }, p50, num, +1, true, 3),
-	distCol("dec p10", func(w *stats.Window) stats.Dist { return w.DecodeTPS }, p10, num, +1, true, 5),
-	distCol("e2e p50", func(w *stats.Window) stats.Dist { return w.E2ETPS }, p50, num, +1, true, 6),
-	distCol("itl p99", func(w *stats.Window) stats.Dist { return w.ITL }, p99, ms, -1, false, 7),
-	distCol("max gap", func(w *stats.Window) stats.Dist { return w.MaxStall }, dmax, ms, -1, false, 8),
-	{title: "err %", format: pct, better: -1, rank: 1, pinned: true,
+// compareColumns in display order: the requests, the registered metrics' columns (Group
+// Core, metric.Metric.Compare) with the error rate before tokens/chunk. "max gap" is the longest
+// silence between two chunks of a request; a silence past the stall limit is the "stall"
+// error, counted in err %.
+var compareColumns = slices.Concat(
+	[]column{{title: "reqs", format: count, rank: 0, pinned: true, // first: columnsFor keeps it there
+		value: func(es *stats.EndpointStats) (float64, bool) { return float64(es.Requests), true }}},
+	registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Core && id < metric.TokensPerChunk }),
+	[]column{{title: "err %", format: pct, better: -1, rank: 1, pinned: true,
 		value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.Requests == 0 {
 				return 0, false
 			}
 			return 100 * float64(es.Errors) / float64(es.Requests), true
-		}},
-	distCol("tok/chk", func(w *stats.Window) stats.Dist { return w.TokensPerChunk }, p50, num, 0, true, 11),
+		}}},
+	registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Core && id >= metric.TokensPerChunk }),
+)
+
+// workloadColumns join the compare table after the client-side figures: the registered
+// metrics of Group Workload.
+var workloadColumns = registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Workload })
+
+// registryColumns are the compare columns of the registered metrics that keep, in registry order.
+func registryColumns(keep func(metric.ID) bool) []column {
+	var cols []column
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		if !keep(id) {
+			continue
+		}
+		for _, c := range m.Compare {
+			cols = append(cols, distCol(c.Title, func(w *stats.Window) stats.Dist { return w.Of(id) },
+				quantile(c.Of), kindFormat(m.Kind), int(m.Better), m.FromN, c.Rank))
+		}
+	}
+	return cols
+}
+
+// quantile reads q off a distribution.
+func quantile(q metric.Quantile) func(stats.Dist) float64 {
+	switch q {
+	case metric.P10:
+		return p10
+	case metric.P90:
+		return p90
+	case metric.P99:
+		return p99
+	case metric.Max:
+		return dmax
+	}
+	return p50
+}
+
+// kindFormat formats a value of a metric of kind k in its unit.
+func kindFormat(k metric.Kind) func(float64) string {
+	switch k {
+	case metric.Duration:
+		return ms
+	case metric.Count:
+		return toks
+	}
+	return num
 }
 
 // The columns the bars below the table draw.
@@ -497,7 +538,7 @@ func (c *compareView) legend() string {
 		extra = " · slo %: met every objective · $ in USD"
 	}
 	for _, l := range []string{
-		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e/prefill in tok/s · prompt/cached in tokens · ≈ estimated tokens" + extra + best,
+		"whole run · ttft/ttfa/tpot/itl/max gap in ms · dec/e2e/prefill in tok/s · prompt/cached/out len in tokens · ≈ estimated tokens" + extra + best,
 		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e in tok/s · ≈ estimated tokens" + extra + best,
 		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e in tok/s · ≈ estimated tokens" + best,
 		"whole run · ms: ttft ttfa itl gap · tok/s: dec e2e · ≈ estimate" + best,

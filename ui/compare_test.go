@@ -48,11 +48,12 @@ func TestVisibleColumns(t *testing.T) {
 	}{
 		{80, 0, []string{"reqs", "ttft p50", "ttft p99", "dec p50", "dec p10", "err %"}, 3},
 		{80, 1, []string{"reqs", "ttfa p50", "e2e p50", "itl p99", "max gap", "err %"}, 3},
-		{80, 2, []string{"reqs", "ttft p90", "err %", "tok/chk"}, 3},
-		{80, 7, []string{"reqs", "ttft p90", "err %", "tok/chk"}, 3}, // clamped
+		{80, 2, []string{"reqs", "ttft p90", "tpot p50", "err %", "tok/chk"}, 3},
+		{80, 7, []string{"reqs", "ttft p90", "tpot p50", "err %", "tok/chk"}, 3}, // clamped
 		{100, 0, []string{"reqs", "ttft p50", "ttft p99", "dec p50", "dec p10", "e2e p50", "itl p99", "err %"}, 2},
-		{140, 0, []string{"reqs", "ttft p50", "ttft p90", "ttft p99", "ttfa p50", "dec p50", "dec p10", "e2e p50", "itl p99", "max gap", "err %", "tok/chk"}, 1},
-		{30, 0, []string{"reqs", "ttft p50", "err %"}, 10}, // at least one figure
+		{140, 0, []string{"reqs", "ttft p50", "ttft p90", "ttft p99", "ttfa p50", "dec p50", "dec p10", "e2e p50", "itl p99", "max gap", "err %", "tok/chk"}, 2},
+		{150, 0, []string{"reqs", "ttft p50", "ttft p90", "ttft p99", "ttfa p50", "dec p50", "dec p10", "e2e p50", "tpot p50", "itl p99", "max gap", "err %", "tok/chk"}, 1},
+		{30, 0, []string{"reqs", "ttft p50", "err %"}, 11}, // at least one figure
 	} {
 		cols, _, pages := visibleColumns(compareColumns, tc.w, wd, tc.page)
 		if got := titles(cols); !slices.Equal(got, tc.want) || pages != tc.wantPages {

@@ -11,13 +11,6 @@ import (
 // usage (prompt tokens, those a prefix cache served, prefill tok/s) and the cache mode the
 // requests ran under (--cache).
 
-// workloadColumns join the compare table after the client-side figures.
-var workloadColumns = []column{
-	distCol("prefill", func(w *stats.Window) stats.Dist { return w.PrefillTPS }, p50, num, +1, false, 13),
-	distCol("prompt", func(w *stats.Window) stats.Dist { return w.PromptTokens }, p50, toks, 0, false, 14),
-	distCol("cached", func(w *stats.Window) stats.Dist { return w.CachedTokens }, p50, toks, 0, false, 15),
-}
-
 // toks formats a token count: "512", "12.3k".
 func toks(v float64) string {
 	switch {

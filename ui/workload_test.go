@@ -31,13 +31,13 @@ func TestWorkloadInViews(t *testing.T) {
 	rows := map[string]string{}
 	for _, l := range lines[2:6] {
 		f := strings.Fields(strings.TrimLeft(l, "▶ "))
-		rows[f[0]] = strings.Join(f[len(f)-4:], " ")
+		rows[f[0]] = strings.Join(f[len(f)-5:], " ") // prompt cached prefill out-len source
 	}
 	// llama.cpp reuses its prompts: 528 of 530 cached from its second request on; OpenRouter
 	// reports no cached count (—); every prompt is 530 tokens.
-	for name, want := range map[string]string{"llama.cpp": "530 528 usage", "openrouter": "530 — usage", "vllm-a100": "530 0 usage"} {
-		if !strings.HasSuffix(rows[name], want) {
-			t.Errorf("%s row ends %q, want %q\n%s", name, rows[name], want, view)
+	for name, want := range map[string]string{"llama.cpp": "530 528 ", "openrouter": "530 — ", "vllm-a100": "530 0 "} {
+		if !strings.HasPrefix(rows[name], want) {
+			t.Errorf("%s row's prompt and cached are %q, want %q\n%s", name, rows[name], want, view)
 		}
 	}
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/export"
+	"tokscope/record"
 	"tokscope/sim"
 )
 
@@ -28,8 +28,8 @@ func BusySim(t testing.TB) string {
 }
 
 // WholeRecords reads a record file and fails the test unless every line is a complete
-// record and the file ends with a newline.
-func WholeRecords(t testing.TB, path string) []export.Record {
+// record or server scrape and the file ends with a newline; it returns the records of requests.
+func WholeRecords(t testing.TB, path string) []record.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -38,12 +38,12 @@ func WholeRecords(t testing.TB, path string) []export.Record {
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		t.Errorf("%s does not end with a newline: a torn last line", path)
 	}
-	recs, err := export.ReadRecords(bytes.NewReader(b))
+	f, err := record.ReadFile(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if len(recs) != bytes.Count(b, []byte("\n")) {
-		t.Errorf("%s: %d records for %d lines", path, len(recs), bytes.Count(b, []byte("\n")))
+	if n := len(f.Records) + len(f.Server); n != bytes.Count(b, []byte("\n")) {
+		t.Errorf("%s: %d records and scrapes for %d lines", path, n, bytes.Count(b, []byte("\n")))
 	}
-	return recs
+	return f.Records
 }

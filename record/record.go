@@ -1,4 +1,10 @@
-package export
+// Package record owns the --record file: one JSON line per finished request (Record, with
+// every chunk's arrival), written by a Recorder, read back by ReadRecords, and replayed as the
+// events of the run it recorded (LoadReplay).
+//
+// It imports config and probe only; never stats, export, ui, bubbletea, lipgloss or go-openai.
+// A Record has no field for an API key or a header.
+package record
 
 import (
 	"bufio"
@@ -22,6 +28,9 @@ import (
 // derived metrics are written for convenience (jq, spreadsheets) and ignored on reading,
 // because Sample() recomputes them. A Record has no field for an API key or a header.
 type Record struct {
+	// Type is "" for a request; other lines say what they are ("server": a ServerLine) and are
+	// never Records. Not written for requests.
+	Type       string    `json:"type,omitempty"`
 	Endpoint   string    `json:"endpoint"`
 	Model      string    `json:"model"`
 	Seq        uint64    `json:"seq"`
@@ -175,6 +184,15 @@ func optRate(r float64, ok bool) *float64 {
 	return &v
 }
 
+// round3 rounds to 3 decimals, as the summary does (no "-0").
+func round3(v float64) float64 {
+	r := math.Round(v*1000) / 1000
+	if r == 0 {
+		return 0
+	}
+	return r
+}
+
 func optCount(n int) *int {
 	if n < 0 {
 		return nil
@@ -257,8 +275,8 @@ func (r Record) Sample() probe.Sample {
 	}
 }
 
-// marshalLine is the Record as one JSON line, newline included.
-func marshalLine(r *Record) ([]byte, error) {
+// marshalLine is a line (a *Record or a *ServerLine) as one JSON line, newline included.
+func marshalLine(r any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -319,13 +337,7 @@ func (r *Recorder) Write(s *probe.Sample) error {
 	if err != nil {
 		return fmt.Errorf("record %s #%d: %w", s.Endpoint, s.Seq, err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.f == nil {
-		return os.ErrClosed
-	}
-	_, err = r.f.Write(line)
-	return err
+	return r.writeLine(line)
 }
 
 // Close flushes the file to stable storage (fsync) and closes it. Closing twice is a no-op.
@@ -344,32 +356,43 @@ func (r *Recorder) Close() error {
 // it (see Recorder); the whole records around it are returned.
 var ErrTruncated = errors.New("truncated record (interrupted write)")
 
-// ReadRecords reads a --record file. Blank lines are skipped. A line whose JSON is cut short
-// is a torn write: the last line (without a newline) or, once a later run appended after it,
-// any line. Torn lines are skipped, and the whole records are returned with an error wrapping
-// ErrTruncated that names the first torn line and how many there were. Any other bad line
-// stops reading with an error naming the line, after the records before it.
+// File is a --record file read back: its requests and its server scrapes, each in file order.
+type File struct {
+	Records []Record
+	Server  []ServerLine
+}
+
+// ReadRecords reads the request lines of a --record file (ReadFile, without the server lines).
 func ReadRecords(r io.Reader) ([]Record, error) {
+	f, err := ReadFile(r)
+	return f.Records, err
+}
+
+// ReadFile reads a --record file. Blank lines are skipped, and so are lines of a type this
+// version does not know. A line whose JSON is cut short is a torn write: the last line
+// (without a newline) or, once a later run appended after it, any line. Torn lines are
+// skipped, and the whole lines are returned with an error wrapping ErrTruncated that names the
+// first torn line and how many there were. Any other bad line stops reading with an error
+// naming the line, after the lines before it.
+func ReadFile(r io.Reader) (File, error) {
 	br := bufio.NewReader(r)
-	var recs []Record
+	var f File
 	torn, firstTorn := 0, 0
 	for line := 1; ; line++ {
 		b, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
-			return recs, fmt.Errorf("line %d: %w", line, err)
+			return f, fmt.Errorf("line %d: %w", line, err)
 		}
 		complete := err == nil // ended with a newline
 		if t := bytes.TrimSpace(b); len(t) > 0 {
-			var rec Record
-			if uerr := json.Unmarshal(t, &rec); uerr != nil {
-				if complete && !cutShort(t) {
-					return recs, fmt.Errorf("line %d: %w", line, uerr)
-				}
+			switch uerr := f.add(t); {
+			case uerr == nil:
+			case complete && !cutShort(t):
+				return f, fmt.Errorf("line %d: %w", line, uerr)
+			default:
 				if torn++; torn == 1 {
 					firstTorn = line
 				}
-			} else {
-				recs = append(recs, rec)
 			}
 		}
 		if !complete {
@@ -378,11 +401,30 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 	}
 	switch torn {
 	case 0:
-		return recs, nil
+		return f, nil
 	case 1:
-		return recs, fmt.Errorf("line %d: %w", firstTorn, ErrTruncated)
+		return f, fmt.Errorf("line %d: %w", firstTorn, ErrTruncated)
 	}
-	return recs, fmt.Errorf("line %d and %d more: %w", firstTorn, torn-1, ErrTruncated)
+	return f, fmt.Errorf("line %d and %d more: %w", firstTorn, torn-1, ErrTruncated)
+}
+
+// add decodes one line into f by its type.
+func (f *File) add(line []byte) error {
+	var rec Record
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return err
+	}
+	switch rec.Type {
+	case "":
+		f.Records = append(f.Records, rec)
+	case serverType:
+		var l ServerLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return err
+		}
+		f.Server = append(f.Server, l)
+	}
+	return nil
 }
 
 // cutShort reports whether b is the beginning of a JSON value that ends too soon: what a torn

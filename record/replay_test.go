@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/stats"
 )
@@ -65,10 +66,10 @@ func TestReplayedRunSummarisesIdentically(t *testing.T) {
 	}
 	now := start.Add(time.Minute)
 	var a, b bytes.Buffer
-	if err := WriteJSON(&a, live.Snapshot(now)); err != nil {
+	if err := export.WriteJSON(&a, live.Snapshot(now)); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(&b, replay.Snapshot(now)); err != nil {
+	if err := export.WriteJSON(&b, replay.Snapshot(now)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {

@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/servermetrics"
 )
 
 // Replay is a --record file read back (--replay): the events of a finished run, which the
@@ -15,9 +16,12 @@ import (
 type Replay struct {
 	Endpoints []config.Endpoint // named as recorded, in order of first appearance
 	Events    []probe.Event     // a *probe.Done per record in file order; interactive stream records left out
-	End       time.Time         // when the last recorded request finished
-	Failed    bool              // a counted request (not a warm-up, not interactive) did not succeed
-	Warning   string            // why some records were left out (a torn line), else ""
+	// Server is the server scrapes the run recorded, in file order (nil in a record written
+	// before they were): feed them to stats.(*Aggregator).ObserveServer.
+	Server  []servermetrics.Update
+	End     time.Time // when the last recorded request finished
+	Failed  bool      // a counted request (not a warm-up, not interactive) did not succeed
+	Warning string    // why some records were left out (a torn line), else ""
 }
 
 // LoadReplay reads the --record file at path. A torn line (a killed run) is not an error:
@@ -29,7 +33,8 @@ func LoadReplay(path string) (*Replay, error) {
 		return nil, err
 	}
 	defer f.Close()
-	recs, err := ReadRecords(f)
+	file, err := ReadFile(f)
+	recs := file.Records
 	var warning string
 	switch {
 	case errors.Is(err, ErrTruncated):
@@ -41,6 +46,7 @@ func LoadReplay(path string) (*Replay, error) {
 		return nil, fmt.Errorf("%s: no records (is it a --record file?)", path)
 	}
 	rp := replayRecords(recs)
+	rp.addServer(file.Server)
 	rp.Warning = warning
 	return rp, nil
 }
@@ -67,6 +73,27 @@ func replayRecords(recs []Record) *Replay {
 		rp.Events = append(rp.Events, &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: s})
 	}
 	return rp
+}
+
+// addServer adds the recorded scrapes, by endpoint name; an endpoint no request named comes
+// after those that did, so that the endpoints keep the order of their requests.
+func (rp *Replay) addServer(lines []ServerLine) {
+	index := map[string]int{}
+	for i, ep := range rp.Endpoints {
+		if _, dup := index[ep.Name]; !dup {
+			index[ep.Name] = i
+		}
+	}
+	for i := range lines {
+		l := &lines[i]
+		ep, ok := index[l.Endpoint]
+		if !ok {
+			ep = len(rp.Endpoints)
+			index[l.Endpoint] = ep
+			rp.Endpoints = append(rp.Endpoints, config.Endpoint{Name: l.Endpoint, Model: l.Model})
+		}
+		rp.Server = append(rp.Server, l.Update(ep))
+	}
 }
 
 // finishedAt is when a request finished on the wall clock: t0 + End, else its last instant.

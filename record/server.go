@@ -1,0 +1,127 @@
+package record
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"tokscope/servermetrics"
+)
+
+// serverType is the "type" of a server line.
+const serverType = "server"
+
+// serverStream is the "stream" of every server line: a reader from before server lines took
+// the line for a Record and skipped it as an interactive request's, so an older tokscope
+// replays a newer record as it did before (without the server's figures), never counting a
+// scrape as a request.
+const serverStream = 1<<63 - 1
+
+// ServerLine is one scrape of an endpoint's server (servermetrics.Update) as one line of a
+// --record file, so that a replay shows the live run's "server" figures. Its "type" is
+// "server"; request lines have none. A figure the server did not expose is null.
+type ServerLine struct {
+	Type     string    `json:"type"`
+	Endpoint string    `json:"endpoint"`
+	Model    string    `json:"model"`
+	Stream   uint64    `json:"stream"`
+	At       time.Time `json:"at"` // when the scrape's response arrived (its reading's At)
+	State    string    `json:"state"`
+	Note     string    `json:"note,omitempty"`
+	Kind     string    `json:"kind,omitempty"`
+
+	Running            *float64 `json:"running"`
+	Waiting            *float64 `json:"waiting"`
+	KVCacheUsage       *float64 `json:"kv_cache_usage"`
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate"`
+	GenTPS             *float64 `json:"gen_tps"`
+	GenLive            bool     `json:"gen_live"`
+	// Since the previous scrape: tokens generated over gen_span_ms, prefix-cache counters.
+	GenTokens          *float64 `json:"gen_tokens"`
+	GenSpanMS          float64  `json:"gen_span_ms"`
+	PrefixHits         float64  `json:"prefix_hits"`
+	PrefixQueries      float64  `json:"prefix_queries"`
+	PrefixFromCounters bool     `json:"prefix_from_counters"`
+}
+
+var stateNames = map[servermetrics.State]string{
+	servermetrics.StateOK:           "ok",
+	servermetrics.StateUnavailable:  "unavailable",
+	servermetrics.StateUnrecognised: "unrecognised",
+}
+
+func optValue(v servermetrics.Value) *float64 {
+	if !v.OK {
+		return nil
+	}
+	x := v.V
+	return &x
+}
+
+func fromValue(p *float64) servermetrics.Value {
+	if p == nil {
+		return servermetrics.Value{}
+	}
+	return servermetrics.Value{V: *p, OK: true}
+}
+
+// ServerLineOf is the line of one scrape of the endpoint named name.
+func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
+	r := &u.Reading
+	l := ServerLine{Type: serverType, Endpoint: name, Model: model, Stream: serverStream,
+		At: r.At, State: stateNames[u.State], Note: u.Note}
+	if u.State != servermetrics.StateOK {
+		return l
+	}
+	l.Kind = string(r.Kind)
+	l.Running, l.Waiting, l.KVCacheUsage = optValue(r.Running), optValue(r.Waiting), optValue(r.KVCacheUsage)
+	l.PrefixCacheHitRate, l.GenTPS, l.GenLive = optValue(r.PrefixCacheHitRate), optValue(r.GenTPS), r.GenLive
+	l.GenTokens, l.GenSpanMS = optValue(r.GenTokens), durMS(r.GenSpan)
+	l.PrefixHits, l.PrefixQueries, l.PrefixFromCounters = r.PrefixHits, r.PrefixQueries, r.PrefixFromCounters
+	return l
+}
+
+// Update is the scrape the line recorded, for endpoint index ep. A state this version does
+// not know reads as unavailable.
+func (l *ServerLine) Update(ep int) servermetrics.Update {
+	u := servermetrics.Update{Endpoint: ep, State: servermetrics.StateUnavailable, Note: l.Note}
+	for st, name := range stateNames {
+		if name == l.State {
+			u.State = st
+		}
+	}
+	u.Reading.At = l.At
+	if u.State != servermetrics.StateOK {
+		return u
+	}
+	u.Reading = servermetrics.Reading{
+		Kind: servermetrics.Kind(l.Kind), At: l.At,
+		Running: fromValue(l.Running), Waiting: fromValue(l.Waiting), KVCacheUsage: fromValue(l.KVCacheUsage),
+		PrefixCacheHitRate: fromValue(l.PrefixCacheHitRate), GenTPS: fromValue(l.GenTPS), GenLive: l.GenLive,
+		GenTokens: fromValue(l.GenTokens), GenSpan: msDur(l.GenSpanMS),
+		PrefixHits: l.PrefixHits, PrefixQueries: l.PrefixQueries, PrefixFromCounters: l.PrefixFromCounters,
+	}
+	return u
+}
+
+// WriteServer appends one scrape of the endpoint named name as one line (safe for concurrent
+// use, like Write). It returns os.ErrClosed after Close.
+func (r *Recorder) WriteServer(name, model string, u servermetrics.Update) error {
+	l := ServerLineOf(name, model, u)
+	line, err := marshalLine(&l)
+	if err != nil {
+		return fmt.Errorf("record server %s: %w", name, err)
+	}
+	return r.writeLine(line)
+}
+
+// writeLine appends one whole line in one write.
+func (r *Recorder) writeLine(line []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return os.ErrClosed
+	}
+	_, err := r.f.Write(line)
+	return err
+}

@@ -1,0 +1,199 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"html"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"tokscope/config"
+	"tokscope/export"
+	"tokscope/metric"
+	"tokscope/probe"
+	"tokscope/promexport"
+	"tokscope/record"
+	"tokscope/report"
+	"tokscope/stats"
+)
+
+// everySample is an ok request that defines every registered metric: a new connection (DNS,
+// connect, TLS), reasoning then an answer, usage with prompt and cached tokens.
+func everySample(t0 time.Time) probe.Sample {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	s := probe.Sample{
+		Endpoint: "e", Model: "m", Seq: 1, Start: t0,
+		DNS: ms(1.5), Connect: ms(2.25), TLS: ms(4.5), Wrote: ms(9), Headers: ms(30),
+		FirstEvent: ms(35), FirstToken: ms(40), FirstAnswer: ms(70), LastToken: ms(130), End: ms(131),
+		Tokens: 9, Source: probe.SourceUsage, ReasoningTokens: 4, PromptTokens: 500, CachedTokens: 100,
+		Outcome: probe.OutcomeOK, FinishReason: "stop", HTTPStatus: 200,
+		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
+	}
+	s.Chunks = append(s.Chunks, probe.Chunk{At: ms(35)}) // role only
+	for i, at := range []float64{40, 50, 60, 65, 70, 90, 110, 130} {
+		c := probe.Chunk{At: ms(at), Content: 5}
+		if i < 4 {
+			c = probe.Chunk{At: ms(at), Reasoning: 5}
+		}
+		s.Chunks = append(s.Chunks, c)
+	}
+	return s
+}
+
+func values(m *metric.Metric, s *probe.Sample) []float64 {
+	var vs []float64
+	m.Read(s, metric.Context{}, metric.AddFunc(func(v float64) { vs = append(vs, v) }))
+	return vs
+}
+
+// Every registered metric reaches every output its entry names: the aggregator, the record and
+// replay, the JSON, CSV and table summaries, the Prometheus exposition, the compare view and
+// the report. Adding an entry is all it takes; an output that skips one fails here.
+func TestEveryMetricEverywhere(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	s := everySample(t0)
+	eps := []config.Endpoint{{Name: "e", Model: "m"}}
+
+	// The record: every value survives a line written and read back.
+	line, err := json.Marshal(record.FromSample(&s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec record.Record
+	if err := json.Unmarshal(line, &rec); err != nil {
+		t.Fatal(err)
+	}
+	replayed := rec.Sample()
+
+	agg := stats.New(eps)
+	agg.Add(&replayed)
+	snap := agg.Snapshot(t0.Add(time.Second))
+	es := &snap.Endpoints[0]
+
+	var js, cs, table, page bytes.Buffer
+	for _, err := range []error{export.WriteJSON(&js, snap), export.WriteCSV(&cs, snap), export.WriteTable(&table, snap),
+		report.Write(&page, report.Input{Summary: snap, Requests: collected(eps, &replayed)})} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var doc struct {
+		Endpoints []map[string]json.RawMessage `json:"endpoints"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := func(key string) string {
+		if i := slices.Index(rows[0], key); i >= 0 {
+			return rows[1][i]
+		}
+		return ""
+	}
+	prom := exposition(t, eps, &s)
+	cols := columnsFor(eps)
+
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		want := values(m, &s)
+		if len(want) == 0 {
+			t.Errorf("%s: the test's sample does not define it", m.Key)
+			continue
+		}
+		if got := values(m, &replayed); !slices.Equal(got, want) {
+			t.Errorf("%s: %v read back from the record, %v live", m.Key, got, want)
+		}
+		if d := es.Whole.Of(id); d.Count != len(want) {
+			t.Errorf("%s: the aggregator counted %d values, want %d", m.Key, d.Count, len(want))
+		}
+		switch m.JSON {
+		case metric.Dist:
+			if v := doc.Endpoints[0][m.Key]; len(v) == 0 || string(v) == "null" {
+				t.Errorf("%s: JSON %q", m.Key, v)
+			}
+			if cell(m.Key+"_p50") == "" || cell(m.Key+"_max") == "" {
+				t.Errorf("%s: no CSV cells %s_p50 … _max", m.Key, m.Key)
+			}
+		case metric.Mean:
+			if v := doc.Endpoints[0][m.Key]; len(v) == 0 || string(v) == "null" {
+				t.Errorf("%s: JSON %q", m.Key, v)
+			}
+			if cell(m.Key) == "" {
+				t.Errorf("%s: no CSV cell", m.Key)
+			}
+		}
+		if m.Table {
+			if !tableHasRow(table.String(), m.Label) {
+				t.Errorf("%s: the table has no row %q with figures:\n%s", m.Key, m.Label, table.String())
+			}
+			if !strings.Contains(page.String(), html.EscapeString(m.Label)) {
+				t.Errorf("%s: the report's summary table has no row %q", m.Key, m.Label)
+			}
+		}
+		if m.Chart != nil && !strings.Contains(page.String(), `id="dist-`+m.Chart.ID+`"`) {
+			t.Errorf("%s: the report has no chart dist-%s", m.Key, m.Chart.ID)
+		}
+		if m.Prom != nil && !strings.Contains(prom, m.Prom.Name+"_count{endpoint=\"e\",model=\"m\"} "+strconv.Itoa(len(want))) {
+			t.Errorf("%s: the exposition has no %s_count of %d", m.Key, m.Prom.Name, len(want))
+		}
+		for _, c := range m.Compare {
+			i := slices.IndexFunc(cols, func(col column) bool { return col.title == c.Title })
+			if i < 0 {
+				t.Errorf("%s: the compare view has no column %q", m.Key, c.Title)
+				continue
+			}
+			if _, ok := cols[i].value(es); !ok {
+				t.Errorf("%s: the compare column %q has no value", m.Key, c.Title)
+			}
+		}
+	}
+}
+
+// tableHasRow reports whether the table has a row labelled label whose p50 is a figure.
+func tableHasRow(table, label string) bool {
+	for _, l := range strings.Split(table, "\n") {
+		l = strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(l, label); ok {
+			f := strings.Fields(rest)
+			return len(f) >= 6 && f[0] != "—"
+		}
+	}
+	return false
+}
+
+func collected(eps []config.Endpoint, s *probe.Sample) *report.Collector {
+	c := report.NewCollector(eps)
+	c.AddAt(0, s)
+	return c
+}
+
+// exposition is the Prometheus text of an Exporter that observed s.
+func exposition(t *testing.T, eps []config.Endpoint, s *probe.Sample) string {
+	t.Helper()
+	exp := promexport.New(eps)
+	exp.Observe(s)
+	var b strings.Builder
+	fams, err := exp.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			if h := m.GetHistogram(); h != nil {
+				labels := ""
+				for _, l := range m.GetLabel() {
+					labels += l.GetName() + "=\"" + l.GetValue() + "\","
+				}
+				b.WriteString(f.GetName() + "_count{" + strings.TrimSuffix(labels, ",") + "} " + strconv.Itoa(int(h.GetSampleCount())) + "\n")
+			}
+		}
+	}
+	return b.String()
+}
