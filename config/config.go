@@ -20,6 +20,15 @@ const (
 	DefaultAPIKeyEnv   = "OPENAI_API_KEY"
 )
 
+// The APIs an endpoint may speak (Endpoint.API).
+const (
+	APIChat        = "chat"
+	APICompletions = "completions"
+	APIResponses   = "responses"
+	APIAnthropic   = "anthropic"
+	APIOllama      = "ollama"
+)
+
 // Config is the whole run configuration after the file, the flags and the defaults are merged.
 type Config struct {
 	// File is the config file this came from ("" when built from flags alone).
@@ -35,6 +44,9 @@ type Endpoint struct {
 	Name    string // unique, shown on its card; defaults to host/model
 	BaseURL string // e.g. http://127.0.0.1:8080/v1
 	Model   string
+	// API is the wire protocol the endpoint speaks: APIChat ("" means chat), APICompletions,
+	// APIResponses, APIAnthropic or APIOllama (DESIGN.md, "Wire protocols").
+	API string
 
 	// APIKeyEnv names the environment variable holding the key. The key itself is read at
 	// request time through APIKey() and is never stored in Config, printed, logged or recorded.
