@@ -888,7 +888,10 @@ func (l *lane) end(seq uint64, s *Sample) {
 	l.publish()
 }
 
-func isRateLimited(s *Sample) bool { return s.HTTPStatus == 429 || s.ErrorKind == "http_429" }
+// isRateLimited: 429, or Anthropic's 529 overloaded_error, which asks for the same back-off.
+func isRateLimited(s *Sample) bool {
+	return s.HTTPStatus == 429 || s.ErrorKind == "http_429" || s.HTTPStatus == 529 || s.ErrorKind == "http_529"
+}
 
 func (l *lane) rateLimit(s *Sample) {
 	l.mu.Lock()
