@@ -274,15 +274,22 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no simulated profile %q", name), "invalid_request_error", "model_not_found")
 		return
 	}
-	switch rest {
-	case "v1/chat/completions":
+	if api := apiOfPath(rest); api != "" {
 		ep.requests.Add(1)
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, "use POST", "invalid_request_error", "method_not_allowed")
+			writeAPIError(w, api, http.StatusMethodNotAllowed, "use POST", "invalid_request_error", "method_not_allowed")
 			return
 		}
-		s.chatCompletions(w, r, ep)
+		s.serve(w, r, ep, api)
+		return
+	}
+	switch rest {
+	case "api/tags":
+		ep.serveTags(w)
+	case "api/version":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		fmt.Fprintln(w, `{"version":"0.17.4-sim"}`)
 	case "metrics":
 		if ep.metrics == nil {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("profile %q exposes no metrics", name), "invalid_request_error", "not_found")
