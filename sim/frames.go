@@ -84,7 +84,7 @@ func (sw *streamWriter) role() error {
 func (sw *streamWriter) tokens(kind FrameKind, first, n int) error {
 	sw.usage.completion += n
 	field := `"content":"`
-	if kind == FrameReasoning {
+	if kind == FrameReasoning && sw.api != APICompletions { // legacy completions: all text is answer
 		sw.usage.reasoning += n
 		field = `"reasoning_content":"`
 	}
