@@ -446,6 +446,9 @@ func (c *Client) outcome(ended ctxEnd, s *Sample, d *decoder, x *exchange, readE
 		// token, so this is an error of the endpoint's setup, not a cut stream.
 		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
 		s.ErrorMessage = "no SSE data: the server answered " + contentType(x.header) + " (ignored stream:true?)"
+		if c.wire.ndjson() {
+			s.ErrorMessage = "no NDJSON data: the server answered " + contentType(x.header)
+		}
 		if t := x.tail.text(); t != "" {
 			s.ErrorMessage += ": " + t
 		}

@@ -39,7 +39,7 @@ func (c chatStream) close() { _ = c.s.Close() }
 // SSE: each data: line is one event, stamped when it is read, as go-openai does for chat (the
 // LLM APIs send one data line per event); event: names only the next data line; comments, id:
 // and retry: lines are skipped; data: [DONE] ends the stream. An event named ping (Anthropic's
-// keep-alive) is skipped like a comment. NDJSON: each non-blank line is one event.
+// keep-alive) is skipped like a comment. NDJSON: each line that is an object is one event.
 type lineStream struct {
 	body   io.ReadCloser
 	br     *bufio.Reader
@@ -69,7 +69,8 @@ func (l *lineStream) recv() ([]byte, error) {
 			return nil, err
 		}
 		if l.ndjson {
-			if line = bytes.TrimSpace(line); len(line) > 0 {
+			// Each event is an object; other lines (an HTML page answering instead) are not events.
+			if line = bytes.TrimSpace(line); len(line) > 0 && line[0] == '{' {
 				return line, nil
 			}
 			continue
