@@ -118,6 +118,9 @@ func discoverEndpoints(ctx context.Context, proc process, mayAsk bool, stderr io
 			continue
 		}
 		fmt.Fprintf(stderr, "  %-10s %s  models: %s\n", f.Server, f.BaseURL, strings.Join(f.Models, ", "))
+		if f.Native != "" {
+			fmt.Fprintf(stderr, "  %-10s %s  its native API too: -u %s --api %s\n", "", f.NativeURL, f.NativeURL, f.Native)
+		}
 		if len(f.Models) == 0 {
 			continue
 		}
