@@ -344,6 +344,10 @@ func (c *Client) ended(ctx, reqCtx context.Context, s *Sample, d *decoder, x *ex
 	s.End = time.Since(t0)
 	x.fill(s)
 	d.finalize()
+	if s.ResponseID == "" && x.header != nil {
+		// Ollama's native stream has no id; the request id header names the request instead.
+		s.ResponseID = clip(x.header.Get("X-Request-Id"), 256)
+	}
 	if errors.Is(readErr, errUnparsed) {
 		readErr = nil
 	}
