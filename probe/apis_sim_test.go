@@ -62,6 +62,9 @@ func TestAPIsGroundTruth(t *testing.T) {
 					},
 				})
 				outcome(t, s, OutcomeOK, "")
+				if !s.Reused {
+					t.Error("the connection of the first request was not reused: its body was not read to its end")
+				}
 				checkAPISample(t, late, api, s, text.String(), think.String())
 				if progress == 0 {
 					t.Error("no Progress while the answer streamed")
