@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +191,54 @@ func TestAPIErrorEventsNeverLeakKey(t *testing.T) {
 		if strings.Contains(s.ErrorMessage, testKey[3:]) || !strings.Contains(s.ErrorMessage, "[redacted]") {
 			t.Errorf("%s: %q", api, s.ErrorMessage)
 		}
+	}
+}
+
+// anthropicQuick is a short Anthropic stream: n text deltas gap apart, then its end.
+func anthropicQuick(n int, gap time.Duration) script {
+	evs := []event{{gap, sse("message_start", anthStart)}}
+	for i := range n {
+		evs = append(evs, event{time.Duration(i+2) * gap, sse("content_block_delta", anthText)})
+	}
+	end := time.Duration(n+2) * gap
+	evs = append(evs, event{end, sse("message_delta", `{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":`+strconv.Itoa(n)+`}}`)},
+		event{end, sse("message_stop", `{"type":"message_stop"}`)})
+	return script{events: evs}
+}
+
+// Anthropic's 529 overloaded_error makes a Runner back off as a 429 does, for retry-after.
+func TestRunner529RetryAfter(t *testing.T) {
+	g := newGT(t, func(n int) script {
+		if n == 2 {
+			return script{status: 529, header: map[string]string{"Retry-After": "1"}, contentType: "application/json",
+				body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}
+		}
+		return anthropicQuick(2, ms(5))
+	})
+	ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.API = config.APIAnthropic })
+	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 3})
+	dones, all := collectAll(t, r, context.Background())
+	var backoff *Status
+	for _, ev := range all {
+		if st, ok := ev.(*Status); ok && st.State == StateBackoff && backoff == nil {
+			backoff = st
+		}
+	}
+	if backoff == nil || backoff.Backoff != time.Second {
+		t.Fatalf("no back-off status of 1 s: %+v", backoff)
+	}
+	reqs := g.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if gap := reqs[2].arrival.Sub(reqs[1].arrival); gap < time.Second || gap > time.Second+500*time.Millisecond {
+		t.Errorf("retry after %v, want ≥ 1 s", gap)
+	}
+	kinds := map[string]int{}
+	for _, d := range dones {
+		kinds[d.Sample.ErrorKind]++
+	}
+	if kinds["http_529"] != 1 || kinds[""] != 3 {
+		t.Errorf("kinds %v", kinds)
 	}
 }
