@@ -599,7 +599,7 @@ func (x *exchange) fill(s *Sample) {
 
 func newSample(ep config.Endpoint) Sample {
 	return Sample{
-		Endpoint: ep.Name, Model: ep.Model,
+		Endpoint: ep.Name, Model: ep.Model, API: apiOf(ep).String(),
 		DNS: Absent, Connect: Absent, TLS: Absent,
 		Wrote: Absent, Headers: Absent, FirstEvent: Absent, FirstToken: Absent,
 		FirstAnswer: Absent, LastToken: Absent, End: Absent,
