@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"tokscope/config"
+	"tokscope/discover"
 	"tokscope/sim"
 )
 
@@ -33,5 +36,26 @@ func TestListModelsPerAPI(t *testing.T) {
 	}
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// Discovery that finds Ollama offers its native API beside the OpenAI-compatible one.
+func TestDiscoveryOffersOllamaNative(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "o", Model: "llama3:8b", TokensPerSecond: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	var stderr bytes.Buffer
+	_, _ = discoverEndpoints(context.Background(), process{stdin: devNull,
+		localServers: []discover.Candidate{{Server: "Ollama", BaseURL: srv.BaseURL("o")}}}, true, &stderr)
+	root := srv.BaseURLFor("o", sim.APIOllama)
+	if want := "-u " + root + " --api ollama"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("discovery does not offer %q:\n%s", want, stderr.String())
 	}
 }
