@@ -329,8 +329,7 @@ func (d *decoder) decodeInto(raw []byte, v any) error {
 	d.rd.Reset(raw)
 	d.consumed += int64(len(raw))
 	err := d.dec.Decode(v)
-	var typeErr *json.UnmarshalTypeError
-	if (err != nil && !errors.As(err, &typeErr)) || d.dec.InputOffset() != d.consumed {
+	if !tolerable(err) || d.dec.InputOffset() != d.consumed {
 		// A syntax error sticks to a Decoder and trailing bytes would prefix the next chunk:
 		// start afresh.
 		d.dec = nil
