@@ -10,8 +10,8 @@ import (
 	"tokscope/config"
 )
 
-// Hostile streams stay bounded in every decoder, with chat's limits (bounds.go): an endless
-// line, an endless reasoning phase (kept out of the chunk bound, cut by the byte bound) and
+// Hostile answers stay bounded in every decoder, with chat's limits (bounds.go): an endless
+// error body, an endless line, an endless reasoning phase (kept out of the chunk bound, cut by the byte bound) and
 // an endless answer past max_tokens. Each runs beside a healthy endpoint, as TestFaultMatrix.
 func TestAPIFaultMatrix(t *testing.T) {
 	const hostileHeap = 96 << 20
@@ -39,6 +39,15 @@ func TestAPIFaultMatrix(t *testing.T) {
 			return ep
 		}
 		cases := []faultCase{
+			{name: h.api + "/endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
+				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
+					return withAPI(serve(t, flood(500, "text/plain", "upstream overloaded: ", "x")))
+				},
+				check: func(t *testing.T, ss []Sample, _ []*Status) {
+					if ss[0].End > 5*time.Second {
+						t.Errorf("the error body was read for %v", ss[0].End)
+					}
+				}},
 			{name: h.api + "/endless line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
 				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
 					return withAPI(serve(t, flood(200, h.ctype, h.lineHead, "x")))

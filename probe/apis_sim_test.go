@@ -70,6 +70,7 @@ func TestAPIsGroundTruth(t *testing.T) {
 					t.Error("no Progress while the answer streamed")
 				}
 				v, ok := s.TTFT()
+				gotTTFT := v
 				instant(t, late, "TTFT", v, ok, ttft)
 				if v > ttft+ttftTol {
 					late.Errorf("TTFT %v more than %v after the schedule's %v", v, ttftTol, ttft)
@@ -81,6 +82,7 @@ func TestAPIsGroundTruth(t *testing.T) {
 				v, ok = s.TTFA()
 				instant(t, late, "TTFA", v, ok, wantTTFA)
 				r, ok := s.DecodeRate()
+				t.Logf("TTFT %v (schedule %v), decode %.3f tok/s (schedule %.0f)", gotTTFT, ttft, r, tps)
 				if !ok || math.Abs(r-tps) > decodeTol*tps {
 					late.Errorf("decode %.2f tok/s (defined %v), want %.0f ±%.1f%%", r, ok, tps, decodeTol*100)
 				}
