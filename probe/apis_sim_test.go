@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -130,6 +131,56 @@ func checkAPISample(t *testing.T, late reporter, api string, s Sample, text, thi
 	default: // role chunk, response.created, message_start: at the headers
 		if ev > 20*time.Millisecond {
 			late.Errorf("first event %v, want at the headers (≈ 0)", ev)
+		}
+	}
+}
+
+// The Stream view's race works across APIs: the same prompt raced to every API of one
+// simulated server gives each the same answer text, with deltas and a Done each.
+func TestRaceAcrossAPIs(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "r", Model: "m", TTFT: 20 * time.Millisecond, TokensPerSecond: 400, ReasoningTokens: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	var eps []config.Endpoint
+	for _, api := range sim.APIs {
+		eps = append(eps, config.Endpoint{Name: api, BaseURL: srv.BaseURLFor("r", api), Model: "m", API: api, MaxTokens: 12,
+			Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second})
+	}
+	r := NewRunner(eps, Options{})
+	for i := range eps {
+		r.SetPaused(i, true) // only the race
+	}
+	id := r.Race("race me")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = r.Run(ctx) }()
+	text := map[int]string{}
+	done := map[int]Sample{}
+	for ev := range r.Events() {
+		switch e := ev.(type) {
+		case *Delta:
+			if e.Stream == id && !e.Reasoning {
+				text[e.Endpoint] += e.Text
+			}
+		case *Done:
+			if e.Stream == id {
+				done[e.Endpoint] = e.Sample
+			}
+			if len(done) == len(eps) {
+				cancel()
+			}
+		}
+	}
+	for i, api := range sim.APIs {
+		s, ok := done[i]
+		want := sim.Text(3, 9)
+		if api == sim.APICompletions {
+			want = sim.Text(0, 12)
+		}
+		if !ok || s.Outcome != OutcomeOK || s.Tokens != 12 || s.API != api || text[i] != want {
+			t.Errorf("%s: done %v %s N %d api %q, text %q", api, ok, s.Outcome, s.Tokens, s.API, text[i])
 		}
 	}
 }
