@@ -55,8 +55,11 @@ func Estimate(levels []Level) time.Duration {
 	return total
 }
 
-// Run measures every level in turn on a fresh simulator.
-func Run(ctx context.Context, levels []Level) ([]Result, error) {
+// Run measures every level in turn on a fresh simulator, through the chat API.
+func Run(ctx context.Context, levels []Level) ([]Result, error) { return RunAPI(ctx, levels, "") }
+
+// RunAPI is Run through one of the simulator's APIs (sim.APIs; "" is chat).
+func RunAPI(ctx context.Context, levels []Level, api string) ([]Result, error) {
 	srv, err := sim.Start(sim.Options{TrackSends: true}, Profile)
 	if err != nil {
 		return nil, err
@@ -64,7 +67,7 @@ func Run(ctx context.Context, levels []Level) ([]Result, error) {
 	defer srv.Close()
 	var results []Result
 	for _, lv := range levels {
-		r, err := runLevel(ctx, srv, lv)
+		r, err := runLevel(ctx, srv, lv, api)
 		if err != nil {
 			return results, err
 		}
@@ -73,8 +76,8 @@ func Run(ctx context.Context, levels []Level) ([]Result, error) {
 	return results, nil
 }
 
-func runLevel(ctx context.Context, srv *sim.Server, lv Level) (Result, error) {
-	samples, err := measure(ctx, srv, lv)
+func runLevel(ctx context.Context, srv *sim.Server, lv Level, api string) (Result, error) {
+	samples, err := measure(ctx, srv, lv, api)
 	if err != nil {
 		return Result{}, err
 	}
@@ -82,9 +85,9 @@ func runLevel(ctx context.Context, srv *sim.Server, lv Level) (Result, error) {
 }
 
 // measure runs one level and returns its counted samples.
-func measure(ctx context.Context, srv *sim.Server, lv Level) ([]probe.Sample, error) {
-	ep := config.NewEndpoint(srv.BaseURL(Profile.Name), Profile.Model)
-	ep.Name, ep.Concurrency, ep.Interval = "calibrate", lv.Concurrency, 0
+func measure(ctx context.Context, srv *sim.Server, lv Level, api string) ([]probe.Sample, error) {
+	ep := config.NewEndpoint(srv.BaseURLFor(Profile.Name, api), Profile.Model)
+	ep.Name, ep.Concurrency, ep.Interval, ep.API = "calibrate", lv.Concurrency, 0, api
 	// The profile's length, not the endpoint default (256): the simulator answers the
 	// request's max_tokens, and 256 tokens would make every request, and the whole run,
 	// 3.6 times longer than Estimate says.
@@ -104,19 +107,24 @@ func measure(ctx context.Context, srv *sim.Server, lv Level) ([]probe.Sample, er
 	return samples, ctx.Err()
 }
 
-// Compare matches each sample's chunks, in order, to the simulator's flushed frames.
+// Compare matches each sample's chunks, in order, to the simulator's flushed frames. Where an
+// API writes several events in one frame (Responses, Anthropic), the token chunks are paired
+// with the token frames instead.
 func Compare(srv *sim.Server, concurrency int, samples []probe.Sample) (Result, error) {
 	var ttft, chunk []time.Duration
 	var decodeErr []float64
 	for i := range samples {
 		s := &samples[i]
-		sends := srv.Sends(s.ResponseID)
-		if len(sends) != len(s.Chunks) {
+		sends, chunks := srv.Sends(s.ResponseID), s.Chunks
+		if len(sends) != len(chunks) {
+			sends, chunks = tokenSends(sends), tokenChunks(chunks)
+		}
+		if len(sends) != len(chunks) {
 			continue // a frame the probe did not see as a chunk: cannot pair by index
 		}
 		firstTok, lastTok := -1, -1
 		for j, f := range sends {
-			chunk = append(chunk, s.Start.Add(s.Chunks[j].At).Sub(f.At))
+			chunk = append(chunk, s.Start.Add(chunks[j].At).Sub(f.At))
 			if f.Kind == sim.FrameContent || f.Kind == sim.FrameReasoning {
 				if firstTok < 0 {
 					firstTok = j
@@ -145,6 +153,26 @@ func Compare(srv *sim.Server, concurrency int, samples []probe.Sample) (Result, 
 		r.DecodeErrPct += e / float64(len(decodeErr))
 	}
 	return r, nil
+}
+
+func tokenSends(sends []sim.Send) []sim.Send {
+	var out []sim.Send
+	for _, f := range sends {
+		if f.Kind == sim.FrameContent || f.Kind == sim.FrameReasoning {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func tokenChunks(chunks []probe.Chunk) []probe.Chunk {
+	var out []probe.Chunk
+	for _, c := range chunks {
+		if c.TokenBearing() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // quantileMs is the nearest-rank quantile in milliseconds.

@@ -53,7 +53,7 @@ func TestCompareSeesShift(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	samples, err := measure(ctx, srv, Level{Concurrency: 1, Requests: 3})
+	samples, err := measure(ctx, srv, Level{Concurrency: 1, Requests: 3}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +91,22 @@ func TestRunTakesAboutItsEstimate(t *testing.T) {
 	}
 	if d := Estimate(DefaultLevels); d < 10*time.Second || d > 14*time.Second {
 		t.Errorf("Estimate(DefaultLevels) = %v: update the README's --calibrate section", d)
+	}
+}
+
+// Every API the simulator serves calibrates the same way: the probe's chunks pair with the
+// simulator's token frames, with the same small error.
+func TestRunAPIs(t *testing.T) {
+	for _, api := range sim.APIs[1:] {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		results, err := RunAPI(ctx, []Level{{2, 2}}, api)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		r := results[0]
+		if r.Requests < 4 || r.TTFTErrP50 < -1 || r.TTFTErrP50 > 4 || r.ChunkErrP50 < -1 || r.ChunkErrP50 > 4 || r.DecodeErrPct > 10 {
+			t.Errorf("%s: %+v", api, r)
+		}
 	}
 }

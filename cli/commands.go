@@ -42,7 +42,7 @@ func printModels(ctx context.Context, eps []config.Endpoint, stdout, stderr io.W
 		if ep.Name == "" { // a --url without a --model
 			title = ep.BaseURL
 		}
-		models, err := discover.Models(ctx, client, ep.BaseURL, ep.APIKey())
+		models, err := discover.ModelsFor(ctx, client, ep.BaseURL, ep.APIKey(), ep.API)
 		if err != nil {
 			fmt.Fprintf(stderr, "tokscope: %s: %v\n", title, err)
 			code = ExitFailed

@@ -30,8 +30,8 @@ func loadConfig(ctx context.Context, o *options, proc process, stderr io.Writer)
 		cleanup = srv.Close
 		cfg = &config.Config{}
 		for _, p := range sim.DemoProfiles() {
-			ep := config.NewEndpoint(srv.BaseURL(p.Name), p.Model)
-			ep.Name = p.Name
+			ep := config.NewEndpoint(srv.BaseURLFor(p.Name, p.API), p.Model)
+			ep.Name, ep.API = p.Name, p.API
 			// Each profile's own answer length (sim README, "The demo"): every answer then
 			// takes 1.1–1.4 s at one stream, so each card has figures within seconds.
 			// --max-tokens, applied below, still wins.
@@ -114,6 +114,9 @@ func discoverEndpoints(ctx context.Context, proc process, mayAsk bool, stderr io
 			continue
 		}
 		fmt.Fprintf(stderr, "  %-10s %s  models: %s\n", f.Server, f.BaseURL, strings.Join(f.Models, ", "))
+		if f.Native != "" {
+			fmt.Fprintf(stderr, "  %-10s %s  its native API too: -u %s --api %s\n", "", f.NativeURL, f.NativeURL, f.Native)
+		}
 		if len(f.Models) == 0 {
 			continue
 		}

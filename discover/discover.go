@@ -32,6 +32,9 @@ type Found struct {
 	BaseURL  string   // ready for --url
 	Models   []string // model ids in the server's order; empty when it has none loaded
 	NeedsKey string   // the refusal ("401 Unauthorized") when the server wants a key; else ""
+	// Native is set when the server also speaks Ollama's native API (its /api/tags answered):
+	// the API to offer ("ollama") and its base URL, the server's root.
+	Native, NativeURL string
 }
 
 // LocalCandidates are the default ports of the servers tokscope users run most, on 127.0.0.1
@@ -84,6 +87,11 @@ func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate)
 				server = named // e.g. vLLM started on llama.cpp's port 8080
 			}
 			results[i] = &Found{Server: server, BaseURL: strings.TrimRight(c.BaseURL, "/"), Models: list.ids()}
+			if root := ollamaRoot(c.BaseURL); server == c.Server {
+				if _, err := fetchTags(pctx, client, root, ""); err == nil {
+					results[i].Native, results[i].NativeURL = APIOllama, root
+				}
+			}
 		})
 	}
 	wg.Wait()
@@ -100,14 +108,36 @@ func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate)
 // empty. Errors name the URL without credentials and never contain the key, even when the
 // server echoes it.
 func Models(ctx context.Context, client *http.Client, baseURL, apiKey string) ([]string, error) {
+	return ModelsFor(ctx, client, baseURL, apiKey, "")
+}
+
+// The APIs whose model lists differ from OpenAI's GET /models with a Bearer token (the names
+// of config's API constants; discover imports no tokscope package).
+const (
+	APIAnthropic = "anthropic" // GET <base>/models with x-api-key and anthropic-version
+	APIOllama    = "ollama"    // GET <root>/api/tags: {"models": [{"name"}]}
+)
+
+// ModelsFor is Models in an endpoint's API: Ollama's native API lists /api/tags at the
+// server's root (a base URL ending in /v1 is taken for its root), Anthropic's /models wants
+// the key as x-api-key; every other API lists /models as OpenAI does.
+func ModelsFor(ctx context.Context, client *http.Client, baseURL, apiKey, api string) ([]string, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	list, err := fetch(ctx, client, baseURL, apiKey)
+	if api == APIOllama {
+		return fetchTags(ctx, client, ollamaRoot(baseURL), apiKey)
+	}
+	list, err := fetchAPI(ctx, client, baseURL, apiKey, api)
 	if err != nil {
 		return nil, err
 	}
 	return list.ids(), nil
+}
+
+// ollamaRoot is the server root of an Ollama base URL.
+func ollamaRoot(baseURL string) string {
+	return strings.TrimSuffix(strings.TrimRight(strings.TrimSpace(baseURL), "/"), "/v1")
 }
 
 // modelsList is the OpenAI list shape: {"object": "list", "data": [{"id": ..., "owned_by": ...}]}.
@@ -145,53 +175,13 @@ func serverFromOwner(l *modelsList) string {
 }
 
 func fetch(ctx context.Context, client *http.Client, baseURL, apiKey string) (*modelsList, error) {
-	endpoint := strings.TrimRight(strings.TrimSpace(baseURL), "/") + "/models"
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("list models: base URL %q is not an http(s) URL",
-			redact(userinfo.ReplaceAllString(baseURL, "//"), apiKey))
-	}
-	shown := redactURL(u)
-	fail := func(format string, args ...any) error {
-		return errors.New(redact("list models: GET "+shown+": "+fmt.Sprintf(format, args...), apiKey))
-	}
+	return fetchAPI(ctx, client, baseURL, apiKey, "")
+}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+func fetchAPI(ctx context.Context, client *http.Client, baseURL, apiKey, api string) (*modelsList, error) {
+	body, fail, err := get(ctx, client, strings.TrimRight(strings.TrimSpace(baseURL), "/")+"/models", baseURL, apiKey, api)
 	if err != nil {
-		return nil, fail("%v", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		// *url.Error repeats the URL (user name included); report only its cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fail("no answer in time")
-		}
-		return nil, fail("%v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, fail("reading the response: %v", err)
-	}
-	if len(body) > maxBody {
-		return nil, fail("response larger than %d MiB", maxBody>>20)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		err := fail("%s", resp.Status)
-		if msg := apiErrorMessage(body); msg != "" {
-			err = fail("%s: %s", resp.Status, msg)
-		}
-		// Status is the canonical text, not the server's reason phrase: it is printed as is.
-		status := strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
-		return nil, &StatusError{Code: resp.StatusCode, Status: status, err: err}
+		return nil, err
 	}
 	var list modelsList
 	if err := json.Unmarshal(body, &list); err != nil {
@@ -206,6 +196,92 @@ func fetch(ctx context.Context, client *http.Client, baseURL, apiKey string) (*m
 		}
 	}
 	return &list, nil
+}
+
+// fetchTags lists Ollama's models: GET <root>/api/tags, {"models": [{"name": …}]}.
+func fetchTags(ctx context.Context, client *http.Client, root, apiKey string) ([]string, error) {
+	body, fail, err := get(ctx, client, root+"/api/tags", root, apiKey, APIOllama)
+	if err != nil {
+		return nil, err
+	}
+	var tags struct {
+		Models *[]struct {
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(body, &tags); err != nil || tags.Models == nil {
+		return nil, fail(`not an Ollama model list (no "models" array)`)
+	}
+	names := make([]string, 0, len(*tags.Models))
+	for i, m := range *tags.Models {
+		if m.Name == "" {
+			return nil, fail("not an Ollama model list (model %d has no name)", i)
+		}
+		names = append(names, m.Name)
+	}
+	return names, nil
+}
+
+// failFunc builds an error naming the request, the key redacted.
+type failFunc func(format string, args ...any) error
+
+// get reads a model list at endpoint, bounded, with the key in api's header; a non-2xx answer
+// is a *StatusError.
+func get(ctx context.Context, client *http.Client, endpoint, baseURL, apiKey, api string) ([]byte, failFunc, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, fmt.Errorf("list models: base URL %q is not an http(s) URL",
+			redact(userinfo.ReplaceAllString(baseURL, "//"), apiKey))
+	}
+	shown := redactURL(u)
+	fail := func(format string, args ...any) error {
+		return errors.New(redact("list models: GET "+shown+": "+fmt.Sprintf(format, args...), apiKey))
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return nil, fail, fail("%v", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	switch {
+	case api == APIAnthropic:
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		if apiKey != "" {
+			req.Header.Set("X-Api-Key", apiKey)
+		}
+	case apiKey != "":
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		// *url.Error repeats the URL (user name included); report only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fail, fail("no answer in time")
+		}
+		return nil, fail, fail("%v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, fail, fail("reading the response: %v", err)
+	}
+	if len(body) > maxBody {
+		return nil, fail, fail("response larger than %d MiB", maxBody>>20)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		err := fail("%s", resp.Status)
+		if msg := apiErrorMessage(body); msg != "" {
+			err = fail("%s: %s", resp.Status, msg)
+		}
+		// Status is the canonical text, not the server's reason phrase: it is printed as is.
+		status := strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
+		return nil, fail, &StatusError{Code: resp.StatusCode, Status: status, err: err}
+	}
+	return body, fail, nil
 }
 
 // StatusError is a models list refused with a non-2xx HTTP status.

@@ -59,6 +59,10 @@ func (c *Client) classifyRequestError(parent, reqCtx context.Context, err error,
 	if errors.As(err, &apiErr) && apiErr.HTTPStatusCode > 0 {
 		return "http_" + strconv.Itoa(apiErr.HTTPStatusCode), apiErrorText(apiErr)
 	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return "http_" + strconv.Itoa(se.status), se.message()
+	}
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) {
 		msg := reqErr.HTTPStatus
@@ -164,6 +168,43 @@ func contentType(h http.Header) string {
 		return "no content type"
 	}
 	return ct
+}
+
+// rateLimitHeader reads the first of names that is present (OpenAI's x-ratelimit-*, then
+// Anthropic's anthropic-ratelimit-*); -1 when none is.
+func rateLimitHeader(h http.Header, names ...string) int {
+	for _, n := range names {
+		if v := headerInt(h, n); v >= 0 {
+			return v
+		}
+	}
+	return -1
+}
+
+// statusError is a non-2xx answer of an API the engine sends itself (chat's are go-openai's).
+type statusError struct {
+	status int
+	text   string // "404 Not Found"
+	body   []byte
+}
+
+func (e *statusError) Error() string { return e.message() }
+
+// message is "<status>: <the body's message>", as chat's apiErrorText.
+func (e *statusError) message() string {
+	msg := e.text
+	if msg == "" {
+		msg = strconv.Itoa(e.status)
+	}
+	if b := bodyText(e.body); b != "" {
+		msg += ": " + b
+	}
+	return msg
+}
+
+func isNDJSON(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "application/x-ndjson"
 }
 
 func isEventStream(h http.Header) bool {

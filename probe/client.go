@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -48,6 +49,8 @@ type Client struct {
 	fresh         http.RoundTripper // a new connection per request, closed after it (conn.go)
 	conns         *connWatch        // learns whether the server closes every connection
 	maxCompletion bool              // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
+	wire          wireAPI           // the endpoint's API (apis.go)
+	doer          *doer             // the one send path of every API
 	perChunk      perChunkLearner   // the endpoint's tokens per chunk, for live counts (progress.go)
 }
 
@@ -89,9 +92,11 @@ func newClientOver(ep config.Endpoint, tr, fresh http.RoundTripper, watch *connW
 	cfg := openai.DefaultConfig("") // the key is added per request by the doer
 	cfg.BaseURL = ep.BaseURL
 	cfg.EmptyMessagesLimit = 1 << 30 // keep-alive comments count as empty messages; our stall timer replaces the limit
-	cfg.HTTPClient = newDoer(ep, &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+	dr := newDoer(ep, &http.Client{Transport: tr, CheckRedirect: checkRedirect},
 		&http.Client{Transport: fresh, CheckRedirect: checkRedirect}, watch)
-	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, conns: watch}
+	cfg.HTTPClient = dr
+	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, conns: watch,
+		wire: apiOf(ep), doer: dr}
 	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
 	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
 	return c
@@ -165,18 +170,6 @@ func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 	return req
 }
 
-// requestFields are the body fields of one request that go-openai cannot send: ignore_eos
-// and min_tokens for an exact output length. They win over the endpoint's extra_body.
-func requestFields(w workload.Request) map[string]json.RawMessage {
-	if w.MinTokens <= 0 {
-		return nil
-	}
-	return map[string]json.RawMessage{
-		"ignore_eos": json.RawMessage("true"),
-		"min_tokens": json.RawMessage(strconv.Itoa(w.MinTokens)),
-	}
-}
-
 // Do sends prompt as one streamed request with the endpoint's max_tokens (no tag, no
 // workload) and measures it; see Send.
 func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sample {
@@ -235,32 +228,21 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	}()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	x := &exchange{fields: requestFields(w), maxTokens: w.MaxTokens}
+	x := &exchange{fields: requestFields(w, c.ep, c.wire), maxTokens: w.MaxTokens}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
 	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)
-	req := c.request(w)
 
 	var d decoder
 	d.init(&s, live.Delta, w.MaxTokens)
-	d.onProgress, d.perChunk = live.Progress, c.perChunk.get()
+	d.api, d.onProgress, d.perChunk = c.wire, live.Progress, c.perChunk.get()
 
 	t0 := time.Now()
-	x.t0 = t0
-	s.Start = t0
-	d.t0 = t0
-	if c.ep.Timeout > 0 { // from t0, as every instant: never a timeout "before" ep.Timeout
-		var cancelT context.CancelFunc
-		reqCtx, cancelT = context.WithDeadlineCause(reqCtx, t0.Add(c.ep.Timeout), errDeadline)
-		defer cancelT()
-	}
-	var stall *time.Timer
-	if c.ep.Stall > 0 {
-		stall = time.AfterFunc(c.ep.Stall, func() { cancel(errStall) })
-		defer stall.Stop()
-	}
+	x.t0, s.Start, d.t0 = t0, t0, t0
+	reqCtx, lim := c.limit(reqCtx, t0, cancel)
+	defer lim.stop()
 
-	stream, err := c.api.CreateChatCompletionStream(reqCtx, req)
+	stream, err := c.open(reqCtx, w)
 	if retryAt := x.retryOffset(); retryAt > 0 {
 		// A dead kept-alive connection was replaced: the instants are those of the attempt
 		// that got the answer, from when it started.
@@ -268,60 +250,145 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 		s.Start, d.t0 = t0, t0
 	}
 	if err != nil {
-		if resp := x.resp; resp != nil {
-			_ = resp.Body.Close() // go-openai reads but never closes an error body
-		}
-		s.End = time.Since(t0)
-		x.fill(&s)
-		s.Outcome = OutcomeError
-		s.ErrorKind, s.ErrorMessage = c.classifyRequestError(ctx, reqCtx, err, x)
-		s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
+		c.failed(ctx, reqCtx, &s, x, t0, err)
 		return s
 	}
-	defer stream.Close()
-
-	var readErr error
-	unparsed := false
-	for {
-		raw, err := stream.RecvRaw()
-		at := time.Since(t0) // before decoding: the decoder's cost is ours, not the server's
-		if err != nil {
-			readErr = err
-			break
-		}
-		if raw == nil { // go-openai met a data: {"error":…} it could not parse (after comments)
-			unparsed = true
-			break
-		}
-		if stall != nil {
-			stall.Reset(c.ep.Stall)
-		}
-		if d.add(at, raw) {
-			break
-		}
-	}
-	// Reading is over: what ended it is read now, so that the time spent counting the tokens
-	// of a long answer (finalize) can turn it into neither a stall nor a timeout.
-	if stall != nil {
-		stall.Stop()
-	}
-	var ended ctxEnd
-	ended.kind, ended.msg, ended.ok = c.contextKind(ctx, reqCtx)
-	s.End = time.Since(t0)
-	x.fill(&s)
-	d.finalize()
-	c.outcome(ended, &s, &d, x, readErr, unparsed)
-	c.perChunk.learn(&s)
-	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
+	defer stream.close()
+	readErr, unparsed := read(stream, &d, lim, t0)
+	c.ended(ctx, reqCtx, &s, &d, x, t0, readErr, unparsed, lim)
 	if errors.Is(readErr, io.EOF) && x.tail != nil {
-		// RecvRaw stops at [DONE], often before the body's terminating chunk has been read; a
-		// body closed before its EOF takes its connection down with it, and the next request
-		// would pay connect (+TLS) inside its TTFT. Read to EOF, briefly.
+		// [DONE] (or the API's last event) often comes before the body's terminating chunk
+		// has been read; a body closed before its EOF takes its connection down with it, and
+		// the next request would pay connect (+TLS) inside its TTFT. Read to EOF, briefly.
 		t := time.AfterFunc(drainLimit, func() { cancel(errDrain) })
 		_, _ = io.Copy(io.Discard, io.LimitReader(x.tail, 64<<10))
 		t.Stop()
 	}
 	return s
+}
+
+// limits are a request's timeout (from t0, as every instant: never a timeout "before"
+// ep.Timeout) and stall timer.
+type limits struct {
+	stall    *time.Timer
+	every    time.Duration
+	deadline context.CancelFunc
+}
+
+func (c *Client) limit(ctx context.Context, t0 time.Time, cancel context.CancelCauseFunc) (context.Context, *limits) {
+	l := &limits{every: c.ep.Stall}
+	if c.ep.Timeout > 0 {
+		ctx, l.deadline = context.WithDeadlineCause(ctx, t0.Add(c.ep.Timeout), errDeadline)
+	}
+	if c.ep.Stall > 0 {
+		l.stall = time.AfterFunc(c.ep.Stall, func() { cancel(errStall) })
+	}
+	return ctx, l
+}
+
+// pause stops the stall timer: reading is over.
+func (l *limits) pause() {
+	if l.stall != nil {
+		l.stall.Stop()
+	}
+}
+
+func (l *limits) stop() {
+	l.pause()
+	if l.deadline != nil {
+		l.deadline()
+	}
+}
+
+// read reads events until the stream ends, errs or the decoder stops it.
+func read(stream eventStream, d *decoder, lim *limits, t0 time.Time) (readErr error, unparsed bool) {
+	for {
+		raw, err := stream.recv()
+		at := time.Since(t0) // before decoding: the decoder's cost is ours, not the server's
+		if err != nil {
+			return err, errors.Is(err, errUnparsed)
+		}
+		stop := d.add(at, raw)
+		if lim.stall != nil && !d.skip {
+			lim.stall.Reset(lim.every)
+		}
+		if stop {
+			if d.ended && d.streamErr == "" {
+				return io.EOF, false // the API's last event: drain the body like after [DONE]
+			}
+			return nil, false
+		}
+	}
+}
+
+// failed fills s for a request that got no stream: no response, or a non-2xx one.
+func (c *Client) failed(ctx, reqCtx context.Context, s *Sample, x *exchange, t0 time.Time, err error) {
+	if resp := x.resp; resp != nil {
+		_ = resp.Body.Close() // go-openai reads but never closes an error body
+	}
+	s.End = time.Since(t0)
+	x.fill(s)
+	s.Outcome = OutcomeError
+	s.ErrorKind, s.ErrorMessage = c.classifyRequestError(ctx, reqCtx, err, x)
+	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
+}
+
+// ended fills s for a stream whose reading is over.
+func (c *Client) ended(ctx, reqCtx context.Context, s *Sample, d *decoder, x *exchange, t0 time.Time,
+	readErr error, unparsed bool, lim *limits) {
+	// What ended it is read now, so that the time spent counting the tokens of a long answer
+	// (finalize) can turn it into neither a stall nor a timeout.
+	lim.pause()
+	var end ctxEnd
+	end.kind, end.msg, end.ok = c.contextKind(ctx, reqCtx)
+	s.End = time.Since(t0)
+	x.fill(s)
+	d.finalize()
+	if s.ResponseID == "" && x.header != nil {
+		// Ollama's native stream has no id; the request id header names the request instead.
+		s.ResponseID = clip(x.header.Get("X-Request-Id"), 256)
+	}
+	if errors.Is(readErr, errUnparsed) {
+		readErr = nil
+	}
+	c.outcome(end, s, d, x, readErr, unparsed)
+	c.perChunk.learn(s)
+	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
+}
+
+// open sends the request and returns its event stream: chat through go-openai, the other APIs
+// through the same doer (one send path: extra_body, headers, key, retries, status).
+func (c *Client) open(ctx context.Context, w workload.Request) (eventStream, error) {
+	if c.wire == apiChat {
+		stream, err := c.api.CreateChatCompletionStream(ctx, c.request(w))
+		if err != nil {
+			return nil, err
+		}
+		return chatStream{stream}, nil
+	}
+	body, err := c.wire.encode(c.ep.Model, w)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.wire.url(c.ep.BaseURL), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.wire.ndjson() {
+		req.Header.Set("Accept", "application/x-ndjson")
+	}
+	resp, err := c.doer.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		b, _ := io.ReadAll(resp.Body) // bounded: the doer's tail ends an error body at maxErrorBody
+		_ = resp.Body.Close()
+		return nil, &statusError{status: resp.StatusCode, text: resp.Status, body: b}
+	}
+	return newLineStream(resp.Body, c.wire.ndjson()), nil
 }
 
 // drainLimit bounds the wait for the end of a body after [DONE].
@@ -378,11 +445,14 @@ func (c *Client) outcome(ended ctxEnd, s *Sample, d *decoder, x *exchange, readE
 		s.Outcome = OutcomeOK
 		return
 	}
-	if len(s.Chunks) == 0 && !isEventStream(x.header) {
+	if len(s.Chunks) == 0 && !isEventStream(x.header) && !(c.wire.ndjson() && isNDJSON(x.header)) {
 		// A server that ignores stream:true answers one JSON document; nothing can be timed per
 		// token, so this is an error of the endpoint's setup, not a cut stream.
 		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
 		s.ErrorMessage = "no SSE data: the server answered " + contentType(x.header) + " (ignored stream:true?)"
+		if c.wire.ndjson() {
+			s.ErrorMessage = "no NDJSON data: the server answered " + contentType(x.header)
+		}
 		if t := x.tail.text(); t != "" {
 			s.ErrorMessage += ": " + t
 		}
@@ -522,14 +592,14 @@ func (x *exchange) fill(s *Sample) {
 	s.HTTPStatus = x.status
 	if x.header != nil {
 		s.RetryAfter = retryAfter(x.header, time.Now())
-		s.RateLimitRemainingRequests = headerInt(x.header, "X-Ratelimit-Remaining-Requests")
-		s.RateLimitRemainingTokens = headerInt(x.header, "X-Ratelimit-Remaining-Tokens")
+		s.RateLimitRemainingRequests = rateLimitHeader(x.header, "X-Ratelimit-Remaining-Requests", "Anthropic-Ratelimit-Requests-Remaining")
+		s.RateLimitRemainingTokens = rateLimitHeader(x.header, "X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Tokens-Remaining")
 	}
 }
 
 func newSample(ep config.Endpoint) Sample {
 	return Sample{
-		Endpoint: ep.Name, Model: ep.Model,
+		Endpoint: ep.Name, Model: ep.Model, API: apiOf(ep).String(),
 		DNS: Absent, Connect: Absent, TLS: Absent,
 		Wrote: Absent, Headers: Absent, FirstEvent: Absent, FirstToken: Absent,
 		FirstAnswer: Absent, LastToken: Absent, End: Absent,

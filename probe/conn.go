@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,7 +141,7 @@ func (c *Client) WarmConns(ctx context.Context, n int) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, warmConnLimit)
 	defer cancel()
-	url := strings.TrimRight(c.ep.BaseURL, "/") + "/models"
+	url := c.wire.modelsURL(c.ep.BaseURL)
 	var opened atomic.Int64
 	var answered sync.WaitGroup
 	answered.Add(n)
@@ -188,9 +187,7 @@ func (c *Client) warmOne(ctx context.Context, url string, opened *atomic.Int64, 
 	for k, v := range c.ep.HeaderValues() {
 		req.Header.Set(k, v)
 	}
-	if key := c.ep.APIKey(); key != "" && req.Header.Get("Authorization") == "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	setAuth(req.Header, c.ep, c.wire)
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		return

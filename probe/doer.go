@@ -28,12 +28,13 @@ type doer struct {
 	conns *connWatch
 	ep    config.Endpoint
 	extra map[string]json.RawMessage // ExtraBody, marshalled once; nil when there is none
+	api   wireAPI
 }
 
 func newDoer(ep config.Endpoint, hc, fresh *http.Client, conns *connWatch) *doer {
-	d := &doer{hc: hc, fresh: fresh, conns: conns, ep: ep}
+	d := &doer{hc: hc, fresh: fresh, conns: conns, ep: ep, api: apiOf(ep)}
 	if len(ep.ExtraBody) == 0 {
-		return d // go-openai's body already carries stream_options.include_usage
+		return d // the body already carries stream_options.include_usage where the API has it
 	}
 	d.extra = make(map[string]json.RawMessage, len(ep.ExtraBody)+1)
 	for k, v := range ep.ExtraBody {
@@ -45,6 +46,9 @@ func newDoer(ep config.Endpoint, hc, fresh *http.Client, conns *connWatch) *doer
 			continue // config validates ExtraBody; an unencodable value is dropped, not fatal
 		}
 		d.extra[k] = b
+	}
+	if !d.api.usageOption() {
+		return d // no stream_options: Anthropic's and the Responses API refuse unknown fields
 	}
 	opts := map[string]any{}
 	if so, ok := ep.ExtraBody["stream_options"].(map[string]any); ok {
@@ -71,9 +75,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	for k, v := range d.ep.HeaderValues() {
 		req.Header.Set(k, v)
 	}
-	if key := d.ep.APIKey(); key != "" && req.Header.Get("Authorization") == "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	setAuth(req.Header, d.ep, d.api)
 	if x != nil {
 		x.sent = true
 	}

@@ -41,6 +41,7 @@ type script struct {
 }
 
 type received struct {
+	path    string
 	arrival time.Time
 	header  http.Header
 	body    map[string]any
@@ -97,7 +98,7 @@ func (g *gtServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
 	g.mu.Lock()
-	g.reqs = append(g.reqs, received{arrival: arrival, header: r.Header.Clone(), body: body})
+	g.reqs = append(g.reqs, received{path: r.URL.Path, arrival: arrival, header: r.Header.Clone(), body: body})
 	g.mu.Unlock()
 
 	sc := g.scripts(n)

@@ -18,7 +18,13 @@ import (
 // may survive, because the message is cut only after redaction.
 func TestKeyCutAtMessageLimitNeverLeaks(t *testing.T) {
 	t.Setenv(testKeyEnv, testKey)
-	withKey := func(ep *config.Endpoint) { ep.APIKeyEnv = testKeyEnv }
+	for _, api := range []string{config.APIChat, config.APICompletions, config.APIResponses, config.APIAnthropic, config.APIOllama} {
+		keyCutNeverLeaks(t, api)
+	}
+}
+
+func keyCutNeverLeaks(t *testing.T, api string) {
+	withKey := func(ep *config.Endpoint) { ep.APIKeyEnv, ep.API = testKeyEnv, api }
 	for _, pad := range []int{150, 180, 185, 190, 195, 199, 250, 290, 296, 299, 4090} {
 		body := strings.Repeat("x", pad) + " " + testKey + " tail"
 		for _, sc := range []script{
@@ -28,7 +34,7 @@ func TestKeyCutAtMessageLimitNeverLeaks(t *testing.T) {
 		} {
 			s, _, _ := measure(t, sc, withKey)
 			if s.Outcome != OutcomeError {
-				t.Fatalf("pad %d: %s", pad, s.Outcome)
+				t.Fatalf("%s, pad %d: %s", api, pad, s.Outcome)
 			}
 			for n := 6; n <= len(testKey); n++ {
 				if strings.Contains(s.ErrorMessage, testKey[:n]) || strings.Contains(s.ErrorMessage, testKey[len(testKey)-n:]) {

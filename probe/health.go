@@ -45,7 +45,10 @@ func (h *health) observe(s *Sample) {
 	}
 }
 
-func isRateLimited(s *Sample) bool { return s.HTTPStatus == 429 || s.ErrorKind == "http_429" }
+// isRateLimited: 429, or Anthropic's 529 overloaded_error, which asks for the same back-off.
+func isRateLimited(s *Sample) bool {
+	return s.HTTPStatus == 429 || s.ErrorKind == "http_429" || s.HTTPStatus == 529 || s.ErrorKind == "http_529"
+}
 
 // rateLimit starts a back-off: Retry-After when the server gave one, else 1 s, 2 s, … 30 s
 // with ±20 % jitter so that loops do not return in lockstep. It sets s.Backoff to what this

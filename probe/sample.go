@@ -61,6 +61,7 @@ func (c Chunk) TokenBearing() bool { return c.Content > 0 || c.Reasoning > 0 }
 type Sample struct {
 	Endpoint string // endpoint name
 	Model    string
+	API      string // the wire protocol: "chat", "completions", "responses", "anthropic", "ollama"
 	Seq      uint64 // request number within the endpoint, from 1
 	Warmup   bool   // warm-up requests are recorded but never enter statistics
 	// Stream is the id of the interactive Stream/Race request this was (Done.Stream), 0 for

@@ -24,6 +24,7 @@ type wireChunk struct {
 
 type wireChoice struct {
 	Delta        wireDelta `json:"delta"`
+	Text         string    `json:"text"` // legacy completions: answer text
 	FinishReason string    `json:"finish_reason"`
 }
 
@@ -117,8 +118,12 @@ type decoder struct {
 	onDelta func(Delta)
 	t0      time.Time
 
+	api   wireAPI
 	w     wireChunk
 	usage wireUsage // w.Usage points here before each decode: no allocation per chunk
+	a     apiState  // the other APIs' events (apidecode.go)
+	ended bool      // the API's last event came (response.completed, message_stop, done)
+	skip  bool      // the last raw event does not count (Anthropic's ping)
 
 	// One json.Decoder for the whole stream: unlike json.Unmarshal it keeps its scanner and
 	// error-context stacks, which were most of the per-chunk allocations.
@@ -176,10 +181,14 @@ func (d *decoder) init(s *Sample, onDelta func(Delta), maxTokens int) {
 // carried an error and reading further is pointless.
 func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	s := d.s
+	ok, skip := d.decodeEvent(raw)
+	if d.skip = skip; skip {
+		return false
+	}
 	if s.FirstEvent < 0 {
 		s.FirstEvent = at
 	}
-	if !d.decodeChunk(raw) {
+	if !ok {
 		s.Chunks = append(s.Chunks, Chunk{At: at})
 		return false
 	}
@@ -196,7 +205,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	if c.Content > 0 {
 		d.answerChunks++
 	}
-	return d.mustStop()
+	return d.mustStop() || d.ended
 }
 
 // decodeChunk decodes raw into d.w, resetting what the previous chunk left there. It is false
@@ -209,7 +218,7 @@ func (d *decoder) decodeChunk(raw []byte) bool {
 	d.usage.PromptDetails.CachedTokens = -1
 	d.w.Usage = &d.usage
 	d.w.Error = nil
-	err := d.decode(raw)
+	err := d.decodeInto(raw, &d.w)
 	var typeErr *json.UnmarshalTypeError
 	if err != nil && !errors.As(err, &typeErr) {
 		if d.badChunk == "" {
@@ -227,7 +236,7 @@ func (d *decoder) measure(at time.Duration) Chunk {
 	c := Chunk{At: at}
 	for i := range d.w.Choices {
 		ch := &d.w.Choices[i]
-		c.Content += len(ch.Delta.Content) + len(ch.Delta.Refusal)
+		c.Content += len(ch.Delta.Content) + len(ch.Delta.Refusal) + len(ch.Text)
 		c.Reasoning += len(reasoningText(&ch.Delta))
 		if ch.FinishReason != "" {
 			d.finishReason = ch.FinishReason
@@ -280,7 +289,7 @@ func (d *decoder) emitText(at time.Duration) {
 			d.emit(at, r, true, tokens)
 			tokens = 0
 		}
-		for _, t := range [2]string{dl.Content, dl.Refusal} {
+		for _, t := range [3]string{dl.Content, dl.Refusal, d.w.Choices[i].Text} {
 			if t != "" {
 				d.content.WriteString(t)
 				d.emit(at, t, false, tokens)
@@ -310,17 +319,16 @@ func (d *decoder) mustStop() bool {
 	return false
 }
 
-// decode decodes one chunk into d.w.
-func (d *decoder) decode(raw []byte) error {
+// decodeInto decodes one chunk into v (d.w, or another API's event struct).
+func (d *decoder) decodeInto(raw []byte, v any) error {
 	if d.dec == nil {
 		d.dec = json.NewDecoder(&d.rd)
 		d.consumed = 0
 	}
 	d.rd.Reset(raw)
 	d.consumed += int64(len(raw))
-	err := d.dec.Decode(&d.w)
-	var typeErr *json.UnmarshalTypeError
-	if (err != nil && !errors.As(err, &typeErr)) || d.dec.InputOffset() != d.consumed {
+	err := d.dec.Decode(v)
+	if !tolerable(err) || d.dec.InputOffset() != d.consumed {
 		// A syntax error sticks to a Decoder and trailing bytes would prefix the next chunk:
 		// start afresh.
 		d.dec = nil
@@ -355,9 +363,12 @@ func (d *decoder) finalize() {
 			s.Chunks[i].Tokens = 0
 		}
 	}
-	if d.usageSeen {
+	switch {
+	case d.usageSeen:
 		s.PromptTokens = d.last.PromptTokens
 		s.CachedTokens = max(d.last.PromptDetails.CachedTokens, -1)
+	case d.a.promptSeen: // Anthropic's message_start, without the message_delta
+		s.PromptTokens, s.CachedTokens = d.a.prompt, d.a.cached
 	}
 	// Tokenizing costs ~1 µs per token: only when the server's usage does not settle it.
 	var estC, estR int

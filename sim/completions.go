@@ -319,22 +319,27 @@ type call struct {
 	arrival time.Time
 	wt      *waiter
 	ticket  *ticket // its place in the engine; nil for a 429 or 500 answer
+	api     string  // APIChat, APICompletions, ...
 }
 
-// chatCompletions serves POST /<profile>/v1/chat/completions.
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, ep *endpoint) {
-	c := &call{w: w, r: r, ep: ep, arrival: time.Now()}
+// serve serves a POST of api (apis.go) on a profile: /v1/chat/completions, /v1/completions,
+// /v1/responses, /v1/messages or /api/chat.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep *endpoint, api string) {
+	c := &call{w: w, r: r, ep: ep, arrival: time.Now(), api: api}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "cannot read request body: "+err.Error(), "invalid_request_error", nil)
+		writeAPIError(w, api, http.StatusBadRequest, "cannot read request body: "+err.Error(), "invalid_request_error", nil)
 		return
 	}
-	if err := json.Unmarshal(body, &c.req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error(), "invalid_request_error", nil)
+	if err := parseRequest(api, body, &c.req); err != nil {
+		writeAPIError(w, api, http.StatusBadRequest, "invalid JSON body: "+err.Error(), "invalid_request_error", nil)
 		return
 	}
-	if c.out, err = ep.shape(&c.req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", nil)
+	if c.out, err = ep.shape(&c.req); err == nil && !c.req.Stream && api != APIChat {
+		err = errNoUnary
+	}
+	if err != nil {
+		writeAPIError(w, api, http.StatusBadRequest, err.Error(), "invalid_request_error", nil)
 		return
 	}
 	c.draw = ep.draw()
@@ -353,9 +358,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, ep *end
 			if p.RetryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(p.RetryAfter)))
 			}
-			writeError(w, http.StatusTooManyRequests, "Rate limit reached (simulated)", "requests", "rate_limit_exceeded")
+			writeAPIError(w, api, http.StatusTooManyRequests, "Rate limit reached (simulated)", "requests", "rate_limit_exceeded")
 		} else {
-			writeError(w, http.StatusInternalServerError, "The server had an error while processing your request (simulated)", "server_error", nil)
+			writeAPIError(w, api, http.StatusInternalServerError, "The server had an error while processing your request (simulated)", "server_error", nil)
 		}
 		return
 	}
@@ -451,29 +456,48 @@ func (c *call) usage(cached, completion, reasoning int) usage {
 
 const midStreamMessage = "simulated upstream failure"
 
-// stream answers a streaming request: headers after HeadersDelay, the optional role chunk, the
-// wait for a slot, the token chunks on schedule, then finish, usage and [DONE] — or a fault.
+// stream answers a streaming request: headers after HeadersDelay, the API's opening frames
+// (chat: the optional role chunk), the wait for a slot, the token chunks on schedule, then the
+// API's end (chat: finish, usage and [DONE]) — or a fault.
 func (s *Server) stream(c *call) {
-	p, out, d := c.ep.profile, c.out, c.draw
-	wt, w := c.wt, c.w
+	p, wt := c.ep.profile, c.wt
 	if err := wt.until(c.arrival.Add(p.HeadersDelay)); err != nil {
 		stopped(err)
 		return
 	}
-	chunks := out.chunks()
-	sw := &streamWriter{
-		w:          w,
-		rc:         http.NewResponseController(w),
-		head:       fmt.Appendf(nil, `data: {"id":%q,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":`, c.id, c.arrival.Unix(), c.ep.modelJSON),
-		usage:      c.usage(0, 0, 0),
-		continuous: c.req.StreamOptions != nil && c.req.StreamOptions.ContinuousUsageStats,
+	sw := s.startStream(c)
+	if sw == nil {
+		return
 	}
+	ka := keepAlive{period: p.KeepAlive, next: time.Now().Add(p.KeepAlive)}
+	if sw.open(p.RoleChunk) != nil {
+		return
+	}
+	if err := ka.waitFor(wt, sw, c.ticket.ready); err != nil {
+		stopped(err)
+		return
+	}
+	sw.admitted = time.Now()
+	j := c.begin()
+	sw.usage.cached = j.cached
+	if !c.sendTokens(sw, &ka, j) {
+		return
+	}
+	includeUsage := c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage
+	_ = sw.end(c.out.finish, includeUsage)
+}
+
+// startStream writes the stream's headers; nil when the client is gone.
+func (s *Server) startStream(c *call) *streamWriter {
+	p, w := c.ep.profile, c.w
+	sw := newStreamWriter(c)
+	sw.w, sw.rc = w, http.NewResponseController(w)
 	if s.sends != nil {
-		sw.record = s.sends.start(c.id, chunks+4)
+		sw.record = s.sends.start(c.id, c.out.chunks()+4)
 		sw.record.arrival = c.arrival
 	}
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h.Set("Content-Type", sw.contentType())
 	h.Set("Cache-Control", "no-cache")
 	if p.CloseAfterStream {
 		h.Set("Keep-Alive", "timeout=5, max=100")
@@ -481,21 +505,16 @@ func (s *Server) stream(c *call) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if err := sw.rc.Flush(); err != nil {
-		return
+		return nil
 	}
-	ka := keepAlive{period: p.KeepAlive, next: time.Now().Add(p.KeepAlive)}
+	return sw
+}
 
-	if p.RoleChunk {
-		if sw.role() != nil {
-			return
-		}
-	}
-	if err := ka.waitFor(wt, sw, c.ticket.ready); err != nil {
-		stopped(err)
-		return
-	}
-	j := c.begin()
-	sw.usage.cached = j.cached
+// sendTokens sends the token chunks on schedule, or the request's fault in their midst; false
+// when the stream is over (a fault, a gone client).
+func (c *call) sendTokens(sw *streamWriter, ka *keepAlive, j *job) bool {
+	out, d, wt := c.out, c.draw, c.wt
+	chunks := out.chunks()
 	faultAt := -1
 	if d.fault != noFault {
 		faultAt = d.faultChunk(chunks)
@@ -506,46 +525,32 @@ func (s *Server) stream(c *call) {
 		}
 		if err := ka.waitUntil(wt, sw, j.sched.target(i)); err != nil {
 			stopped(err)
-			return
+			return false
 		}
 		kind, first, n := out.chunk(i)
 		j.due(n)
 		if sw.tokens(kind, first, n) != nil {
-			return
+			return false
 		}
 	}
-
 	switch d.fault {
-	case faultMidStream:
+	case faultMidStream, faultCut:
 		// Real upstreams fail after the usual gap, not instantly.
 		if err := ka.waitUntil(wt, sw, j.sched.target(faultAt)); err != nil {
 			stopped(err)
-			return
+			return false
 		}
 		j.due(0)
+		if d.fault == faultCut {
+			abort()
+		}
 		_ = sw.fail()
-		return
-	case faultCut:
-		if err := ka.waitUntil(wt, sw, j.sched.target(faultAt)); err != nil {
-			stopped(err)
-			return
-		}
-		j.due(0)
-		abort()
+		return false
 	case faultStall:
 		stopped(ka.waitForever(wt, sw))
-		return
+		return false
 	}
-
-	if sw.finish(out.finish) != nil {
-		return
-	}
-	if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
-		if sw.sendUsage() != nil {
-			return
-		}
-	}
-	_ = sw.done()
+	return true
 }
 
 // keepAlive sends ": keep-alive" comments at a fixed period while the stream waits.

@@ -68,6 +68,12 @@ type streamWriter struct {
 
 	usage      usage // cumulative
 	continuous bool  // every chunk carries the cumulative usage
+
+	api             string    // the stream's API (apiframes.go)
+	id, model       string    // the response id; the model as a JSON string
+	phase           FrameKind // the kind of the open output block ("" none): Responses, Anthropic
+	block, seq      int       // the open block's index; the next Responses sequence_number
+	admitted, first time.Time // admission and the first token (Ollama's durations)
 }
 
 func (sw *streamWriter) role() error {
@@ -78,9 +84,12 @@ func (sw *streamWriter) role() error {
 func (sw *streamWriter) tokens(kind FrameKind, first, n int) error {
 	sw.usage.completion += n
 	field := `"content":"`
-	if kind == FrameReasoning {
+	if kind == FrameReasoning && sw.api != APICompletions { // legacy completions: all text is answer
 		sw.usage.reasoning += n
 		field = `"reasoning_content":"`
+	}
+	if sw.api != APIChat {
+		return sw.apiTokens(kind, first, n)
 	}
 	b := append(sw.chunkStart(), field...)
 	b = appendWords(b, first, n)
@@ -99,14 +108,37 @@ func (sw *streamWriter) sendUsage() error {
 	return sw.send(append(b, "}\n\n"...), FrameUsage, 0)
 }
 
-func (sw *streamWriter) fail() error {
-	b := append(sw.buf[:0], `data: {"error":{"message":"`+midStreamMessage+`","type":"server_error","code":500}}`+"\n\n"...)
-	return sw.send(b, FrameError, 0)
+func (sw *streamWriter) fail() error { return sw.apiFail() }
+
+// end sends the stream's last frames: chat's finish chunk, usage chunk and [DONE], or the
+// API's own ending.
+func (sw *streamWriter) end(finish string, includeUsage bool) error {
+	if sw.api != APIChat {
+		return sw.apiEnd(finish, includeUsage)
+	}
+	if err := sw.finish(finish); err != nil {
+		return err
+	}
+	if includeUsage {
+		if err := sw.sendUsage(); err != nil {
+			return err
+		}
+	}
+	return sw.done()
 }
 
 func (sw *streamWriter) done() error { return sw.write([]byte("data: [DONE]\n\n")) }
 
-func (sw *streamWriter) comment() error { return sw.write([]byte(": keep-alive\n\n")) }
+// comment sends a keep-alive: a comment, Anthropic's ping event; nothing on Ollama's NDJSON.
+func (sw *streamWriter) comment() error {
+	switch sw.api {
+	case APIAnthropic:
+		return sw.write([]byte("event: ping\ndata: {\"type\": \"ping\"}\n\n"))
+	case APIOllama:
+		return nil
+	}
+	return sw.write([]byte(": keep-alive\n\n"))
+}
 
 // chunkStart begins a chat.completion.chunk frame, up to the inside of "delta".
 func (sw *streamWriter) chunkStart() []byte {

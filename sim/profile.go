@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,6 +15,10 @@ import (
 type Profile struct {
 	Name  string // path prefix: served at /<Name>/v1/...
 	Model string // model id reported by /v1/models and echoed in chunks; defaults to Name
+	// API is the API a client of this profile is meant to speak (the demo's endpoint for it):
+	// "" or APIChat, APICompletions, ... The server answers all five on every profile anyway;
+	// BaseURLFor(Name, API) is that client's base URL.
+	API string
 
 	TTFT         time.Duration // delay from request arrival to the first content/reasoning token
 	TTFTJitter   time.Duration // uniform ± jitter on TTFT
@@ -115,7 +120,9 @@ func DemoProfiles() []Profile {
 			PrefillTokensPerSecond: 150, PrefixCache: true, KVCacheTokens: 4096,
 		},
 		{
-			Name: "reasoner", Model: "deepseek-r1-distill-qwen-14b",
+			// Spoken to through the Anthropic Messages API (as vLLM serves it), so that the
+			// demo shows an endpoint that is not chat: the same figures, thinking_delta events.
+			Name: "reasoner", Model: "deepseek-r1-distill-qwen-14b", API: APIAnthropic,
 			TTFT: 150 * time.Millisecond, TTFTJitter: 40 * time.Millisecond, HeadersDelay: 15 * time.Millisecond,
 			TokensPerSecond: 70, Jitter: 0.1, TokensPerChunk: 1, ReasoningTokens: 40, RoleChunk: true, MaxTokens: 80,
 			BatchSlowdown: 0.12, MaxRunning: 16,
@@ -158,6 +165,9 @@ func (p Profile) normalized() (Profile, error) {
 		return p, fmt.Errorf("profile %q: BatchSlowdown must be ≥ 0", p.Name)
 	case !(p.PrefillTokensPerSecond >= 0 && p.PrefillTokensPerSecond <= math.MaxFloat64):
 		return p, fmt.Errorf("profile %q: PrefillTokensPerSecond must be ≥ 0", p.Name)
+	}
+	if p.API != "" && !slices.Contains(APIs, p.API) {
+		return p, fmt.Errorf("profile %q: unknown API %q", p.Name, p.API)
 	}
 	for _, r := range []float64{p.Rate429, p.Rate500, p.RateMidStreamError, p.RateCut, p.RateStall} {
 		if !(r >= 0 && r <= 1) {

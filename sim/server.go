@@ -1,6 +1,7 @@
-// Package sim is tokscope's built-in OpenAI-compatible streaming simulator: an HTTP server on
-// loopback whose every endpoint ("profile") streams chat completions on a known schedule, with
-// known chunking and injected faults. It serves `tokscope --demo`, the tests of other packages
+// Package sim is tokscope's built-in streaming simulator: an HTTP server on loopback whose
+// every endpoint ("profile") streams answers on a known schedule, with known chunking and
+// injected faults, through five APIs (OpenAI chat and legacy completions, Responses, Anthropic
+// Messages, Ollama's native chat). It serves `tokscope --demo`, the tests of other packages
 // (ground truth for every metric) and the benchmarks.
 //
 // Besides the standard library it imports only the Prometheus client libraries, to serve a
@@ -164,8 +165,8 @@ func (s *Server) State(profile string) (State, bool) {
 	return ep.engine.state(), true
 }
 
-// Requests returns how many chat-completion requests a profile has received (any outcome,
-// invalid ones included; /v1/models is not counted). Unknown profiles return 0.
+// Requests returns how many generation requests (any of the five APIs) a profile has received
+// (any outcome, invalid ones included; model lists are not counted). Unknown profiles return 0.
 func (s *Server) Requests(profile string) int64 {
 	if ep, ok := s.endpoints[profile]; ok {
 		return ep.requests.Load()
@@ -252,8 +253,8 @@ func (s *Server) closeWhenIdle(r *http.Request, after time.Duration) {
 	}
 }
 
-// route dispatches /metrics, /<profile>/v1/chat/completions, /<profile>/v1/models and
-// /<profile>/metrics.
+// route dispatches /metrics, each API's path of a profile (apis.go), /<profile>/v1/models,
+// /<profile>/api/tags and /api/version, and /<profile>/metrics.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if s.dying(r) {
 		abort() // as a server that already closed it: no answer, the connection drops
@@ -274,15 +275,22 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no simulated profile %q", name), "invalid_request_error", "model_not_found")
 		return
 	}
-	switch rest {
-	case "v1/chat/completions":
+	if api := apiOfPath(rest); api != "" {
 		ep.requests.Add(1)
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, "use POST", "invalid_request_error", "method_not_allowed")
+			writeAPIError(w, api, http.StatusMethodNotAllowed, "use POST", "invalid_request_error", "method_not_allowed")
 			return
 		}
-		s.chatCompletions(w, r, ep)
+		s.serve(w, r, ep, api)
+		return
+	}
+	switch rest {
+	case "api/tags":
+		ep.serveTags(w)
+	case "api/version":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		fmt.Fprintln(w, `{"version":"0.17.4-sim"}`)
 	case "metrics":
 		if ep.metrics == nil {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("profile %q exposes no metrics", name), "invalid_request_error", "not_found")

@@ -1,0 +1,247 @@
+package probe
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"tokscope/config"
+	"tokscope/workload"
+)
+
+// The wire protocols an endpoint may speak (DESIGN.md, "Wire protocols"). Chat goes through
+// go-openai; the others are built here and sent through the same doer (extra_body, headers,
+// key, status and headers handed back, dead-connection retry), and each has a decoder that
+// maps its events onto the chat decoder's fields, so that every metric keeps one definition.
+type wireAPI int
+
+const (
+	apiChat wireAPI = iota
+	apiCompletions
+	apiResponses
+	apiAnthropic
+	apiOllama
+)
+
+// apiOf is an endpoint's API; "" and unknown names are chat (config validates the name).
+func apiOf(ep config.Endpoint) wireAPI {
+	switch ep.API {
+	case config.APICompletions:
+		return apiCompletions
+	case config.APIResponses:
+		return apiResponses
+	case config.APIAnthropic:
+		return apiAnthropic
+	case config.APIOllama:
+		return apiOllama
+	}
+	return apiChat
+}
+
+func (a wireAPI) String() string {
+	return [...]string{config.APIChat, config.APICompletions, config.APIResponses, config.APIAnthropic, config.APIOllama}[a]
+}
+
+// url is where a request of this API goes: base URL + the API's path. Ollama's base is the
+// server root; a base ending in /v1 (what discovery and the OpenAI-compatible API use) is
+// taken for its root.
+func (a wireAPI) url(base string) string {
+	base = strings.TrimRight(base, "/")
+	switch a {
+	case apiCompletions:
+		return base + "/completions"
+	case apiResponses:
+		return base + "/responses"
+	case apiAnthropic:
+		return base + "/messages"
+	case apiOllama:
+		return strings.TrimSuffix(base, "/v1") + "/api/chat"
+	}
+	return base + "/chat/completions"
+}
+
+// modelsURL lists the server's models: /models, or Ollama's /api/tags.
+func (a wireAPI) modelsURL(base string) string {
+	base = strings.TrimRight(base, "/")
+	if a == apiOllama {
+		return strings.TrimSuffix(base, "/v1") + "/api/tags"
+	}
+	return base + "/models"
+}
+
+// ndjson: one JSON object a line (Ollama's native API) rather than SSE.
+func (a wireAPI) ndjson() bool { return a == apiOllama }
+
+// usageOption: the API has stream_options.include_usage (the doer forces it).
+func (a wireAPI) usageOption() bool { return a == apiChat || a == apiCompletions }
+
+// anthropicVersion is the API version every Anthropic Messages request names.
+const anthropicVersion = "2023-06-01"
+
+// setAuth adds the endpoint's key to a request in its API's way: x-api-key and
+// anthropic-version for Anthropic, a Bearer token for the others. A header the user set
+// (headers:) wins.
+func setAuth(h http.Header, ep config.Endpoint, a wireAPI) {
+	if a == apiAnthropic {
+		if h.Get("Anthropic-Version") == "" {
+			h.Set("Anthropic-Version", anthropicVersion)
+		}
+		if key := ep.APIKey(); key != "" && h.Get("X-Api-Key") == "" {
+			h.Set("X-Api-Key", key)
+		}
+		return
+	}
+	if key := ep.APIKey(); key != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+}
+
+// requestFields are the body fields of one request that win over the endpoint's extra_body:
+// ignore_eos and min_tokens for an exact output length, sent only to the APIs whose servers
+// take them (vLLM, SGLang, llama.cpp on chat and completions; Anthropic's and OpenAI's
+// Responses API refuse unknown fields, Ollama has no such option); and Ollama's options,
+// where num_predict (max_tokens) is merged into the extra_body's own options.
+func requestFields(w workload.Request, ep config.Endpoint, a wireAPI) map[string]json.RawMessage {
+	switch {
+	case a == apiOllama:
+		opts := map[string]any{}
+		if o, ok := ep.ExtraBody["options"].(map[string]any); ok {
+			maps.Copy(opts, o)
+		}
+		if w.MaxTokens > 0 {
+			opts["num_predict"] = w.MaxTokens
+		}
+		if len(opts) == 0 {
+			return nil
+		}
+		b, err := json.Marshal(opts)
+		if err != nil {
+			return nil
+		}
+		return map[string]json.RawMessage{"options": b}
+	case w.MinTokens <= 0 || (a != apiChat && a != apiCompletions):
+		return nil
+	}
+	return map[string]json.RawMessage{
+		"ignore_eos": json.RawMessage("true"),
+		"min_tokens": json.RawMessage(strconv.Itoa(w.MinTokens)),
+	}
+}
+
+// encode builds the JSON body of a request of a non-chat API (chat's is go-openai's).
+func (a wireAPI) encode(model string, w workload.Request) ([]byte, error) {
+	type limits struct {
+		MaxTokens int `json:"max_tokens,omitempty"`
+	}
+	switch a {
+	case apiCompletions:
+		return json.Marshal(struct {
+			Model  string `json:"model"`
+			Prompt string `json:"prompt"`
+			limits
+			Stream        bool            `json:"stream"`
+			StreamOptions json.RawMessage `json:"stream_options"`
+		}{model, promptText(w.Messages), limits{w.MaxTokens}, true, json.RawMessage(`{"include_usage":true}`)})
+	case apiResponses:
+		return json.Marshal(struct {
+			Model           string         `json:"model"`
+			Input           []responsesMsg `json:"input"`
+			MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
+			Stream          bool           `json:"stream"`
+		}{model, responsesInput(w.Messages), w.MaxTokens, true})
+	case apiAnthropic:
+		system, msgs := anthropicMessages(w.Messages)
+		return json.Marshal(struct {
+			Model    string     `json:"model"`
+			System   string     `json:"system,omitempty"`
+			Messages []partsMsg `json:"messages"`
+			limits
+			Stream bool `json:"stream"`
+		}{model, system, msgs, limits{w.MaxTokens}, true})
+	}
+	msgs := make([]textMsg, len(w.Messages)) // Ollama: plain text content
+	for i, m := range w.Messages {
+		msgs[i] = textMsg{m.Role, messageText(m)}
+	}
+	return json.Marshal(struct {
+		Model    string    `json:"model"`
+		Messages []textMsg `json:"messages"`
+		Stream   bool      `json:"stream"`
+	}{model, msgs, true})
+}
+
+type textMsg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// partsMsg has a string content, or text parts when the workload sent parts.
+type partsMsg struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+type responsesMsg = partsMsg
+
+// messageText is a message's text: its content, or its text parts joined.
+func messageText(m workload.Message) string {
+	if m.Parts != nil {
+		return strings.Join(m.Parts, "")
+	}
+	return m.Content
+}
+
+// promptText is the legacy completions prompt: the messages' texts, one paragraph each.
+func promptText(msgs []workload.Message) string {
+	texts := make([]string, len(msgs))
+	for i, m := range msgs {
+		texts[i] = messageText(m)
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+func withParts(m workload.Message, partType string) partsMsg {
+	if m.Parts == nil {
+		return partsMsg{m.Role, m.Content}
+	}
+	parts := make([]textPart, len(m.Parts))
+	for i, t := range m.Parts {
+		parts[i] = textPart{partType, t}
+	}
+	return partsMsg{m.Role, parts}
+}
+
+// responsesInput: user and system text parts are input_text, the assistant's output_text.
+func responsesInput(msgs []workload.Message) []responsesMsg {
+	out := make([]responsesMsg, len(msgs))
+	for i, m := range msgs {
+		typ := "input_text"
+		if m.Role == "assistant" {
+			typ = "output_text"
+		}
+		out[i] = withParts(m, typ)
+	}
+	return out
+}
+
+// anthropicMessages moves system messages to the top-level system text (the Messages API
+// refuses the role inside messages).
+func anthropicMessages(msgs []workload.Message) (string, []partsMsg) {
+	var system []string
+	out := make([]partsMsg, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == "system" || m.Role == "developer" {
+			system = append(system, messageText(m))
+			continue
+		}
+		out = append(out, withParts(m, "text"))
+	}
+	return strings.Join(system, "\n\n"), out
+}

@@ -1,0 +1,80 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"tokscope/config"
+)
+
+// Hostile answers stay bounded in every decoder, with chat's limits (bounds.go): an endless
+// error body, an endless line, an endless reasoning phase (kept out of the chunk bound, cut by the byte bound) and
+// an endless answer past max_tokens. Each runs beside a healthy endpoint, as TestFaultMatrix.
+func TestAPIFaultMatrix(t *testing.T) {
+	const hostileHeap = 96 << 20
+	type hostile struct {
+		api, ctype, lineHead, reasoning, answer string
+	}
+	for _, h := range []hostile{
+		{config.APICompletions, "text/event-stream", `data: {"choices":[{"text":"`, "",
+			"data: " + `{"choices":[{"text":" word"}]}` + "\n\n"},
+		{config.APIResponses, "text/event-stream", `data: {"type":"response.output_text.delta","delta":"`,
+			sse("response.reasoning_text.delta", `{"type":"response.reasoning_text.delta","delta":"`+strings.Repeat(" think", 200)+`"}`),
+			sse("response.output_text.delta", respText)},
+		{config.APIAnthropic, "text/event-stream", `event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","delta":{"type":"text_delta","text":"`,
+			sse("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"`+strings.Repeat(" think", 200)+`"}}`),
+			sse("content_block_delta", anthText)},
+		{config.APIOllama, "application/x-ndjson", `{"message":{"content":"`,
+			`{"message":{"role":"assistant","content":"","thinking":"` + strings.Repeat(" think", 200) + `"},"done":false}` + "\n",
+			`{"message":{"role":"assistant","content":" word"},"done":false}` + "\n"},
+	} {
+		withAPI := func(ep config.Endpoint) config.Endpoint {
+			ep.API = h.api
+			if h.api == config.APIOllama {
+				ep.BaseURL = strings.TrimSuffix(ep.BaseURL, "/v1")
+			}
+			return ep
+		}
+		cases := []faultCase{
+			{name: h.api + "/endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
+				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
+					return withAPI(serve(t, flood(500, "text/plain", "upstream overloaded: ", "x")))
+				},
+				check: func(t *testing.T, ss []Sample, _ []*Status) {
+					if ss[0].End > 5*time.Second {
+						t.Errorf("the error body was read for %v", ss[0].End)
+					}
+				}},
+			{name: h.api + "/endless line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
+				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
+					return withAPI(serve(t, flood(200, h.ctype, h.lineHead, "x")))
+				}},
+			{name: h.api + "/endless answer", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"answer chunks with max_tokens 8", "ignores max_tokens"},
+				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
+					return withAPI(serve(t, flood(200, h.ctype, "", h.answer)))
+				}},
+		}
+		if h.reasoning != "" {
+			cases = append(cases, faultCase{name: h.api + "/endless reasoning", outcome: OutcomeError, kind: ErrStreamError,
+				msg: []string{"passed 4 MiB", "max_tokens 8"}, maxHeap: hostileHeap,
+				endpoint: func(t *testing.T) config.Endpoint {
+					return withAPI(serve(t, flood(200, h.ctype, "", h.reasoning)))
+				},
+				check: func(t *testing.T, ss []Sample, _ []*Status) {
+					if s := ss[0]; s.FirstToken < 0 || s.End > 5*time.Second {
+						t.Errorf("first token %v, ended at %v: want a reasoning stream cut by the byte bound", s.FirstToken, s.End)
+					}
+				}})
+		}
+		for _, fc := range cases {
+			t.Run(fc.name, func(t *testing.T) {
+				ignore := goleak.IgnoreCurrent()
+				t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+				runFault(t, fc)
+			})
+		}
+	}
+}
