@@ -208,6 +208,7 @@ func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep int) 
 		}
 		s.mu.Lock()
 		m = s.st[ep].dec.record(m)
+		s.st[ep].dec.next() // settles Done, so that onStep sees a finished search as such
 		out := s.st[ep].dec.outcome()
 		s.version++
 		s.mu.Unlock()
@@ -327,4 +328,28 @@ func measure(c *liveStep) Measurement {
 		}
 	}
 	return m
+}
+
+// CapacityReport is what a search found, for the exporters.
+type CapacityReport struct {
+	Plan      SearchPlan
+	Endpoints []EndpointCapacity // in order
+	TTFTFrom  string             // the instant TTFT figures are measured to, e.g. "first-token"
+	Complete  bool               // false when the run stopped before every search was done
+}
+
+// EndpointCapacity is one endpoint's search.
+type EndpointCapacity struct {
+	Name, Model string
+	Outcome
+}
+
+// Report returns where every search stands, with what the exporters say about it.
+func (s *Search) Report() CapacityReport {
+	rep := CapacityReport{Plan: s.plan, TTFTFrom: s.ttftFrom.Name(), Complete: true}
+	for i, o := range s.Outcomes() {
+		rep.Endpoints = append(rep.Endpoints, EndpointCapacity{Name: s.eps[i].Name, Model: s.eps[i].Model, Outcome: o})
+		rep.Complete = rep.Complete && o.Done
+	}
+	return rep
 }

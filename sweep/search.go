@@ -112,9 +112,9 @@ type Outcome struct {
 	Steps []Measurement
 	// Max is the highest load that met the target (0: none yet, or none at all once Done);
 	// AttainmentAtMax its (pooled) attainment. FirstMiss is the lowest load above Max that
-	// missed (0: none).
-	Max, AttainmentAtMax, FirstMiss float64
-	Done                            bool
+	// missed (0: none), AttainmentAtMiss the (pooled) attainment that decided it.
+	Max, AttainmentAtMax, FirstMiss, AttainmentAtMiss float64
+	Done                                              bool
 }
 
 // search is one endpoint's decisions.
@@ -177,7 +177,7 @@ func (s *search) record(m Measurement) Measurement {
 	case Met:
 		s.out.Max, s.out.AttainmentAtMax = m.Load, m.Pooled
 	case Missed:
-		s.out.FirstMiss = m.Load
+		s.out.FirstMiss, s.out.AttainmentAtMiss = m.Load, m.Pooled
 	}
 	s.out.Steps = append(s.out.Steps, m)
 	return m
