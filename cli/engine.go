@@ -22,6 +22,7 @@ type engine struct {
 	runner    *probe.Runner
 	endpoints []config.Endpoint
 	sweep     *sweep.Sweep     // nil unless --sweep
+	search    *sweep.Search    // nil unless --find-max (capacity.go)
 	recorder  *export.Recorder // nil unless --record
 	report    *runReport       // --report, or the TUI's w key; nil otherwise
 	// scraper reads the servers' own /metrics (--server-metrics); nil when off, and in a
@@ -46,6 +47,9 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	runOpts.Workloads = works
 	if o.sweepSteps != nil {
 		eng.sweep = planSweep(o, cfg, &runOpts)
+	}
+	if o.findMax != "" {
+		eng.search = planSearch(o, cfg, &runOpts, stderr)
 	}
 	if o.record != "" {
 		rec, err := export.NewRecorder(o.record)

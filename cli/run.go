@@ -136,6 +136,8 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	switch {
 	case !opts.noTUI:
 		code = runTUI(ctx, eng, opts, stderr)
+	case eng.search != nil:
+		code = runCapacityHeadless(ctx, eng, opts, stdout, stderr)
 	case eng.sweep != nil:
 		code = runSweepHeadless(ctx, eng, opts, stdout, stderr)
 	default:

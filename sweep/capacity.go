@@ -60,6 +60,7 @@ type endpointSearch struct {
 	started  int       // background requests begun (OnStart), warm-ups and interactive too
 	reported int       // of which reported (OnDone)
 	cur      *liveStep // the step being measured; nil between steps
+	stopped  bool      // the Runner stopped the endpoint (permanent errors): no more steps
 }
 
 // liveStep is a step being measured.
@@ -209,6 +210,10 @@ func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep int) 
 		s.mu.Lock()
 		m = s.st[ep].dec.record(m)
 		s.st[ep].dec.next() // settles Done, so that onStep sees a finished search as such
+		stopped := s.st[ep].stopped
+		if stopped {
+			s.st[ep].dec.out.Done = true // with the answer so far: what it met, what it missed
+		}
 		out := s.st[ep].dec.outcome()
 		s.version++
 		s.mu.Unlock()
@@ -217,6 +222,20 @@ func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep int) 
 			s.onStep(ep, m, out)
 			s.stepMu.Unlock()
 		}
+		if stopped {
+			return nil
+		}
+	}
+}
+
+// EndpointStopped ends endpoint ep's search after its running step, which is measured with
+// the requests it has: the Runner stopped the endpoint (identical permanent errors), so no
+// step would ever reach its requests.
+func (s *Search) EndpointStopped(ep int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ep >= 0 && ep < len(s.st) {
+		s.st[ep].stopped = true
 	}
 }
 
@@ -237,7 +256,7 @@ func (s *Search) step(ctx context.Context, ctl SearchController, ep int, load fl
 	err := s.waitFor(ctx, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return time.Since(c.start) >= s.plan.StepDuration && c.finished >= s.plan.minRequests()
+		return s.st[ep].stopped || time.Since(c.start) >= s.plan.StepDuration && c.finished >= s.plan.minRequests()
 	})
 	s.mu.Lock()
 	c.end = time.Now()
