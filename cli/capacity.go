@@ -6,12 +6,15 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/probe"
+	"tokscope/report"
+	"tokscope/stats"
 	"tokscope/sweep"
 )
 
@@ -110,8 +113,16 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 		eng.runner.Stop(0) // every endpoint is paused: nothing is in flight
 		searched <- err
 	}()
+	var agg *stats.Aggregator // the whole run, for the report's summary
+	if eng.report != nil {
+		agg = stats.New(eng.endpoints)
+		agg.SetTTFTFrom(o.ttftFrom)
+	}
 	for ev := range eng.runner.Events() {
-		eng.observeReport(ev)
+		if agg != nil {
+			agg.Observe(ev)
+			eng.observeReport(ev)
+		}
 		if note := stopNote(ev, eng.endpoints); note != "" {
 			fmt.Fprintln(stderr, note)
 			eng.search.EndpointStopped(ev.(*probe.Status).Endpoint)
@@ -125,7 +136,22 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 		code = ExitFailed
 	}
 	rep := eng.search.Report()
-	return capacityStatus(stdout, stderr, o.output, &rep, code)
+	code = capacityStatus(stdout, stderr, o.output, &rep, code)
+	if agg != nil {
+		code = eng.report.writeCapacity(agg.Snapshot(time.Now()), &rep, code, stderr)
+	}
+	return code
+}
+
+// writeCapacity writes the report of a capacity search (--report); a failure is one line on
+// stderr and makes the exit status at least 1.
+func (r *runReport) writeCapacity(snap stats.Snapshot, rep *sweep.CapacityReport, code int, stderr io.Writer) int {
+	in := report.Input{Summary: snap, Requests: r.col.Clone(), Capacity: rep, Settings: r.settings, Version: r.version}
+	if err := report.WriteFile(r.path, in); err != nil {
+		fmt.Fprintf(stderr, "tokscope: --report: %v\n", err)
+		return max(code, ExitFailed)
+	}
+	return code
 }
 
 // capacityStatus prints the search's report and returns the exit status.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +60,8 @@ func TestFindMaxExit3(t *testing.T) {
 	}
 	defer srv.Close()
 	var stdout, stderr bytes.Buffer
-	args := []string{"--no-tui", "-o", "json", "--find-max", "concurrency", "--slo", "ttft=120ms", "--step-duration", "300ms",
+	html := filepath.Join(t.TempDir(), "capacity.html")
+	args := []string{"--no-tui", "-o", "json", "--report", html, "--find-max", "concurrency", "--slo", "ttft=120ms", "--step-duration", "300ms",
 		"--max-tokens", "10", "-u", srv.BaseURL("ok"), "-m", "m1", "-u", srv.BaseURL("slow"), "-m", "m2"}
 	start := time.Now()
 	code := run("", args, &stdout, &stderr, process{})
@@ -96,5 +99,14 @@ func TestFindMaxExit3(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "missed even at concurrency 1") {
 		t.Errorf("stderr does not say which endpoint missed at 1:\n%s", stderr.String())
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Capacity search", `id="capacity-attainment"`, "max concurrency 2 (SLO met by", ">max 2<"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the report lacks %q", want)
+		}
 	}
 }
