@@ -217,7 +217,7 @@ func WriteCapacityTable(w io.Writer, rep sweep.CapacityReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nSLO target %s; steps of at least %s and %d requests; a step within one binomial standard error of the target is measured again and decided on both\n",
+	fmt.Fprintf(w, "\nSLO target %s; steps of at least %s and %d requests; a step from 2 binomial standard errors below the target to 1 above is measured again and decided on both\n",
 		formatNumber(rep.Plan.Target), rep.Plan.StepDuration, sweep.MinStepRequests)
 	if !rep.Complete {
 		fmt.Fprintln(w, "interrupted: the searches that had not finished have no answer")

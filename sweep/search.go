@@ -17,10 +17,15 @@ import (
 // This file holds the decisions, without a clock (search); capacity.go runs them.
 //
 // Noise guard. A step's attainment is a share of n requests: under the hypothesis that the
-// true attainment is the target T, it has the binomial standard error √(T(1−T)/n). A first
-// measurement within one such error of T (|a − T| ≤ SE) decides nothing: the load is measured
-// once more, and the verdict is the two measurements pooled (good₁+good₂ over n₁+n₂), so a
-// lucky or unlucky step alone never moves the bracket. Both measurements are listed.
+// true attainment is the target T, it has the binomial standard error SE = √(T(1−T)/n). A
+// first measurement from T − 2·SE to T + SE decides nothing: the load is measured once more,
+// and the verdict is the two measurements pooled (good₁+good₂ over n₁+n₂), so one lucky or
+// unlucky step alone never moves the bracket. Both measurements are listed. The band is wider
+// below the target because a false miss costs more than a false pass: a miss while doubling
+// ends the doubling, and the search never tries a load above its first miss, so one unlucky
+// step at load 2 (2 of 10 requests caught by a stall of the client machine) would put the
+// answer two orders of magnitude low; a false pass near the boundary puts it one bisection
+// step high. With the minimum 10 requests, 8 or 9 good are measured again, 10 pass, 7 miss.
 //
 // Non-monotonic curves: a load is only ever tried between the bracket's ends, so every load
 // measured below the answer met the target, and the answer is the highest load that met with
@@ -190,9 +195,9 @@ func (s *search) outcome() Outcome {
 	return o
 }
 
-// withinNoise reports whether attainment a of n requests is within one binomial standard
-// error of target t (never when t is 1: a single miss is then a miss).
+// withinNoise reports whether attainment a of n requests is from two binomial standard
+// errors below target t to one above (never when t is 1: a single miss is then a miss).
 func withinNoise(a, t float64, n int) bool {
 	se := math.Sqrt(t * (1 - t) / float64(n))
-	return se > 0 && math.Abs(a-t) <= se
+	return se > 0 && a >= t-2*se && a <= t+se
 }

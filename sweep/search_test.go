@@ -68,8 +68,8 @@ func TestSearchLimitAndLoadOne(t *testing.T) {
 	}
 }
 
-// A step within one binomial standard error of the target is measured again and decided on
-// both measurements pooled; one far from it is decided at once.
+// A step from two binomial standard errors below the target to one above is measured again
+// and decided on both measurements pooled; one far from it is decided at once.
 func TestSearchNoiseGuard(t *testing.T) {
 	plan := SearchPlan{By: ByConcurrency, Limit: 256, Target: 0.9}
 	// 50 requests: SE = √(0.9·0.1/50) = 0.042. At 8: 44/50 = 0.88 (within), then 47/50:
@@ -95,9 +95,25 @@ func TestSearchNoiseGuard(t *testing.T) {
 	if first.Verdict != Pending || first.Remeasured || second.Verdict != Met || !second.Remeasured {
 		t.Errorf("8 measured as %+v then %+v, want pending then met, re-measured", first, second)
 	}
-	// 20/20 at 1 is 0.1 above 0.9, SE with 20 requests 0.067: decided at once.
 	if o.Steps[0].Verdict != Met {
 		t.Errorf("a perfect step with 50 requests was not decided at once: %+v", o.Steps[0])
+	}
+	// 10 requests (SE 0.095): 10 good pass, 8 or 9 are measured again, 7 miss. An unlucky 8
+	// at load 2 then 10: pooled 0.9, met, and the doubling goes on.
+	for good, want := range map[int]Verdict{10: Met, 9: Pending, 8: Pending, 7: Missed} {
+		s := &search{plan: plan}
+		if m := s.record(Measurement{Load: 1, Requests: 10, Good: good}); m.Verdict != want {
+			t.Errorf("%d of 10 good: verdict %v, want %v", good, m.Verdict, want)
+		}
+	}
+	o = drive(t, plan, 10, func(l float64, k int) int {
+		if l == 2 && k == 0 {
+			return 8
+		}
+		return step(16)(l, k) / 2
+	})
+	if o.Max != 16 || o.FirstMiss != 17 || o.Steps[1].Verdict != Pending || !o.Steps[2].Remeasured {
+		t.Errorf("after an unlucky step at 2: loads %v, max %v, first miss %v", loads(o), o.Max, o.FirstMiss)
 	}
 }
 
