@@ -36,3 +36,16 @@ func (r *Runner) CutEndpointBefore(ep int, t time.Time) int {
 	}
 	return n
 }
+
+// Warming reports whether endpoint ep is opening connections for streams just added
+// (SetConcurrency): its loops hold their requests until it is done, and open-loop arrivals
+// queue meanwhile, so a search waits for it before a step begins.
+func (r *Runner) Warming(ep int) bool {
+	l := r.lane(ep)
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.warming != nil
+}

@@ -34,6 +34,7 @@ type SearchController interface {
 	SetPaused(ep int, paused bool)
 	InFlight(ep int) int
 	CutEndpointBefore(ep int, t time.Time) int
+	Warming(ep int) bool
 }
 
 // Search is one capacity search. Its hooks (OnStart, OnDone) and readers (Outcomes, Version,
@@ -61,6 +62,7 @@ type endpointSearch struct {
 	reported int       // of which reported (OnDone)
 	cur      *liveStep // the step being measured; nil between steps
 	stopped  bool      // the Runner stopped the endpoint (permanent errors): no more steps
+	slots    int       // a rate search's worker slots so far
 }
 
 // liveStep is a step being measured.
@@ -243,6 +245,11 @@ func (s *Search) EndpointStopped(ep int) {
 // measures it.
 func (s *Search) step(ctx context.Context, ctl SearchController, ep int, load float64) (Measurement, error) {
 	s.apply(ctl, ep, load)
+	// Streams just added open their connections first, holding their requests (and, in the
+	// open loop, letting arrivals pile up into a burst): the step begins once they are ready.
+	if err := s.waitFor(ctx, func() bool { return !ctl.Warming(ep) }); err != nil {
+		return Measurement{}, err
+	}
 	agg := stats.New([]config.Endpoint{s.eps[ep]})
 	agg.SetTTFTFrom(s.ttftFrom)
 	agg.SetSLOTarget(s.plan.Target)
@@ -283,7 +290,12 @@ func (s *Search) apply(ctl SearchController, ep int, load float64) {
 		return
 	}
 	ctl.SetRate(ep, load)
-	ctl.SetConcurrency(ep, RateSlots(load))
+	s.mu.Lock()
+	e := s.st[ep]
+	e.slots = max(e.slots, RateSlots(load)) // never fewer: each growth warms every slot's connection
+	n := e.slots
+	s.mu.Unlock()
+	ctl.SetConcurrency(ep, n)
 }
 
 // RateSlots is the worker slots of a rate step: room for every arrival of the last
