@@ -58,9 +58,6 @@ func (o *options) checkFindMax() error {
 	if o.stepDuration <= 0 {
 		return usagef("invalid value %s for --step-duration: must be a positive duration like 10s, 30s, 1m", o.stepDuration)
 	}
-	if !o.noTUI {
-		return usagef("--find-max needs --no-tui for now: the live view of a search is not built yet")
-	}
 	return nil
 }
 
@@ -91,9 +88,13 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 		runOpts.Rate = 1
 	}
 	eps := cfg.Endpoints
-	s := sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, func(ep int, m sweep.Measurement, out sweep.Outcome) {
-		fmt.Fprintln(stderr, stepLine(eps[ep].Name, plan.By, &m, &out))
-	})
+	var onStep func(int, sweep.Measurement, sweep.Outcome)
+	if o.noTUI { // the TUI's sweep view shows the steps
+		onStep = func(ep int, m sweep.Measurement, out sweep.Outcome) {
+			fmt.Fprintln(stderr, stepLine(eps[ep].Name, plan.By, &m, &out))
+		}
+	}
+	s := sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, onStep)
 	runOpts.OnStart = append(runOpts.OnStart, s.OnStart)
 	runOpts.OnDone = append(runOpts.OnDone, s.OnDone)
 	return s

@@ -140,6 +140,9 @@ func (e *engine) start(ctx context.Context) (wait func() error) {
 	if e.sweep != nil {
 		go e.sweep.Run(ctx, e.runner)
 	}
+	if e.search != nil {
+		go e.search.Run(ctx, e.runner) // the TUI; headless runs it itself (runCapacityHeadless)
+	}
 	if e.scraper != nil {
 		go e.scraper.Run(ctx)
 	}

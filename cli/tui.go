@@ -20,6 +20,7 @@ func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int 
 		TTFTFrom: o.ttftFrom,
 		Rate:     o.rate,
 		Sweep:    eng.sweep,
+		Search:   eng.search,
 		Reporter: eng.report,
 
 		ServerMetrics: eng.serverUpdates(),

@@ -37,6 +37,10 @@ func (m *Model) initLoad(opts Options) {
 		m.swp.SetTTFTFrom(opts.TTFTFrom)
 		m.view = viewSweep
 	}
+	if opts.Search != nil {
+		m.srch = opts.Search
+		m.view = viewSweep
+	}
 	if opts.Rate > 0 {
 		m.rate = opts.Rate
 		if a, ok := m.agg.(openLoopStats); ok {
@@ -61,8 +65,8 @@ func (m *Model) closeLoad() {
 
 // refreshSweep runs on the clock: a step can end, and become final, without any event.
 func (m *Model) refreshSweep() {
-	if m.swp != nil && m.swp.Refresh() && m.view == viewSweep {
-		m.renderBody()
+	if m.swp != nil && m.swp.Refresh() && m.view == viewSweep || m.srch != nil && m.view == viewSweep {
+		m.renderBody() // a search's running step shows its time and requests so far
 	}
 }
 

@@ -33,6 +33,9 @@ type Options struct {
 	Rate float64
 	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
 	Sweep *sweep.Sweep
+	// Search, when not nil, is the capacity search being run (--find-max): the sweep view
+	// shows it (capacityview.go).
+	Search *sweep.Search
 	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
 	Reporter Reporter
 	// ServerMetrics, when not nil, carries the server-metrics scraper's Updates
@@ -87,6 +90,7 @@ type Model struct {
 	reporter Reporter // writes the report of the session (report.go); nil: none
 
 	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
+	srch capacitySearch // the capacity search being run, nil without --find-max (load.go)
 	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
 
 	header, body, footer string
@@ -142,6 +146,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		viewStream:    m.str,
 		viewSweep:     newSweepView(c, m.swp, namesOf(eps)),
 	}
+	m.views[viewSweep].(*sweepView).search = m.srch
 	m.takeSnapshot()
 	return m
 }
