@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -151,7 +152,8 @@ func WriteCapacityCSV(w io.Writer, rep sweep.CapacityReport) error {
 // CapacityAnswer is endpoint e's answer in one line, e.g. "max concurrency 12 (SLO met by
 // 93 %), 13 missed (71 %); at 12: goodput 4.10 req/s, output 512.3 tok/s".
 func CapacityAnswer(by string, e *sweep.EndpointCapacity) string {
-	pct := func(f float64) string { return strconv.FormatFloat(100*f, 'f', 0, 64) + " %" }
+	// Whole percents rounded down, so that 89.7 % of a miss against 0.9 never reads "90 %".
+	pct := func(f float64) string { return strconv.FormatFloat(math.Floor(100*f+1e-9), 'f', 0, 64) + " %" }
 	load := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	switch {
 	case e.Max == 0 && e.FirstMiss > 0:

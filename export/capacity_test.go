@@ -87,3 +87,11 @@ func TestCapacityTableAndCSV(t *testing.T) {
 		t.Errorf("row 6: %s", got)
 	}
 }
+
+// A miss just under the target never reads as the target: percents are rounded down.
+func TestCapacityAnswerRoundsDown(t *testing.T) {
+	e := sweep.EndpointCapacity{Name: "a", Outcome: sweep.Outcome{Max: 18, AttainmentAtMax: 0.93, FirstMiss: 19, AttainmentAtMiss: 0.897, Done: true}}
+	if got, want := CapacityAnswer(sweep.ByConcurrency, &e), "max concurrency 18 (SLO met by 93 %), 19 missed (89 %)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -133,4 +134,5 @@ func loadHead(by string) string {
 
 func loadText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-func pctText(f float64) string { return strconv.FormatFloat(100*f, 'f', 0, 64) + " %" }
+// pctText is whole percents rounded down (a miss at 89.7 % against 90 % never reads "90 %").
+func pctText(f float64) string { return strconv.FormatFloat(math.Floor(100*f+1e-9), 'f', 0, 64) + " %" }
