@@ -28,8 +28,8 @@ type findMaxFlags struct {
 }
 
 func addFindMaxFlags(fs *pflag.FlagSet, o *options) {
-	fs.StringVar(&o.findMax, "find-max", "", "`WHAT`: concurrency | rate: for each endpoint, find the highest load at which at least --slo-target (default 0.9 here) of requests meet --slo")
-	fs.IntVar(&o.findMaxLimit, "find-max-limit", sweep.DefaultFindMaxLimit, "the highest load --find-max tries")
+	fs.StringVar(&o.findMax, "find-max", "", "`WHAT` is concurrency or rate: for each endpoint, find the highest load at which at least --slo-target (default 0.9 here) of requests meet --slo")
+	fs.IntVar(&o.findMaxLimit, "find-max-limit", sweep.DefaultFindMaxLimit, "the highest load `N` --find-max tries")
 }
 
 // checkFindMax checks the search's flags against the others, one line each.

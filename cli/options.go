@@ -114,7 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
-	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep step")
+	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
 	addSLOFlags(fs, o)
 	addFindMaxFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
