@@ -119,6 +119,7 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 		agg = stats.New(eng.endpoints)
 		agg.SetTTFTFrom(o.ttftFrom)
 	}
+	stopped := map[int]bool{} // endpoints the Runner stopped (permanent errors)
 	for ev := range eng.runner.Events() {
 		if agg != nil {
 			agg.Observe(ev)
@@ -126,10 +127,17 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 		}
 		if note := stopNote(ev, eng.endpoints); note != "" {
 			fmt.Fprintln(stderr, note)
-			eng.search.EndpointStopped(ev.(*probe.Status).Endpoint)
+			ep := ev.(*probe.Status).Endpoint
+			eng.search.EndpointStopped(ep)
+			stopped[ep] = true
 		}
 	}
-	cancel() // an interrupted run: the search stops where it is
+	// The events end when the search is over, when the run is interrupted (the search stops
+	// where it is), or when the Runner stopped every endpoint: their searches then end with
+	// the steps they were measuring, whose requests have all reported.
+	if len(stopped) < len(eng.endpoints) {
+		cancel()
+	}
 	<-searched
 	code := ExitOK
 	if err := notCancelled(<-done); err != nil {

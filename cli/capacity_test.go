@@ -110,3 +110,30 @@ func TestFindMaxExit3(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint the Runner stops after identical permanent errors (a 404 for every request) can
+// never finish a step of 10 requests: its search ends with the step it has, a miss at
+// concurrency 1, and the run exits 3 instead of waiting for ever.
+func TestFindMaxStoppedEndpoint(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "ok", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 500, MaxTokens: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"--no-tui", "-o", "json", "--find-max", "concurrency", "--slo", "ttft=1s", "--step-duration", "200ms",
+		"-u", strings.Replace(srv.BaseURL("ok"), "/ok/", "/missing/", 1), "-m", "m"}
+	done := make(chan int, 1)
+	go func() { done <- run("", args, &stdout, &stderr, process{}) }()
+	select {
+	case code := <-done:
+		if code != ExitSLO {
+			t.Errorf("exit %d, want %d\n%s", code, ExitSLO, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the search of a stopped endpoint did not end in 30 s")
+	}
+	if !strings.Contains(stdout.String(), `"max":null`) || !strings.Contains(stdout.String(), `"first_miss":1`) {
+		t.Errorf("stdout %s\nstderr %s", stdout.String(), stderr.String())
+	}
+}
