@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,6 +26,21 @@ import (
 type findMaxFlags struct {
 	findMax      string // "" = no search; sweep.ByConcurrency or sweep.ByRate
 	findMaxLimit int
+	// searchErr is stderr for a headless search, whose progress lines come from each
+	// endpoint's search goroutine and its notes from the events' reader (set by planSearch).
+	searchErr *lockedWriter
+}
+
+// lockedWriter writes to w one call at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func addFindMaxFlags(fs *pflag.FlagSet, o *options) {
@@ -90,8 +106,9 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 	eps := cfg.Endpoints
 	var onStep func(int, sweep.Measurement, sweep.Outcome)
 	if o.noTUI { // the TUI's sweep view shows the steps
+		o.searchErr = &lockedWriter{w: stderr}
 		onStep = func(ep int, m sweep.Measurement, out sweep.Outcome) {
-			fmt.Fprintln(stderr, stepLine(eps[ep].Name, plan.By, &m, &out))
+			fmt.Fprintln(o.searchErr, stepLine(eps[ep].Name, plan.By, &m, &out))
 		}
 	}
 	s := sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, onStep)
@@ -104,6 +121,9 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 // it found. Exit status: 0 when every endpoint has a maximum, 3 when one missed the target even
 // at load 1, 1 when the run was interrupted or the output could not be written.
 func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+	if o.searchErr != nil {
+		stderr = o.searchErr
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)

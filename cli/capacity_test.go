@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,7 +122,7 @@ func TestFindMaxStoppedEndpoint(t *testing.T) {
 	}
 	defer srv.Close()
 	var stdout, stderr bytes.Buffer
-	args := []string{"--no-tui", "-o", "json", "--find-max", "concurrency", "--slo", "ttft=1s", "--step-duration", "200ms",
+	args := []string{"--no-tui", "-o", "json", "--find-max", "concurrency", "--slo", "ttft=1s", "--step-duration", "200ms", "--max-tokens", "5",
 		"-u", strings.Replace(srv.BaseURL("ok"), "/ok/", "/missing/", 1), "-m", "m"}
 	done := make(chan int, 1)
 	go func() { done <- run("", args, &stdout, &stderr, process{}) }()
@@ -136,4 +137,60 @@ func TestFindMaxStoppedEndpoint(t *testing.T) {
 	if !strings.Contains(stdout.String(), `"max":null`) || !strings.Contains(stdout.String(), `"first_miss":1`) {
 		t.Errorf("stdout %s\nstderr %s", stdout.String(), stderr.String())
 	}
+}
+
+// Ctrl-C stops a search where it is: the steps that ended are printed, the document says
+// "interrupted", the exit status is 1.
+func TestFindMaxInterrupt(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 500, MaxTokens: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	signals := make(chan os.Signal, 2)
+	proc := process{signals: signals, exit: func(int) {}}
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run("", []string{"--no-tui", "-o", "json", "--find-max", "concurrency", "--slo", "ttft=1s", "--step-duration", "300ms",
+			"--max-tokens", "5", "-u", srv.BaseURL("a"), "-m", "m"}, &stdout, stderr, proc)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "concurrency 2:") { // two steps over
+		if time.Now().After(deadline) {
+			t.Fatal("no second step in 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	signals <- fakeSignal{}
+	select {
+	case code := <-done:
+		if code != ExitFailed {
+			t.Errorf("exit %d, want %d", code, ExitFailed)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5 s after the interrupt")
+	}
+	if !strings.Contains(stdout.String(), `"interrupted":true`) || !strings.Contains(stdout.String(), `{"load":2,`) {
+		t.Errorf("stdout %s", stdout.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer a test may read while the run writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
