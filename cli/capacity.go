@@ -14,7 +14,6 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/probe"
-	"tokscope/report"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -167,18 +166,7 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 	rep := eng.search.Report()
 	code = capacityStatus(stdout, stderr, o.output, &rep, code)
 	if agg != nil {
-		code = eng.report.writeCapacity(agg.Snapshot(time.Now()), &rep, code, stderr)
-	}
-	return code
-}
-
-// writeCapacity writes the report of a capacity search (--report); a failure is one line on
-// stderr and makes the exit status at least 1.
-func (r *runReport) writeCapacity(snap stats.Snapshot, rep *sweep.CapacityReport, code int, stderr io.Writer) int {
-	in := report.Input{Summary: snap, Requests: r.col.Clone(), Capacity: rep, Settings: r.settings, Version: r.version}
-	if err := report.WriteFile(r.path, in); err != nil {
-		fmt.Fprintf(stderr, "tokscope: --report: %v\n", err)
-		return max(code, ExitFailed)
+		code = eng.report.write(agg.Snapshot(time.Now()), nil, code, stderr) // with the search (runReport.search)
 	}
 	return code
 }

@@ -126,6 +126,7 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	defer eng.close() // on a panic too; closing twice is a no-op
 	if opts.report != "" || !opts.noTUI {
 		eng.report = newRunReport(opts, eng.endpoints, cfg)
+		eng.report.search = eng.search
 	}
 
 	// Run the UI or headless. Headless, the first Ctrl-C stops at once, counts what is in
