@@ -96,7 +96,7 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 			cfg.Endpoints[i].Interval = 0
 		}
 		if plan.By == sweep.ByRate {
-			cfg.Endpoints[i].Concurrency = sweep.RateSlots(1)
+			cfg.Endpoints[i].Concurrency = sweep.RateSlots(1, cfg.Endpoints[i].Timeout)
 		}
 	}
 	if plan.By == sweep.ByRate {

@@ -292,20 +292,22 @@ func (s *Search) apply(ctl SearchController, ep int, load float64) {
 	ctl.SetRate(ep, load)
 	s.mu.Lock()
 	e := s.st[ep]
-	e.slots = max(e.slots, RateSlots(load)) // never fewer: each growth warms every slot's connection
+	e.slots = max(e.slots, RateSlots(load, s.eps[ep].Timeout)) // never fewer: each growth warms every slot's connection
 	n := e.slots
 	s.mu.Unlock()
 	ctl.SetConcurrency(ep, n)
 }
 
-// RateSlots is the worker slots of a rate step: room for every arrival of the last
-// RateSlotSeconds in flight at once (at least 8, at most MaxConcurrency).
-func RateSlots(rate float64) int {
-	return min(MaxConcurrency, max(8, int(math.Ceil(rate*RateSlotSeconds))))
+// RateSlots is the worker slots of a rate step: room for every arrival of the last timeout
+// (the request deadline, at least RateSlotSeconds) in flight at once, so that arrivals wait in
+// the client only past MaxConcurrency: an arrival waiting there is load the server never
+// sees, and the step would pass at a load it was not given. At least 8.
+func RateSlots(rate float64, timeout time.Duration) int {
+	secs := max(timeout.Seconds(), RateSlotSeconds)
+	return min(MaxConcurrency, max(8, int(math.Ceil(rate*secs))))
 }
 
-// RateSlotSeconds: a rate step's requests may take this long before arrivals wait in the
-// client for a slot.
+// RateSlotSeconds is the shortest span RateSlots makes room for.
 const RateSlotSeconds = 10
 
 // drain waits until every request of endpoint ep (paused) has ended and reported; those that

@@ -46,7 +46,7 @@ func runSearch(t *testing.T, plan SearchPlan, slo config.SLO, profiles ...sim.Pr
 	if plan.By == ByRate {
 		opts.Rate, opts.RateSeed = 1, 7
 		for i := range eps {
-			eps[i].Concurrency = RateSlots(1)
+			eps[i].Concurrency = RateSlots(1, eps[i].Timeout)
 		}
 	}
 	r := probe.NewRunner(eps, opts)
