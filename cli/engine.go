@@ -24,6 +24,7 @@ type engine struct {
 	runner    *probe.Runner
 	endpoints []config.Endpoint
 	sweep     *sweep.Sweep         // nil unless --sweep
+	search    *sweep.Search        // nil unless --find-max (capacity.go)
 	recorder  *record.Recorder     // nil unless --record
 	exporter  *promexport.Exporter // nil unless --metrics-listen
 	report    *runReport           // --report, or the TUI's w key; nil otherwise
@@ -49,6 +50,9 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	runOpts.Workloads = works
 	if o.sweepSteps != nil {
 		eng.sweep = planSweep(o, cfg, &runOpts)
+	}
+	if o.findMax != "" {
+		eng.search = planSearch(o, cfg, &runOpts, stderr)
 	}
 	if o.record != "" {
 		rec, err := record.NewRecorder(o.record)
@@ -216,6 +220,9 @@ func (e *engine) start(ctx context.Context) (wait func() error) {
 	go func() { done <- e.runner.Run(ctx) }()
 	if e.sweep != nil {
 		go e.sweep.Run(ctx, e.runner)
+	}
+	if e.search != nil {
+		go e.search.Run(ctx, e.runner) // the TUI; headless runs it itself (runCapacityHeadless)
 	}
 	if e.scraper != nil {
 		go e.scraper.Run(ctx)

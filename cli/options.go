@@ -65,7 +65,8 @@ type options struct {
 
 	report string // --report FILE: the HTML report written when the run ends (report.go)
 
-	sloFlags // --slo, --slo-target, --server-metrics (slo.go)
+	sloFlags     // --slo, --slo-target, --server-metrics (slo.go)
+	findMaxFlags // --find-max, --find-max-limit (capacity.go)
 
 	args  []string // the command line as given, for the report's settings
 	build string   // tokscope's version, for the report (set by Main)
@@ -118,8 +119,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
-	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep step")
+	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
 	addSLOFlags(fs, o)
+	addFindMaxFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
 	fs.StringVar(&o.inputText, "input-tokens", "", "synthetic prompts of `N[:SD]` tokens (normal, SD optional), counted with the offline tokenizer")
 	fs.StringVar(&o.outputText, "output-tokens", "", "max_tokens `N[:SD]` per request, and ask the server to ignore EOS (ignore_eos, min_tokens) so answers have N tokens")
@@ -193,13 +195,16 @@ func (o *options) check() error {
 	if err := o.checkSLO(); err != nil {
 		return err
 	}
+	if err := o.checkFindMax(); err != nil {
+		return err
+	}
 	if err := o.checkReport(); err != nil {
 		return err
 	}
 	if err := o.checkWorkload(); err != nil {
 		return err
 	}
-	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil {
+	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil
@@ -308,7 +313,7 @@ func (o *options) checkLoad() error {
 		}
 	}
 	if !o.set("sweep") {
-		if o.set("step-duration") {
+		if o.set("step-duration") && !o.set("find-max") {
 			return usagef("--step-duration needs --sweep: it is the length of each sweep step")
 		}
 		return nil

@@ -20,6 +20,7 @@ type runReport struct {
 	settings []report.Setting
 	version  string
 	col      *report.Collector
+	search   *sweep.Search // --find-max: its report joins the page (capacity.go)
 }
 
 // newRunReport prepares the report of a run over eps; cfg describes the endpoints in the
@@ -41,6 +42,10 @@ func (r *runReport) Reset()                      { r.col.Reset() }
 func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, error) {
 	in := report.Input{Summary: snap, Requests: r.col.Clone(), Sweep: sw, Settings: r.settings, Version: r.version,
 		Sections: []report.Section{report.ServerSection(&snap)}}
+	if r.search != nil {
+		rep := r.search.Report()
+		in.Capacity = &rep
+	}
 	path := r.path
 	if path == "" {
 		path = reportName(time.Now())

@@ -129,6 +129,7 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 	defer eng.close() // on a panic too; closing twice is a no-op
 	if opts.report != "" || !opts.noTUI {
 		eng.report = newRunReport(opts, eng.endpoints, cfg)
+		eng.report.search = eng.search
 	}
 
 	// Run the UI or headless. Headless, the first Ctrl-C stops at once, counts what is in
@@ -139,6 +140,8 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 	switch {
 	case !opts.noTUI:
 		code = runTUI(ctx, eng, opts, stderr)
+	case eng.search != nil:
+		code = runCapacityHeadless(ctx, eng, opts, stdout, stderr)
 	case eng.sweep != nil:
 		code = runSweepHeadless(ctx, eng, opts, stdout, stderr)
 	default:

@@ -24,6 +24,7 @@ func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int 
 		Prompt:        o.prompt,
 		Stats:         o.statsOptions(),
 		Sweep:         eng.sweep,
+		Search:        eng.search,
 		Reporter:      eng.report,
 		ServerMetrics: eng.serverUpdates(),
 	})

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,10 @@ const DefaultQueueFactor = 4
 
 // arrivals is one endpoint's arrival process and its queue of arrivals waiting for a slot.
 type arrivals struct {
-	rate  float64    // requests per second
-	limit int        // fixed queue bound; 0 = DefaultQueueFactor × the concurrency
-	rng   *rand.Rand // only the generator goroutine draws
+	rate  atomic.Uint64 // requests per second, as math.Float64bits (SetRate changes it)
+	reset chan struct{} // poked (never blocking) by SetRate: the schedule restarts from now
+	limit int           // fixed queue bound; 0 = DefaultQueueFactor × the concurrency
+	rng   *rand.Rand    // only the generator goroutine draws
 
 	mu    sync.Mutex
 	q     []time.Time   // scheduled arrival instants, oldest first
@@ -39,13 +41,18 @@ type arrivals struct {
 }
 
 func newArrivals(rate float64, limit int, seed uint64, endpoint int) *arrivals {
-	return &arrivals{
-		rate:  rate,
+	a := &arrivals{
 		limit: limit,
 		rng:   arrivalRand(seed, endpoint),
 		ready: make(chan struct{}, 1),
+		reset: make(chan struct{}, 1),
 	}
+	a.rate.Store(math.Float64bits(rate))
+	return a
 }
+
+// perSecond is the current arrival rate.
+func (a *arrivals) perSecond() float64 { return math.Float64frombits(a.rate.Load()) }
 
 // arrivalRand is endpoint's generator: the same seed gives the same schedule, and endpoints
 // get different ones, so that they do not receive their arrivals in lockstep.
@@ -134,11 +141,15 @@ func (l *lane) arrive() {
 	defer timer.Stop()
 	next := time.Now()
 	for {
-		next = next.Add(arrivalGap(a.rng, a.rate))
+		next = next.Add(arrivalGap(a.rng, a.perSecond()))
 		if d := time.Until(next); d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:
+			case <-a.reset: // a new rate (SetRate): its first gap is drawn from now
+				timer.Stop()
+				next = time.Now()
+				continue
 			case <-l.ctx.Done():
 				return
 			}
@@ -203,3 +214,17 @@ func (r *Runner) Waiting(ep int) []time.Time {
 
 // Rate is the open-loop arrival rate per endpoint (Options.Rate); 0 in the closed loop.
 func (r *Runner) Rate() float64 { return max(r.opts.Rate, 0) }
+
+// SetRate changes endpoint ep's open-loop arrival rate (a capacity search, --find-max rate);
+// the next arrival is drawn at the new rate from now. No-op in the closed loop or for rate ≤ 0.
+func (r *Runner) SetRate(ep int, rate float64) {
+	l := r.lane(ep)
+	if l == nil || l.open == nil || !(rate > 0) {
+		return
+	}
+	l.open.rate.Store(math.Float64bits(rate))
+	select {
+	case l.open.reset <- struct{}{}:
+	default:
+	}
+}

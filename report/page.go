@@ -135,6 +135,13 @@ func buildPage(in *Input) (*page, error) {
 			last.Intro += " " + strings.ToUpper(n[:1]) + n[1:] + "."
 		}
 	}
+	if in.Capacity != nil {
+		if err := add("capacity", "Capacity search", "Per endpoint, the highest load at which the target share of requests met every objective.",
+			capacityCharts(in.Capacity, eps)); err != nil {
+			return nil, err
+		}
+		p.Sections[len(p.Sections)-1].Table = capacityTable(in.Capacity)
+	}
 	for i := range in.Sections {
 		s, ok, err := extensionSection(in, eps, &in.Sections[i])
 		if err != nil {

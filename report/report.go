@@ -35,6 +35,8 @@ type Input struct {
 	Requests *Collector
 	// Sweep is the result of a --sweep run, nil otherwise.
 	Sweep *sweep.Report
+	// Capacity is the result of a --find-max run, nil otherwise (capacity.go).
+	Capacity *sweep.CapacityReport
 	// Settings are the run's flags and configuration, secrets already left out (Settings).
 	Settings []Setting
 	// Version is tokscope's version.

@@ -24,6 +24,10 @@ func (m *Model) initLoad(opts Options) {
 		m.swp = opts.Sweep.Track(m.eps, m.now, opts.Stats...)
 		m.view = viewSweep
 	}
+	if opts.Search != nil {
+		m.srch = opts.Search
+		m.view = viewSweep
+	}
 	if a, ok := m.agg.(openLoopStats); ok {
 		m.rate = a.Rate()
 	}
@@ -38,8 +42,8 @@ func (m *Model) closeLoad() {
 
 // refreshSweep runs on the clock: a step can end, and become final, without any event.
 func (m *Model) refreshSweep() {
-	if m.swp != nil && m.swp.Refresh() && m.view == viewSweep {
-		m.renderBody()
+	if m.swp != nil && m.swp.Refresh() && m.view == viewSweep || m.srch != nil && m.view == viewSweep {
+		m.renderBody() // a search's running step shows its time and requests so far
 	}
 }
 

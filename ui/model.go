@@ -33,6 +33,9 @@ type Options struct {
 	Replay string
 	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
 	Sweep *sweep.Sweep
+	// Search, when not nil, is the capacity search being run (--find-max): the sweep view
+	// shows it (capacityview.go).
+	Search *sweep.Search
 	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
 	Reporter Reporter
 	// ServerMetrics, when not nil, carries the server-metrics scraper's Updates
@@ -86,6 +89,7 @@ type Model struct {
 	missing []requirement
 
 	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
+	srch capacitySearch // the capacity search being run, nil without --find-max (load.go)
 	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
 
 	header, body, footer string
@@ -150,7 +154,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		viewCompare:   newCompareView(c, eps, m.h2h),
 		viewDetail:    newDetailView(c),
 		viewStream:    newStreamView(c, prompt, eng, eps),
-		viewSweep:     newSweepView(c, m.swp, namesOf(eps)),
+		viewSweep:     newSweepView(c, m.swp, m.srch, namesOf(eps)),
 	}
 	m.takeSnapshot()
 	return m

@@ -30,17 +30,18 @@ const (
 // when the results or the size change.
 type sweepView struct {
 	common
-	tr    *sweep.Tracker // the sweep being run; nil without --sweep
-	names []string       // the endpoints' names, for the charts' legend
+	tr     *sweep.Tracker // the sweep being run; nil without --sweep
+	search capacitySearch // the capacity search being run; nil without --find-max
+	names  []string       // the endpoints' names, for the charts' legend
 
 	tput, ttft *sweepChart
 }
 
 // newSweepView builds the view of tr (nil: no sweep runs, the view says how to start one)
 // over the endpoints named names.
-func newSweepView(c common, tr *sweep.Tracker, names []string) *sweepView {
+func newSweepView(c common, tr *sweep.Tracker, search capacitySearch, names []string) *sweepView {
 	st := c.styles
-	return &sweepView{common: c, tr: tr, names: names,
+	return &sweepView{common: c, tr: tr, search: search, names: names,
 		tput: &sweepChart{styles: st, style: st.SparkDecode},
 		ttft: &sweepChart{styles: st, style: st.SparkTTFT}}
 }
@@ -48,7 +49,7 @@ func newSweepView(c common, tr *sweep.Tracker, names []string) *sweepView {
 func (v *sweepView) Name() string { return "Sweep" }
 
 // InTabs: the view is in the header and the Tab cycle only while a sweep runs.
-func (v *sweepView) InTabs() bool { return v.tr != nil }
+func (v *sweepView) InTabs() bool { return v.tr != nil || v.search != nil }
 
 // Info is empty: the status line says where the sweep stands.
 func (v *sweepView) Info() string { return "" }
@@ -61,6 +62,9 @@ func (v *sweepView) ShortHelp() []key.Binding {
 // Render draws the sweep's status, charts and the selected endpoint's steps.
 func (v *sweepView) Render(f *frame) string {
 	s, tr, names := v.styles, v.tr, v.names
+	if v.search != nil {
+		return renderSearch(s, v.search, names, f.sel, f.now, v.w, v.h)
+	}
 	if tr == nil {
 		msg := s.Title.Render("no sweep") + "\n\n" + s.Muted.Render(
 			"Run tokscope --sweep 1,2,4,8,16 [--step-duration 30s] to step every endpoint's\n"+

@@ -1,0 +1,386 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"tokscope/config"
+	"tokscope/probe"
+	"tokscope/stats"
+)
+
+// A Search runs a capacity search (search.go decides) over a probe.Runner: each endpoint on
+// its own goroutine and its own sequence of steps, so endpoints finish at different times.
+//
+// One endpoint's step: with the endpoint paused and nothing of it in flight, set the load,
+// stamp the start, resume; after StepDuration, once at least MinRequests requests that
+// started in the step have finished, stamp the end and pause; the step's requests then have
+// the grace to finish, what is left is cut (probe.Runner.CutEndpointBefore), and the step is
+// measured once every request of the endpoint has reported. A request belongs to the step in
+// which it started; one that started after the end (a loop that passed its pause check just
+// before it) belongs to none. Steps never overlap, so a step after a miss does not inherit
+// the overloaded server's queue: requests of one step never count in another.
+//
+// Figures come from a stats.Aggregator per step, fed every request of the step (as every
+// Aggregator is, AddAt), so attainment, goodput, output tok/s and TTFT follow stats' rules
+// (errors and truncations count as misses, cut requests not at all).
+
+// SearchController is what a search drives: the probe.Runner.
+type SearchController interface {
+	SetConcurrency(ep, n int)
+	SetRate(ep int, rate float64)
+	SetPaused(ep int, paused bool)
+	InFlight(ep int) int
+	CutEndpointBefore(ep int, t time.Time) int
+	Warming(ep int) bool
+}
+
+// Search is one capacity search. Its hooks (OnStart, OnDone) and readers (Outcomes, Version,
+// Current) are safe from any goroutine.
+type Search struct {
+	plan     SearchPlan
+	eps      []config.Endpoint
+	ttftFrom probe.TTFTFrom
+	byName   map[string]int
+	poll     time.Duration
+
+	mu      sync.Mutex
+	st      []*endpointSearch
+	version uint64
+
+	stepMu sync.Mutex // serialises onStep
+	onStep func(ep int, m Measurement, o Outcome)
+}
+
+type endpointSearch struct {
+	dec      search
+	warmLeft int
+	warmed   chan struct{}
+	started  int       // background requests begun (OnStart), warm-ups and interactive too
+	reported int       // of which reported (OnDone)
+	cur      *liveStep // the step being measured; nil between steps
+	stopped  bool      // the Runner stopped the endpoint (permanent errors): no more steps
+	slots    int       // a rate search's worker slots so far
+}
+
+// liveStep is a step being measured.
+type liveStep struct {
+	load       float64
+	start, end time.Time // end zero while it runs
+	agg        *stats.Aggregator
+	finished   int // counted requests that finished
+	slo        config.SLO
+}
+
+// NewSearch prepares a search over eps (the Runner's endpoints, in order, their objectives
+// set), each of which runs warmup warm-up requests first. onStep, if not nil, is called after
+// every step (one call at a time) with the endpoint, the step and where its search stands.
+func NewSearch(plan SearchPlan, eps []config.Endpoint, warmup int, ttftFrom probe.TTFTFrom,
+	onStep func(ep int, m Measurement, o Outcome)) *Search {
+	s := &Search{plan: plan, eps: eps, ttftFrom: ttftFrom, byName: map[string]int{}, poll: 10 * time.Millisecond, onStep: onStep}
+	for i, ep := range eps {
+		s.byName[ep.Name] = i
+		e := &endpointSearch{dec: search{plan: plan}, warmLeft: max(warmup, 0), warmed: make(chan struct{})}
+		if e.warmLeft == 0 {
+			close(e.warmed)
+		}
+		s.st = append(s.st, e)
+	}
+	return s
+}
+
+// Plan returns the search's plan.
+func (s *Search) Plan() SearchPlan { return s.plan }
+
+// Endpoints returns the endpoints searched, in order.
+func (s *Search) Endpoints() []config.Endpoint { return s.eps }
+
+// OnStart is a probe.Options.OnStart hook.
+func (s *Search) OnStart(name string, _ uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.byName[name]; ok {
+		s.st[i].started++
+	}
+}
+
+// OnDone is a probe.Options.OnDone hook: it counts warm-ups and hands each request to the
+// step it started in.
+func (s *Search) OnDone(smp *probe.Sample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.byName[smp.Endpoint]
+	if !ok {
+		return
+	}
+	e := s.st[i]
+	e.reported++
+	switch {
+	case smp.Warmup:
+		if e.warmLeft > 0 {
+			e.warmLeft--
+			if e.warmLeft == 0 {
+				close(e.warmed)
+			}
+		}
+		return
+	case smp.Stream != 0 || e.cur == nil:
+		return
+	}
+	c := e.cur
+	if smp.Start.Before(c.start) || (!c.end.IsZero() && !smp.Start.Before(c.end)) {
+		return
+	}
+	c.agg.AddAt(0, smp)
+	if counted, _ := stats.MeetsSLO(c.slo, smp, s.ttftFrom); counted && !smp.Cut {
+		c.finished++
+	}
+	s.version++
+}
+
+// Version counts changes of what Outcomes and Current return (for redraw caches).
+func (s *Search) Version() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Outcomes returns where every endpoint's search stands, endpoints in order.
+func (s *Search) Outcomes() []Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Outcome, len(s.st))
+	for i, e := range s.st {
+		out[i] = e.dec.outcome()
+	}
+	return out
+}
+
+// Current is endpoint ep's running step: its load, start and the requests finished in it so
+// far; false between steps.
+func (s *Search) Current(ep int) (load float64, start time.Time, finished int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ep < 0 || ep >= len(s.st) || s.st[ep].cur == nil {
+		return 0, time.Time{}, 0, false
+	}
+	c := s.st[ep].cur
+	return c.load, c.start, c.finished, true
+}
+
+// Run searches every endpoint side by side and returns once every search is done (nil), or
+// ctx's error when it ends first. Every endpoint is left paused.
+func (s *Search) Run(ctx context.Context, ctl SearchController) error {
+	errs := make(chan error, len(s.st))
+	for i := range s.st {
+		go func() { errs <- s.runEndpoint(ctx, ctl, i) }()
+	}
+	var first error
+	for range s.st {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// runEndpoint is endpoint ep's sequence of steps.
+func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep int) error {
+	select {
+	case <-s.st[ep].warmed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	ctl.SetPaused(ep, true)
+	defer ctl.SetPaused(ep, true)
+	if err := s.drain(ctx, ctl, ep, time.Now()); err != nil {
+		return err
+	}
+	for {
+		s.mu.Lock()
+		load, _, ok := s.st[ep].dec.next()
+		s.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		m, err := s.step(ctx, ctl, ep, load)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		m = s.st[ep].dec.record(m)
+		s.st[ep].dec.next() // settles Done, so that onStep sees a finished search as such
+		stopped := s.st[ep].stopped
+		if stopped {
+			s.st[ep].dec.out.Done = true // with the answer so far: what it met, what it missed
+		}
+		out := s.st[ep].dec.outcome()
+		s.version++
+		s.mu.Unlock()
+		if s.onStep != nil {
+			s.stepMu.Lock()
+			s.onStep(ep, m, out)
+			s.stepMu.Unlock()
+		}
+		if stopped {
+			return nil
+		}
+	}
+}
+
+// EndpointStopped ends endpoint ep's search after its running step, which is measured with
+// the requests it has: the Runner stopped the endpoint (identical permanent errors), so no
+// step would ever reach its requests.
+func (s *Search) EndpointStopped(ep int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ep >= 0 && ep < len(s.st) {
+		s.st[ep].stopped = true
+	}
+}
+
+// step runs one step of endpoint ep at load (the endpoint paused, nothing in flight) and
+// measures it.
+func (s *Search) step(ctx context.Context, ctl SearchController, ep int, load float64) (Measurement, error) {
+	s.apply(ctl, ep, load)
+	// Streams just added open their connections first, holding their requests (and, in the
+	// open loop, letting arrivals pile up into a burst): the step begins once they are ready.
+	if err := s.waitFor(ctx, func() bool { return !ctl.Warming(ep) }); err != nil {
+		return Measurement{}, err
+	}
+	agg := stats.New([]config.Endpoint{s.eps[ep]}, stats.WithTTFTFrom(s.ttftFrom), stats.WithSLOTarget(s.plan.Target))
+	c := &liveStep{load: load, agg: agg, slo: s.eps[ep].SLO}
+	s.mu.Lock()
+	c.start = time.Now()
+	s.st[ep].cur = c
+	s.version++
+	s.mu.Unlock()
+	ctl.SetPaused(ep, false)
+	err := s.waitFor(ctx, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.st[ep].stopped || time.Since(c.start) >= s.plan.StepDuration && c.finished >= s.plan.minRequests()
+	})
+	s.mu.Lock()
+	c.end = time.Now()
+	s.mu.Unlock()
+	ctl.SetPaused(ep, true)
+	if err == nil {
+		err = s.drain(ctx, ctl, ep, c.end)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st[ep].cur = nil
+	if err != nil {
+		return Measurement{}, err
+	}
+	return measure(c), nil
+}
+
+// apply sets endpoint ep's load: its concurrency, or its arrival rate and enough worker slots
+// for the arrivals not to wait in the client (a wait there is no part of any latency, so the
+// server would look faster than it is).
+func (s *Search) apply(ctl SearchController, ep int, load float64) {
+	if s.plan.By == ByConcurrency {
+		ctl.SetConcurrency(ep, int(load))
+		return
+	}
+	ctl.SetRate(ep, load)
+	s.mu.Lock()
+	e := s.st[ep]
+	e.slots = max(e.slots, RateSlots(load, s.eps[ep].Timeout)) // never fewer: each growth warms every slot's connection
+	n := e.slots
+	s.mu.Unlock()
+	ctl.SetConcurrency(ep, n)
+}
+
+// RateSlots is the worker slots of a rate step: room for every arrival of the last timeout
+// (the request deadline, at least RateSlotSeconds) in flight at once, so that arrivals wait in
+// the client only past MaxConcurrency: an arrival waiting there is load the server never
+// sees, and the step would pass at a load it was not given. At least 8.
+func RateSlots(rate float64, timeout time.Duration) int {
+	secs := max(timeout.Seconds(), RateSlotSeconds)
+	return min(MaxConcurrency, max(8, int(math.Ceil(rate*secs))))
+}
+
+// RateSlotSeconds is the shortest span RateSlots makes room for.
+const RateSlotSeconds = 10
+
+// drain waits until every request of endpoint ep (paused) has ended and reported; those that
+// started before end and still run a grace after it are cut.
+func (s *Search) drain(ctx context.Context, ctl SearchController, ep int, end time.Time) error {
+	cut := false
+	return s.waitFor(ctx, func() bool {
+		if !cut && time.Since(end) >= s.plan.Grace {
+			ctl.CutEndpointBefore(ep, end)
+			cut = true
+		}
+		if ctl.InFlight(ep) > 0 { // before the hook counts: a request counts here first
+			return false
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e := s.st[ep]
+		return e.started == e.reported
+	})
+}
+
+// waitFor polls done until it holds; ctx's error if ctx ends first.
+func (s *Search) waitFor(ctx context.Context, done func() bool) error {
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
+	for {
+		if done() {
+			return nil
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// measure reads a finished step's figures from its Aggregator (s.mu held).
+func measure(c *liveStep) Measurement {
+	snap := c.agg.Snapshot(c.end)
+	es := &snap.Endpoints[0]
+	m := Measurement{
+		Load: c.load, Start: c.start, Duration: c.end.Sub(c.start),
+		Errors: es.Errors + es.Truncated, Cut: es.Cut,
+		OutputTPS: es.OutputTPS, TTFT: es.Whole.TTFT,
+	}
+	if sl := es.SLO; sl != nil {
+		m.Requests, m.Good, m.GoodputRPS = sl.Counted, sl.Good, sl.GoodputRPS
+		if sl.Counted > 0 {
+			m.Attainment = sl.Attainment
+		}
+	}
+	return m
+}
+
+// CapacityReport is what a search found, for the exporters.
+type CapacityReport struct {
+	Plan      SearchPlan
+	Endpoints []EndpointCapacity // in order
+	TTFTFrom  string             // the instant TTFT figures are measured to, e.g. "first-token"
+	Complete  bool               // false when the run stopped before every search was done
+}
+
+// EndpointCapacity is one endpoint's search.
+type EndpointCapacity struct {
+	Name, Model string
+	Outcome
+}
+
+// Report returns where every search stands, with what the exporters say about it.
+func (s *Search) Report() CapacityReport {
+	rep := CapacityReport{Plan: s.plan, TTFTFrom: s.ttftFrom.Name(), Complete: true}
+	for i, o := range s.Outcomes() {
+		rep.Endpoints = append(rep.Endpoints, EndpointCapacity{Name: s.eps[i].Name, Model: s.eps[i].Model, Outcome: o})
+		rep.Complete = rep.Complete && o.Done
+	}
+	return rep
+}
