@@ -97,6 +97,7 @@ type Exporter struct {
 	sources                    *prometheus.CounterVec
 	requests                   *prometheus.CounterVec
 	inFlight                   *prometheus.GaugeVec
+	usage                      *prometheus.HistogramVec // tokens per request (usage.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -169,6 +170,7 @@ func New(eps []config.Endpoint) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
+		usage:      newUsage(),
 		models:     make(map[string]string, len(eps)),
 		byIdx:      append([]config.Endpoint(nil), eps...),
 		open:       make(map[requestKey]int),
@@ -176,7 +178,7 @@ func New(eps []config.Endpoint) *Exporter {
 		owed:       make(map[string]float64),
 	}
 	e.registry.MustRegister(e.ttft, e.ttfb, e.itl, e.tpot, e.e2e, e.tokens, e.prompt, e.cached, e.sources,
-		e.requests, e.inFlight,
+		e.requests, e.inFlight, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -310,6 +312,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		source = "unknown"
 	}
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
+	e.observeUsage(s, name, model)
 }
 
 // Progress counts the tokens of a request in flight as they arrive (feed it the Runner's
