@@ -11,7 +11,7 @@ import (
 var importLayers = [][]string{
 	{"tokscope"},
 	{"cli"},
-	{"report", "ui", "promexport", "calibrate", "discover"},
+	{"report", "ui", "promexport", "otlpexport", "calibrate", "discover"},
 	{"export"},
 	{"sweep"},
 	{"stats"},
