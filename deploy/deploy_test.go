@@ -6,9 +6,11 @@ package deploy
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -404,4 +406,26 @@ func dockerStages(src string) [][]string {
 	}
 	flush()
 	return stages
+}
+
+// TestStaticBuild builds tokscope as the Dockerfile does (CGO_ENABLED=0) and checks the result
+// is a static executable, with no dynamic loader to find on distroless/static: a dependency
+// that needs cgo would break the image, and fails here first.
+func TestStaticBuild(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tokscope")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Skipf("not an ELF platform: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Fatalf("the CGO_ENABLED=0 build is dynamically linked (%v)", p.Type)
+		}
+	}
 }
