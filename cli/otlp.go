@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,15 +28,28 @@ func (o *options) checkOTLP() error {
 		return usagef("--replay and --otlp exclude each other: a replay shows a recorded run and sends no request")
 	}
 	if _, err := otlpexport.EndpointURL(o.otlp); err != nil {
-		return usagef("invalid value %q for --otlp: %v", o.otlp, err)
+		return usagef("invalid value %q for --otlp: %v (e.g. http://127.0.0.1:4318)", redactURL(o.otlp), err)
 	}
 	return nil
+}
+
+// redactURL is a URL fit for an error message: a password in it is masked, and so is
+// everything before the last @ of a value that does not parse.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+		return "…" + raw[i:]
+	}
+	return raw
 }
 
 // startPush begins pushing the exporter's registry to --otlp.
 func startPush(ctx context.Context, o *options, cfg *config.Config, g prometheus.Gatherer) (*otlpexport.Pusher, error) {
 	push, err := otlpexport.Start(ctx, g, otlpexport.Options{
 		URL: o.otlp, Version: o.build, Endpoints: cfg.Endpoints,
+		// Shard: "I/N" once --shard lands (the resource attribute tokscope.shard).
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--otlp: %w", err)

@@ -78,7 +78,7 @@ func EndpointURL(raw string) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("not a URL: %w", errors.Unwrap(err))
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", errors.New("want an http:// or https:// URL, e.g. http://127.0.0.1:4318")
+		return "", errors.New("want an http:// or https:// URL")
 	case u.Host == "" || u.Hostname() == "":
 		return "", errors.New("the URL has no host")
 	case u.User != nil:
