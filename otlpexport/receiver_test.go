@@ -127,7 +127,7 @@ func points(m pmetric.Metric) []point {
 		for i := range dps.Len() {
 			dp := dps.At(i)
 			out = append(out, point{attrs: attrMap(dp.Attributes()), count: dp.Count(), sum: dp.Sum(),
-				bounds: dp.ExplicitBounds().AsRaw(),
+				bounds:     dp.ExplicitBounds().AsRaw(),
 				cumulative: m.Histogram().AggregationTemporality() == pmetric.AggregationTemporalityCumulative})
 		}
 	case pmetric.MetricTypeSum:

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +165,45 @@ func TestSIGTERMPushesBeforeExit(t *testing.T) {
 	e := sum.Endpoints[0]
 	checkRequests(t, metrics, e.Name, map[string]string{"tokscope.endpoint": e.Name},
 		map[string]int{"ok": e.OK, "error": e.Errors, "cut": e.Cut}, e.ErrorKinds)
+}
+
+// TestHangingCollectorCostsANote: a collector that accepts the connection and never answers
+// neither fails the run nor holds its exit for more than the push's bound (5 s): the run's
+// summary and status are as without --otlp, and stderr has one note.
+func TestHangingCollectorCostsANote(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
+		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := cli.Main("", []string{"--no-tui", "--requests", "5", "-i", "0s", "-o", "json",
+		"--otlp", hang.URL, "-u", srv.BaseURL("busy"), "-m", "m"}, &stdout, &stderr)
+	took := time.Since(start)
+	if code != cli.ExitOK {
+		t.Errorf("exit %d with a hanging collector; stderr %s", code, stderr.String())
+	}
+	if took > 12*time.Second {
+		t.Errorf("the run took %v: the push at exit is bounded by 5 s", took)
+	}
+	var sum summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil || len(sum.Endpoints) != 1 || sum.Endpoints[0].OK != 5 {
+		t.Errorf("summary (%v): %s", err, stdout.String())
+	}
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 1 ||
+		!strings.HasPrefix(lines[0], "tokscope: --otlp: 1 of 1 pushes failed") {
+		t.Errorf("stderr %q: want one note about the failed push", stderr.String())
+	}
 }
