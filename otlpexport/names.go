@@ -26,7 +26,7 @@ const (
 	AttrEndpoint  = "tokscope.endpoint"
 	AttrOutcome   = "tokscope.outcome"
 	AttrSource    = "tokscope.token.source"
-	AttrShard     = "tokscope.shard" // a resource attribute (Options.Shard)
+	AttrShard     = "tokscope.shard" // a resource attribute (Options.Shard), and a "shard" label's name
 )
 
 // metricName is how a Prometheus series of promexport is named over OTLP, with its unit.
@@ -69,6 +69,7 @@ var otelLabels = map[string]string{
 	"error_type": AttrErrorType,
 	"source":     AttrSource,
 	"token_type": AttrTokenType,
+	"shard":      AttrShard, // when promexport labels series by --shard
 }
 
 // server is what the conventions want to know of an endpoint beyond its model.

@@ -151,6 +151,7 @@ func resourceAttributes(o Options) []attribute.KeyValue {
 // again returns the same error.
 func (p *Pusher) Shutdown(ctx context.Context) error {
 	p.once.Do(func() {
+		p.exporter.closing.Store(true)
 		p.provider.Shutdown(ctx) //nolint:errcheck // export errors are counted by quietExporter
 		p.err = p.exporter.summary()
 	})
@@ -168,11 +169,18 @@ type quietExporter struct {
 	sdkmetric.Exporter
 	made, failed atomic.Int64
 	last         atomic.Pointer[error]
+	closing      atomic.Bool // Shutdown began
 }
 
 func (q *quietExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	err := q.Exporter.Export(ctx, rm)
+	if err != nil && q.closing.Load() && errors.Is(err, context.Canceled) {
+		// A periodic push that Shutdown cancelled: the push at exit, which follows, carries
+		// the same series and newer values. Neither made nor failed.
+		return nil
+	}
 	q.made.Add(1)
-	if err := q.Exporter.Export(ctx, rm); err != nil {
+	if err != nil {
 		q.failed.Add(1)
 		q.last.Store(&err)
 		log.Printf("otlp: push failed: %v", err)
