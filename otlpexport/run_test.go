@@ -118,7 +118,8 @@ func checkHist(t *testing.T, what string, p point, count int, mean float64) {
 }
 
 // TestSIGTERMPushesBeforeExit: a headless run ended by SIGTERM (kill, docker stop, a Job's
-// pod deleted) pushes what it measured before it exits, though no periodic push came yet.
+// pod deleted) pushes what it measured before it exits: the last push has the summary's
+// final counts, the requests cut by the signal included.
 func TestSIGTERMPushesBeforeExit(t *testing.T) {
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
 		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
@@ -139,9 +140,7 @@ func TestSIGTERMPushesBeforeExit(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		return bytes.Count(b, []byte("\n")) >= 10
 	})
-	if rcv.count() != 0 {
-		t.Fatal("a push before the first interval: the test would not prove the push at exit")
-	}
+	before := rcv.count() // 0 unless the machine is so slow that 10 s passed
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +157,8 @@ func TestSIGTERMPushesBeforeExit(t *testing.T) {
 		t.Fatalf("no JSON summary (%v): %s", err, stdout.String())
 	}
 	md, n := rcv.last(t)
-	if n != 1 {
-		t.Errorf("%d pushes, want the one at exit", n)
+	if n <= before {
+		t.Fatalf("%d pushes after SIGTERM, %d before: no push at exit", n, before)
 	}
 	metrics, _, _ := pushed(t, md)
 	e := sum.Endpoints[0]
