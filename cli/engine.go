@@ -9,6 +9,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/fanout"
+	"tokscope/otlpexport"
 	"tokscope/probe"
 	"tokscope/promexport"
 	"tokscope/record"
@@ -31,6 +32,7 @@ type engine struct {
 	// scraper reads the servers' own /metrics (--server-metrics); nil when off, and in a
 	// headless sweep, whose steps have no server figures.
 	scraper *servermetrics.Scraper
+	push    *otlpexport.Pusher // --otlp; nil when off (otlp.go)
 }
 
 // buildEngine puts the run's flags into a Runner over cfg's endpoints: the workload, the
@@ -61,13 +63,11 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		}
 		eng.recorder = rec
 	}
-	if o.metricsListen != "" {
-		exp, err := serveMetrics(ctx, o.metricsListen, cfg, stderr)
-		if err != nil {
+	if o.metricsListen != "" || o.otlp != "" {
+		if err := eng.serveMetrics(ctx, o, cfg, stderr); err != nil {
 			eng.close()
 			return nil, err
 		}
-		eng.exporter = exp
 	}
 	eng.endpoints = cfg.Endpoints
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)
@@ -115,15 +115,26 @@ func planSweep(o *options, cfg *config.Config, runOpts *probe.Options) *sweep.Sw
 	return sw
 }
 
-// serveMetrics starts the Prometheus exporter; the run's events reach it as a tap.
-func serveMetrics(ctx context.Context, addr string, cfg *config.Config, stderr io.Writer) (*promexport.Exporter, error) {
+// serveMetrics starts the Prometheus exporter, served at --metrics-listen, pushed to --otlp
+// or both; the run's events reach it as a tap (taps).
+func (e *engine) serveMetrics(ctx context.Context, o *options, cfg *config.Config, stderr io.Writer) error {
 	exp := promexport.New(cfg.Endpoints)
-	bound, err := promexport.Listen(ctx, addr, exp.Handler())
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	if addr := o.metricsListen; addr != "" {
+		bound, err := promexport.Listen(ctx, addr, exp.Handler())
+		if err != nil {
+			return fmt.Errorf("--metrics-listen %s: %w", addr, err)
+		}
+		fmt.Fprintf(stderr, "tokscope: serving Prometheus metrics at http://%s/metrics\n", bound)
 	}
-	fmt.Fprintf(stderr, "tokscope: serving Prometheus metrics at http://%s/metrics\n", bound)
-	return exp, nil
+	if o.otlp != "" {
+		push, err := startPush(ctx, o, cfg, exp.Registry())
+		if err != nil {
+			return err
+		}
+		e.push = push
+	}
+	e.exporter = exp
+	return nil
 }
 
 // recordServer appends one scrape of an endpoint's server to the record file; a failed write
@@ -238,8 +249,10 @@ func notCancelled(err error) error {
 	return err
 }
 
-// close closes the record file; closing twice is a no-op.
+// close pushes the metrics a last time (--otlp) and closes the record file; closing twice is
+// a no-op.
 func (e *engine) close() error {
+	e.stopPush(io.Discard)
 	if e.recorder == nil {
 		return nil
 	}
@@ -249,6 +262,7 @@ func (e *engine) close() error {
 // finish closes the engine after a run that ended with code: a record file that cannot be
 // closed (its last lines may be lost) makes a successful run a failed one.
 func (e *engine) finish(code int, stderr io.Writer) int {
+	e.stopPush(stderr)
 	if err := e.close(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: --record: %v\n", err)
 		return max(code, ExitFailed)

@@ -47,6 +47,7 @@ type options struct {
 	version     bool
 
 	metricsListen string // serve Prometheus metrics on this address ("" = off)
+	otlp          string // push the same metrics to this OTLP/HTTP URL ("" = off; otlp.go)
 	listModels    bool   // print each endpoint's models and exit
 	calibrate     bool   // measure tokscope's own timing error against the simulator and exit
 
@@ -113,6 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.logFile, "log", "", "write debug logs to FILE (never to the terminal)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics at ADDR/metrics (a bare port binds 127.0.0.1)")
+	fs.StringVar(&o.otlp, "otlp", "", "push the exporter's metrics to an OTLP/HTTP `URL` every 10 s and at exit (no path: /v1/metrics; headers from $OTEL_EXPORTER_OTLP_HEADERS)")
 	fs.BoolVar(&o.listModels, "list-models", false, "print the models each endpoint offers, then exit")
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
 	fs.StringVar(&o.replay, "replay", "", "show a --record FILE again (TUI, or the summary with --no-tui) instead of measuring")
@@ -180,6 +182,9 @@ func (o *options) check() error {
 		if _, err := promexport.ListenAddr(o.metricsListen); err != nil {
 			return usagef("invalid value %q for --metrics-listen: %v (e.g. 9464, :9464, 127.0.0.1:9464)", o.metricsListen, err)
 		}
+	}
+	if err := o.checkOTLP(); err != nil {
+		return err
 	}
 	from, err := probe.ParseTTFTFrom(o.ttftFromName)
 	if err != nil {

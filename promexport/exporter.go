@@ -79,6 +79,7 @@ type Exporter struct {
 	sources        *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	inFlight       *prometheus.GaugeVec
+	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -131,6 +132,7 @@ func New(eps []config.Endpoint) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
+		usage:      newUsage(),
 		models:     make(map[string]string, len(eps)),
 		byIdx:      append([]config.Endpoint(nil), eps...),
 		open:       make(map[requestKey]int),
@@ -146,7 +148,7 @@ func New(eps []config.Endpoint) *Exporter {
 		}
 	}
 	e.registry.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
-		e.requests, e.inFlight,
+		e.requests, e.inFlight, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -263,6 +265,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		source = "unknown"
 	}
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
+	e.observeUsage(s, name, model)
 }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only

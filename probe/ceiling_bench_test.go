@@ -1,0 +1,118 @@
+//go:build unix
+
+package probe
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"tokscope/config"
+	"tokscope/sim"
+)
+
+// BenchmarkCeiling measures one machine's ceiling: how much TTFT error the client adds as
+// the streams of one process grow, 64 to 4096, against the in-process simulator on the same
+// cores. Every stream decodes 20 chunks/s with a fixed TTFT and fixed length, so the streams
+// stay in step and the chunks of all of them arrive together every 50 ms: the worst case for
+// a client that stamps a chunk when its goroutine gets to run.
+//
+//   - ttft_err: tokscope's TTFT minus the simulator's own (its first token's flush minus
+//     the request's arrival in its handler): what the client adds on both sides, request
+//     write and response read;
+//   - read_err: tokscope's first-token instant minus the simulator's flush of that chunk:
+//     the read side alone;
+//   - new_conns: measured requests that opened a connection (the client keeps at most 1024
+//     idle per host, so beyond 1024 streams some reconnect, and their TTFT includes it);
+//   - samples: requests measured (fewer streams run more requests each, so that every p99
+//     rests on at least ~2000 of them).
+//
+// Run it alone (it takes the machine): go test ./probe -run '^$' -bench Ceiling -benchtime 1x
+func BenchmarkCeiling(b *testing.B) {
+	raiseFileLimit(b, 2*4096+512) // a client and a server socket per stream
+	for _, streams := range []int{64, 256, 1024, 4096} {
+		b.Run(strconv.Itoa(streams), func(b *testing.B) { ceiling(b, streams) })
+	}
+}
+
+func ceiling(b *testing.B, streams int) {
+	const tokens = 10 // 50 ms TTFT + 9 gaps of 50 ms: half a second a request
+	perStream := min(max((3072+streams-1)/streams, 2), 32)
+	srv, err := sim.Start(sim.Options{TrackSends: true}, sim.Profile{
+		Name: "ceiling", Model: "m", TokensPerSecond: 20, TokensPerChunk: 1,
+		TTFT: 50 * time.Millisecond, MaxTokens: tokens, Seed: 1,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	ep := config.Endpoint{Name: "ceiling", BaseURL: srv.BaseURL("ceiling"), Model: "m", Prompt: "hi",
+		MaxTokens: tokens, Concurrency: streams, Timeout: 2 * time.Minute, Stall: time.Minute}
+
+	var ttftErrs, readErrs []time.Duration
+	newConns := 0
+	for b.Loop() {
+		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: perStream * streams})
+		go func() { _ = r.Run(context.Background()) }()
+		for ev := range r.Events() {
+			d, ok := ev.(*Done)
+			if !ok || d.Sample.Warmup {
+				continue
+			}
+			s := d.Sample
+			if s.Outcome != OutcomeOK {
+				b.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
+			}
+			if !s.Reused {
+				newConns++
+			}
+			arrival, ok := srv.Arrival(s.ResponseID)
+			if !ok {
+				continue
+			}
+			for _, f := range srv.Sends(s.ResponseID) {
+				if f.Kind == sim.FrameContent || f.Kind == sim.FrameReasoning {
+					readErrs = append(readErrs, s.Start.Add(s.FirstToken).Sub(f.At))
+					ttftErrs = append(ttftErrs, s.FirstToken-f.At.Sub(arrival))
+					break
+				}
+			}
+		}
+	}
+	if len(ttftErrs) < streams {
+		b.Fatalf("%d TTFTs matched to a send time, want at least %d", len(ttftErrs), streams)
+	}
+	slices.Sort(ttftErrs)
+	slices.Sort(readErrs)
+	q := func(errs []time.Duration, p float64) float64 {
+		return float64(errs[min(len(errs)-1, int(p*float64(len(errs))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(q(ttftErrs, 0.50), "ttft_err_p50_ms")
+	b.ReportMetric(q(ttftErrs, 0.99), "ttft_err_p99_ms")
+	b.ReportMetric(q(readErrs, 0.50), "read_err_p50_ms")
+	b.ReportMetric(q(readErrs, 0.99), "read_err_p99_ms")
+	b.ReportMetric(float64(len(ttftErrs))/float64(b.N), "samples")
+	b.ReportMetric(float64(newConns)/float64(b.N), "new_conns")
+}
+
+// raiseFileLimit lifts the soft limit on open files to at least n (up to the hard limit):
+// 4096 streams hold 8192 sockets in this one process.
+func raiseFileLimit(b *testing.B, n uint64) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		b.Fatal(err)
+	}
+	if lim.Cur >= n {
+		return
+	}
+	if lim.Max < n {
+		b.Fatalf("open-file hard limit %d is below the %d that 4096 streams need (ulimit -Hn)", lim.Max, n)
+	}
+	lim.Cur = n
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,28 @@
+package promexport
+
+import (
+	"testing"
+	"time"
+
+	"tokscope/probe"
+)
+
+// TestRequestTokensHistogram: ok requests add one output observation each, and one input
+// observation only when the server reported prompt tokens; failed requests add none.
+func TestRequestTokensHistogram(t *testing.T) {
+	e := New(testEndpoints())
+	url := serve(t, e)
+	a := okSample("local", 1, 10*ms, []time.Duration{20 * ms, 30 * ms}, 5, probe.SourceUsage, 40*ms)
+	a.PromptTokens = 100
+	b := okSample("local", 2, 10*ms, []time.Duration{20 * ms}, 300, probe.SourceUsage, 40*ms) // no usage prompt count
+	failed := &probe.Sample{Endpoint: "local", Model: "m1", Seq: 3, Outcome: probe.OutcomeError,
+		ErrorKind: "http_500", Tokens: 7, PromptTokens: 9}
+	for _, s := range []*probe.Sample{a, b, failed} {
+		e.Observe(s)
+	}
+	fams := scrape(t, url)
+	checkHistogram(t, fams, nameRequestTokens, map[string]string{"endpoint": "local", "model": "m1", "token_type": "output"},
+		histWant{count: 2, sum: 305, buckets: map[float64]uint64{4: 0, 16: 1, 256: 1, 1024: 2}})
+	checkHistogram(t, fams, nameRequestTokens, map[string]string{"endpoint": "local", "model": "m1", "token_type": "input"},
+		histWant{count: 1, sum: 100, buckets: map[float64]uint64{64: 0, 256: 1}})
+}
