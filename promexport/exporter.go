@@ -69,6 +69,7 @@ var (
 // concurrent use.
 type Exporter struct {
 	registry *prometheus.Registry
+	reg      prometheus.Registerer // registers on registry, with the shard label when sharded (shard.go)
 	handler  http.Handler
 
 	// hists are the histograms of the registered metrics that have one (metric.Metric.Prom),
@@ -104,8 +105,12 @@ type requestKey struct {
 // first scrape instead of after the first request. The registry also holds the Go runtime and
 // process collectors: GC pauses and CPU starvation of tokscope itself bias every timestamp it
 // takes, and go_* / process_* let a user rule that out.
-func New(eps []config.Endpoint) *Exporter {
+func New(eps []config.Endpoint, opts ...Option) *Exporter {
 	labels := []string{labelEndpoint, labelModel}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	e := &Exporter{
 		registry: prometheus.NewRegistry(),
 		prompt: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -139,15 +144,16 @@ func New(eps []config.Endpoint) *Exporter {
 		liveTokens: make(map[requestKey]float64),
 		owed:       make(map[string]float64),
 	}
+	e.reg = o.registerer(e.registry)
 	for i := range metric.All {
 		if p := metric.All[i].Prom; p != nil {
 			e.hists[i] = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Name: p.Name, Help: p.Help, Buckets: p.Buckets,
 			}, labels)
-			e.registry.MustRegister(e.hists[i])
+			e.reg.MustRegister(e.hists[i])
 		}
 	}
-	e.registry.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
+	e.reg.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
 		e.requests, e.inFlight, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
