@@ -57,7 +57,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		eng.search = planSearch(o, cfg, &runOpts, stderr)
 	}
 	if o.record != "" {
-		rec, err := record.NewRecorder(o.record)
+		rec, err := record.NewRecorder(o.record, record.WithShard(o.shard))
 		if err != nil {
 			return nil, fmt.Errorf("--record: %w", err)
 		}
@@ -118,7 +118,7 @@ func planSweep(o *options, cfg *config.Config, runOpts *probe.Options) *sweep.Sw
 // serveMetrics starts the Prometheus exporter, served at --metrics-listen, pushed to --otlp
 // or both; the run's events reach it as a tap (taps).
 func (e *engine) serveMetrics(ctx context.Context, o *options, cfg *config.Config, stderr io.Writer) error {
-	exp := promexport.New(cfg.Endpoints)
+	exp := promexport.New(cfg.Endpoints, promexport.WithShard(o.shard.Label()))
 	if addr := o.metricsListen; addr != "" {
 		bound, err := promexport.Listen(ctx, addr, exp.Handler())
 		if err != nil {

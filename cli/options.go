@@ -51,7 +51,8 @@ type options struct {
 	listModels    bool   // print each endpoint's models and exit
 	calibrate     bool   // measure tokscope's own timing error against the simulator and exit
 
-	replay       string         // show this --record file instead of measuring
+	replay       string         // show these --record files instead of measuring: as given, for messages ("" = off)
+	replayPaths  []string       // --replay's files, globs and directories (replay.go)
 	ttftFromName string         // --ttft-from as given
 	ttftFrom     probe.TTFTFrom // parsed by check
 
@@ -68,6 +69,7 @@ type options struct {
 
 	sloFlags     // --slo, --slo-target, --server-metrics (slo.go)
 	findMaxFlags // --find-max, --find-max-limit (capacity.go)
+	shardFlags   // --shard (shard.go)
 
 	args  []string // the command line as given, for the report's settings
 	build string   // tokscope's version, for the report (set by Main)
@@ -117,13 +119,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.otlp, "otlp", "", "push the exporter's metrics to an OTLP/HTTP `URL` every 10 s and at exit (no path: /v1/metrics; headers from $OTEL_EXPORTER_OTLP_HEADERS)")
 	fs.BoolVar(&o.listModels, "list-models", false, "print the models each endpoint offers, then exit")
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
-	fs.StringVar(&o.replay, "replay", "", "show a --record FILE again (TUI, or the summary with --no-tui) instead of measuring")
+	fs.StringArrayVar(&o.replayPaths, "replay", nil, "show --record files again (TUI, or the summary with --no-tui) instead of measuring: `FILE`s, globs or directories (their *.jsonl), merged as one run")
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
 	addSLOFlags(fs, o)
 	addFindMaxFlags(fs, o)
+	addShardFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
 	fs.StringVar(&o.inputText, "input-tokens", "", "synthetic prompts of `N[:SD]` tokens (normal, SD optional), counted with the offline tokenizer")
 	fs.StringVar(&o.outputText, "output-tokens", "", "max_tokens `N[:SD]` per request, and ask the server to ignore EOS (ignore_eos, min_tokens) so answers have N tokens")
@@ -139,8 +142,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, flagParseError(err)
 	}
 	o.set, o.args = fs.Changed, args
-	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	if err := o.takeReplayArgs(fs.Args()); err != nil {
+		return nil, err
 	}
 	return o, o.check()
 }
@@ -207,6 +210,9 @@ func (o *options) check() error {
 		return err
 	}
 	if err := o.checkWorkload(); err != nil {
+		return err
+	}
+	if err := o.checkShard(); err != nil {
 		return err
 	}
 	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" {

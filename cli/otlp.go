@@ -49,7 +49,7 @@ func redactURL(raw string) string {
 func startPush(ctx context.Context, o *options, cfg *config.Config, g prometheus.Gatherer) (*otlpexport.Pusher, error) {
 	push, err := otlpexport.Start(ctx, g, otlpexport.Options{
 		URL: o.otlp, Version: o.build, Endpoints: cfg.Endpoints,
-		// Shard: "I/N" once --shard lands (the resource attribute tokscope.shard).
+		Shard: o.shard.Label(), // the resource attribute tokscope.shard, as the series' shard label
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--otlp: %w", err)

@@ -5,22 +5,24 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/record"
+	"tokscope/report"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/ui"
 )
 
-// runReplay shows a --record file again, in the TUI or as the headless summary, its records
+// runReplay shows --record files again, in the TUI or as the headless summary, its records
 // aggregated exactly as the live run aggregated its Samples (optionally under another TTFT
 // definition, --ttft-from). No request is sent. Exit status as for a live run: 0 when every
 // recorded request succeeded, 1 when some failed, 2 when the file cannot be read.
 func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	rp, err := record.LoadReplay(o.replay)
+	rp, err := record.LoadReplay(o.replayPaths...)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
 		return ExitUsage
@@ -31,6 +33,9 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		}
 	}
 	rep := newRunReport(o, rp.Endpoints, nil) // --report, or the TUI's w key
+	if rp.Shards > 1 {
+		rep.settings = append(rep.settings, report.Setting{Name: "shards merged", Value: fmt.Sprint(rp.Shards)})
+	}
 	if o.noTUI {
 		warnReplay(stderr, rp)
 		agg := stats.New(rp.Endpoints, o.statsOptions()...)
@@ -42,6 +47,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			agg.ObserveServer(u)
 		}
 		snap := agg.Snapshot(rp.End)
+		snap.Shards = rp.Shards
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
 		code = sloStatus(o, &snap, code, stderr)
 		if o.report == "" {
@@ -68,7 +74,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		Now:      func() time.Time { return end },
 		Prompt:   o.prompt,
 		Stats:    o.statsOptions(),
-		Replay:   filepath.Base(o.replay),
+		Replay:   replayName(o, rp),
 		Reporter: rep,
 
 		ServerMetrics: server,
@@ -85,4 +91,37 @@ func warnReplay(stderr io.Writer, rp *record.Replay) {
 	if rp.Warning != "" {
 		fmt.Fprintf(stderr, "tokscope: warning: --replay %s\n", rp.Warning)
 	}
+}
+
+// takeReplayArgs: with --replay, the words after the flags are more records (a shell expands
+// shard-*.jsonl into several); without it, they are an error.
+func (o *options) takeReplayArgs(rest []string) error {
+	if !o.set("replay") {
+		if len(rest) > 0 {
+			return usagef("unexpected argument %q (flags only; see --help)", rest[0])
+		}
+		return nil
+	}
+	o.replayPaths = append(o.replayPaths, rest...)
+	for _, p := range o.replayPaths {
+		if strings.TrimSpace(p) == "" {
+			return usagef("invalid value \"\" for --replay: needs --record files, globs or directories")
+		}
+	}
+	o.replay = strings.Join(o.replayPaths, " ")
+	return nil
+}
+
+// replayName is what the TUI calls the replay: the one file or directory given, else how
+// many files (and shards) it merged.
+func replayName(o *options, rp *record.Replay) string {
+	switch {
+	case len(o.replayPaths) == 1 && rp.Files == 1:
+		return filepath.Base(o.replayPaths[0])
+	case rp.Shards > 1:
+		return fmt.Sprintf("%d shards", rp.Shards)
+	case len(o.replayPaths) == 1:
+		return filepath.Base(filepath.Clean(o.replayPaths[0])) + fmt.Sprintf(" (%d files)", rp.Files)
+	}
+	return fmt.Sprintf("%d files", rp.Files)
 }

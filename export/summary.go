@@ -189,6 +189,8 @@ type jsonSummary struct {
 	ClientQueue *[]jsonClientQueue `json:"client_queue,omitempty"`
 	// How the run ended (end.go); not in a replay.
 	Grace *jsonGrace `json:"grace,omitempty"`
+	// A replay that merged several shards' records (shards.go).
+	Shards int `json:"shards,omitempty"`
 }
 
 // WriteJSON writes the summary of DESIGN.md's command-line contract as one JSON document on
@@ -222,6 +224,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
 	out.ClientQueue = clientQueueJSON(&snap)
 	out.Grace = graceJSON(&snap)
+	out.Shards = shardsJSON(&snap)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // URLs keep their & and < > readable
 	return enc.Encode(out)
@@ -329,7 +332,10 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if l := GraceLine(&snap); l != "" {
+	for _, l := range []string{GraceLine(&snap), ShardsLine(&snap)} {
+		if l == "" {
+			continue
+		}
 		if _, err := fmt.Fprintf(w, "\n%s\n", l); err != nil {
 			return err
 		}

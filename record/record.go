@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"tokscope/config"
 	"tokscope/probe"
 )
 
@@ -101,6 +102,9 @@ type Record struct {
 	AnswerTPS      *float64 `json:"answer_tps"`
 	PrefillTPS     *float64 `json:"prefill_tps"`
 	E2EMS          *float64 `json:"e2e_ms"`
+
+	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
+	Shard
 }
 
 // Chunks are a request's chunks in arrival order; At is kept to the microsecond in JSON.
@@ -294,13 +298,23 @@ func marshalLine(r any) ([]byte, error) {
 // last line, which ReadRecords tolerates, and which NewRecorder ends with a newline before
 // appending so the next run's first record stays whole.
 type Recorder struct {
-	mu sync.Mutex
-	f  *os.File // nil once closed
+	mu    sync.Mutex
+	f     *os.File // nil once closed
+	shard Shard    // written into every line (WithShard)
+}
+
+// Option is an option of NewRecorder.
+type Option func(*Recorder)
+
+// WithShard says in every line that the run is shard s (--shard): "shard": I, "shards": N.
+// An unsharded run's lines (the zero config.Shard) say nothing.
+func WithShard(s config.Shard) Option {
+	return func(r *Recorder) { r.shard = shardOf(s) }
 }
 
 // NewRecorder opens (creating it if needed) path for appending. When the file ends in a torn
 // line (a killed run), it first ends that line, so the torn record stays on its own line.
-func NewRecorder(path string) (*Recorder, error) {
+func NewRecorder(path string, opts ...Option) (*Recorder, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -311,7 +325,11 @@ func NewRecorder(path string) (*Recorder, error) {
 			return nil, err
 		}
 	}
-	return &Recorder{f: f}, nil
+	r := &Recorder{f: f}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
 }
 
 // endsTorn reports whether the file at path is non-empty and does not end with a newline.
@@ -333,6 +351,7 @@ func endsTorn(path string) bool {
 // Write appends s as one line. It returns os.ErrClosed after Close.
 func (r *Recorder) Write(s *probe.Sample) error {
 	rec := FromSample(s)
+	rec.Shard = r.shard
 	line, err := marshalLine(&rec) // outside the lock: writers only queue for the write
 	if err != nil {
 		return fmt.Errorf("record %s #%d: %w", s.Endpoint, s.Seq, err)

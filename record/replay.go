@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"tokscope/config"
@@ -11,89 +12,85 @@ import (
 	"tokscope/servermetrics"
 )
 
-// Replay is a --record file read back (--replay): the events of a finished run, which the
-// statistics and the UI take in exactly as they took the live run's.
+// Replay is one or more --record files read back (--replay): the events of a finished run,
+// which the statistics and the UI take in exactly as they took the live run's. Several files
+// (or the lines of several shards) merge into the events of one run, as if one process had
+// made every request (merge.go).
 type Replay struct {
 	Endpoints []config.Endpoint // named as recorded, in order of first appearance
-	Events    []probe.Event     // a *probe.Done per record in file order; interactive stream records left out
-	// Server is the server scrapes the run recorded, in file order (nil in a record written
-	// before they were): feed them to stats.(*Aggregator).ObserveServer.
+	Events    []probe.Event     // a *probe.Done per record; interactive stream records left out
+	// Server is the server scrapes the run recorded (nil in a record written before they
+	// were): feed them to stats.(*Aggregator).ObserveServer. Each shard's scrapes are kept.
 	Server  []servermetrics.Update
 	End     time.Time // when the last recorded request finished
 	Failed  bool      // a counted request (not a warm-up, not interactive) did not succeed
-	Warning string    // why some records were left out (a torn line), else ""
+	Warning string    // why some records were left out (a torn line), or what looks wrong with the shards; else ""
+
+	// Files is how many files were read; Shards how many shards' lines were among them (0
+	// when no line says "shard").
+	Files, Shards int
+
+	shardNotes []string
 }
 
-// LoadReplay reads the --record file at path. A torn line (a killed run) is not an error:
-// the whole records are used and Warning says so. Any other unreadable line is an
-// error naming the line; errors and the warning begin with path.
-func LoadReplay(path string) (*Replay, error) {
-	f, err := os.Open(path)
+// LoadReplay reads the --record files the arguments name: files, globs, directories (their
+// *.jsonl files). One file of one run replays in file order, as the live run saw its
+// requests; several files, or the lines of several shards, merge on the wall clock. A torn
+// line (a killed run) is not an error: the whole records are used and Warning says so, as it
+// says when one of several files has no record. Any other unreadable line is an error naming
+// its file and line.
+func LoadReplay(args ...string) (*Replay, error) {
+	paths, err := expand(args)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	file, err := ReadFile(f)
-	recs := file.Records
-	var warning string
-	switch {
-	case errors.Is(err, ErrTruncated):
-		warning = fmt.Sprintf("%s: %v; using the %d whole records", path, err, len(recs))
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var files []source
+	var warnings []string
+	for _, path := range paths {
+		f, warning, err := readSource(path)
+		switch {
+		case err != nil:
+			return nil, err
+		case warning != "":
+			warnings = append(warnings, warning)
+		}
+		if len(f.Records) == 0 {
+			if len(paths) == 1 {
+				return nil, fmt.Errorf("%s: no records (is it a --record file?)", path)
+			}
+			warnings = append(warnings, path+": no records; left out")
+			continue
+		}
+		files = append(files, source{path: path, file: f})
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: no records (is it a --record file?)", path)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no records in any of its %d files (are they --record files?)", strings.Join(args, " "), len(paths))
 	}
-	rp := replayRecords(recs)
-	rp.addServer(file.Server)
-	rp.Warning = warning
+	rp := merge(files)
+	rp.Warning = strings.Join(append(warnings, rp.shardNotes...), "; ")
 	return rp, nil
 }
 
-// replayRecords turns records into the events of the run they recorded.
-func replayRecords(recs []Record) *Replay {
-	rp := &Replay{}
-	index := map[string]int{}
-	for i := range recs {
-		s := recs[i].Sample()
-		ep, ok := index[s.Endpoint]
-		if !ok {
-			ep = len(rp.Endpoints)
-			index[s.Endpoint] = ep
-			rp.Endpoints = append(rp.Endpoints, config.Endpoint{Name: s.Endpoint, Model: s.Model})
-		}
-		if s.Stream != 0 {
-			continue // an interactive stream/race request: never in statistics, live or replayed
-		}
-		rp.Failed = rp.Failed || s.Failed()
-		if done := finishedAt(&s); done.After(rp.End) {
-			rp.End = done
-		}
-		rp.Events = append(rp.Events, &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: s})
+// readSource reads one file; warning names the torn lines left out.
+func readSource(path string) (File, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return File{}, "", err
 	}
-	return rp
+	defer f.Close()
+	file, err := ReadFile(f)
+	switch {
+	case errors.Is(err, ErrTruncated):
+		return file, fmt.Sprintf("%s: %v; using the %d whole records", path, err, len(file.Records)), nil
+	case err != nil:
+		return File{}, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return file, "", nil
 }
 
-// addServer adds the recorded scrapes, by endpoint name; an endpoint no request named comes
-// after those that did, so that the endpoints keep the order of their requests.
-func (rp *Replay) addServer(lines []ServerLine) {
-	index := map[string]int{}
-	for i, ep := range rp.Endpoints {
-		if _, dup := index[ep.Name]; !dup {
-			index[ep.Name] = i
-		}
-	}
-	for i := range lines {
-		l := &lines[i]
-		ep, ok := index[l.Endpoint]
-		if !ok {
-			ep = len(rp.Endpoints)
-			index[l.Endpoint] = ep
-			rp.Endpoints = append(rp.Endpoints, config.Endpoint{Name: l.Endpoint, Model: l.Model})
-		}
-		rp.Server = append(rp.Server, l.Update(ep))
-	}
+// replayRecords turns the records of one file into the events of the run they recorded.
+func replayRecords(recs []Record) *Replay {
+	return merge([]source{{file: File{Records: recs}}})
 }
 
 // finishedAt is when a request finished on the wall clock: t0 + End, else its last instant.

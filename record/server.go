@@ -29,6 +29,8 @@ type ServerLine struct {
 	State    string    `json:"state"`
 	Note     string    `json:"note,omitempty"`
 	Kind     string    `json:"kind,omitempty"`
+	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
+	Shard
 
 	Running            *float64 `json:"running"`
 	Waiting            *float64 `json:"waiting"`
@@ -108,6 +110,7 @@ func (l *ServerLine) Update(ep int) servermetrics.Update {
 // use, like Write). It returns os.ErrClosed after Close.
 func (r *Recorder) WriteServer(name, model string, u servermetrics.Update) error {
 	l := ServerLineOf(name, model, u)
+	l.Shard = r.shard
 	line, err := marshalLine(&l)
 	if err != nil {
 		return fmt.Errorf("record server %s: %w", name, err)

@@ -210,6 +210,9 @@ type Snapshot struct {
 	// End is how the run ended: its grace and how long it waited for the requests in flight
 	// (Aggregator.SetEnd); zero (End.Finished false) while running and in a replay.
 	End probe.RunEnd
+	// Shards is how many shards' records a replay merged (--shard, --replay with several
+	// records); 0 otherwise. Set by the replay, not by the Aggregator.
+	Shards int
 }
 
 // Window lengths.
