@@ -119,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.otlp, "otlp", "", "push the exporter's metrics to an OTLP/HTTP `URL` every 10 s and at exit (no path: /v1/metrics; headers from $OTEL_EXPORTER_OTLP_HEADERS)")
 	fs.BoolVar(&o.listModels, "list-models", false, "print the models each endpoint offers, then exit")
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
-	fs.StringArrayVar(&o.replayPaths, "replay", nil, "show --record files again (TUI, or the summary with --no-tui) instead of measuring: `FILE`s, globs or directories (their *.jsonl), merged as one run")
+	fs.StringArrayVar(&o.replayPaths, "replay", nil, "show a --record `FILE` again (TUI, or the summary with --no-tui) instead of measuring; several files, globs or directories (their *.jsonl), repeated or after the flags, merge into one run")
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")

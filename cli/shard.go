@@ -47,7 +47,8 @@ func (o *options) checkShard() error {
 		}
 	}
 	if o.requests > 0 && s.Requests(o.requests) == 0 {
-		return usagef("--requests %d over %d shards leaves shard %d none: give --requests at least %d", o.requests, s.Of, s.Index, s.Of)
+		return usagef("--requests %d is fewer than the %d shards (%s %s): shard %d would have none; give --requests at least %d",
+			o.requests, s.Of, from, s, s.Index, s.Of)
 	}
 	o.requests = s.Requests(o.requests)
 	o.rate = s.Rate(o.rate)

@@ -151,10 +151,7 @@ func merge(files []source) *Replay {
 		}
 	}
 	if len(files) > 1 || len(m.shards) > 1 {
-		slices.SortStableFunc(m.events, compareEvents)
-		slices.SortStableFunc(m.server, func(a, b serverEvent) int {
-			return cmp.Or(a.line.At.Compare(b.line.At), cmp.Compare(a.shard, b.shard), cmp.Compare(a.ep, b.ep))
-		})
+		m.sortByWallClock()
 	}
 	for _, e := range m.events {
 		m.rp.Events = append(m.rp.Events, e.done)
@@ -168,11 +165,50 @@ func merge(files []source) *Replay {
 	return m.rp
 }
 
+// sortByWallClock puts the requests in the order they finished and the scrapes in the order
+// they were taken, then numbers the endpoints in the order of their first request (then of
+// their first scrape), so that nothing depends on how the lines were split into files.
+func (m *merger) sortByWallClock() {
+	slices.SortStableFunc(m.events, compareEvents)
+	slices.SortStableFunc(m.server, func(a, b serverEvent) int {
+		return cmp.Or(a.line.At.Compare(b.line.At), cmp.Compare(a.shard, b.shard),
+			cmp.Compare(m.rp.Endpoints[a.ep].Name, m.rp.Endpoints[b.ep].Name))
+	})
+	renum := make([]int, len(m.rp.Endpoints))
+	for i := range renum {
+		renum[i] = -1
+	}
+	var eps []config.Endpoint
+	see := func(ep int) int {
+		if renum[ep] < 0 {
+			renum[ep] = len(eps)
+			eps = append(eps, m.rp.Endpoints[ep])
+		}
+		return renum[ep]
+	}
+	for _, e := range m.events {
+		e.done.Endpoint = probe.EndpointIndex(see(int(e.done.Endpoint)))
+	}
+	for i := range m.server {
+		m.server[i].ep = see(m.server[i].ep)
+	}
+	for ep := range m.rp.Endpoints { // interactive requests' endpoints: no event names them
+		see(ep)
+	}
+	for name, same := range m.names {
+		for i := range same {
+			same[i] = renum[same[i]]
+		}
+		m.names[name] = same
+	}
+	m.rp.Endpoints = eps
+}
+
 // compareEvents orders requests by when they finished, ties broken by what tells any two
 // records apart, so that the order does not depend on how the lines were split into files.
 func compareEvents(a, b event) int {
 	return cmp.Or(a.at.Compare(b.at), a.done.Sample.Start.Compare(b.done.Sample.Start), cmp.Compare(a.shard, b.shard),
-		cmp.Compare(a.done.Endpoint, b.done.Endpoint), cmp.Compare(a.done.Sample.Seq, b.done.Sample.Seq))
+		cmp.Compare(a.done.Sample.Endpoint, b.done.Sample.Endpoint), cmp.Compare(a.done.Sample.Seq, b.done.Sample.Seq))
 }
 
 func (m *merger) addRecord(rec *Record, path string) {
@@ -259,7 +295,7 @@ func (m *merger) shardNotes() []string {
 		}
 	}
 	if len(missing) > 0 {
-		notes = append(notes, fmt.Sprintf("no records of shard %s of %d: the merge has only %d shards' requests",
+		notes = append(notes, fmt.Sprintf("no records of shard %s of %d: the figures are those of %d shard(s) only",
 			joinInts(missing), ofs[len(ofs)-1], len(m.shards)))
 	}
 	for _, i := range slices.Sorted(maps.Keys(m.shards)) {
