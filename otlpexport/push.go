@@ -54,9 +54,10 @@ type Options struct {
 	Version   string            // service.version
 	Endpoints []config.Endpoint // the run's endpoints: server.address, server.port, gen_ai.provider.name
 
-	// Shard is this process's shard ("I/N", as --shard gives it), the resource attribute
-	// tokscope.shard; "" leaves it out. Several shards pushing the same series to one
-	// collector are told apart by it (and by service.instance.id).
+	// Shard is this process's shard (--shard I/N): its index I, the resource attribute
+	// tokscope.shard, the same value as the data points' tokscope.shard (promexport's shard
+	// label); "" leaves it out. Several shards pushing the same series to one collector are
+	// told apart by it (and by service.instance.id).
 	Shard string
 }
 
