@@ -119,6 +119,16 @@ type merger struct {
 	server []serverEvent
 	shards map[int][]string // the files each shard's lines came from
 	of     map[int]bool     // the shard counts the lines say
+	// seqs are the request numbers each shard's endpoints used: one seen twice is a second
+	// run appended to a shard's file (repeats counts them).
+	seqs    map[seqKey]bool
+	repeats int
+}
+
+type seqKey struct {
+	shard    int
+	endpoint string
+	seq      uint64
 }
 
 type event struct {
@@ -139,7 +149,7 @@ type serverEvent struct {
 // file order otherwise (the order the live run saw them).
 func merge(files []source) *Replay {
 	m := &merger{rp: &Replay{Files: len(files)}, names: map[string][]int{},
-		shards: map[int][]string{}, of: map[int]bool{}}
+		shards: map[int][]string{}, of: map[int]bool{}, seqs: map[seqKey]bool{}}
 	for _, f := range files {
 		for i := range f.file.Records {
 			m.addRecord(&f.file.Records[i], f.path)
@@ -217,6 +227,12 @@ func (m *merger) addRecord(rec *Record, path string) {
 	shard := m.noteShard(rec.Shard, path)
 	if s.Stream != 0 {
 		return // an interactive stream/race request: never in statistics, live or replayed
+	}
+	if k := (seqKey{shard, s.Endpoint, s.Seq}); shard >= 0 {
+		if m.seqs[k] {
+			m.repeats++
+		}
+		m.seqs[k] = true
 	}
 	rp := m.rp
 	rp.Failed = rp.Failed || s.Failed()
@@ -297,6 +313,9 @@ func (m *merger) shardNotes() []string {
 	if len(missing) > 0 {
 		notes = append(notes, fmt.Sprintf("no records of shard %s of %d: the figures are those of %d shard(s) only",
 			joinInts(missing), ofs[len(ofs)-1], len(m.shards)))
+	}
+	if m.repeats > 0 {
+		notes = append(notes, fmt.Sprintf("%d records repeat a request of their shard (endpoint and number): a second run appended to a shard's file? each counts", m.repeats))
 	}
 	for _, i := range slices.Sorted(maps.Keys(m.shards)) {
 		if files := m.shards[i]; len(files) > 1 {

@@ -74,7 +74,11 @@ func TestRecorderWritesTheShard(t *testing.T) {
 func TestMergeOnTheWallClock(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	at := func(sec int, name string) probe.Sample { return replaySample(name, t0.Add(time.Duration(sec)*time.Second), time.Second) }
+	at := func(sec int, name string) probe.Sample {
+		s := replaySample(name, t0.Add(time.Duration(sec)*time.Second), time.Second)
+		s.Seq = uint64(sec + 1)
+		return s
+	}
 	writeShard(t, filepath.Join(dir, "s0.jsonl"), config.Shard{Index: 0, Of: 3}, at(0, "a"), at(3, "a"), at(6, "b"))
 	writeShard(t, filepath.Join(dir, "s1.jsonl"), config.Shard{Index: 1, Of: 3}, at(1, "b"), at(4, "a"))
 	writeShard(t, filepath.Join(dir, "s2.jsonl"), config.Shard{Index: 2, Of: 3}, at(2, "a"), at(5, "a"))
@@ -149,7 +153,8 @@ func TestMergeWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"no records of shard 1 of 3", "shard 2's records are in", "s2-again.jsonl", "empty.jsonl: no records; left out"} {
+	for _, want := range []string{"no records of shard 1 of 3", "shard 2's records are in", "s2-again.jsonl", "empty.jsonl: no records; left out",
+		"1 records repeat a request of their shard"} {
 		if !strings.Contains(rp.Warning, want) {
 			t.Errorf("warning %q does not say %q", rp.Warning, want)
 		}
