@@ -198,7 +198,7 @@ func checkSums(t *testing.T, shardDocs, alone []string, merged string) {
 	t.Helper()
 	type endpoint struct {
 		Requests, OK int
-		OutputTokens int64 `json:"output_tokens"`
+		OutputTokens int64                      `json:"output_tokens"`
 		TTFT         struct{ Min, Max float64 } `json:"ttft_ms"`
 	}
 	type doc struct {
