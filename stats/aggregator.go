@@ -314,7 +314,7 @@ func (a *Aggregator) Add(s *probe.Sample) {
 	if !ok {
 		i = a.addEndpoint(s.Endpoint, s.Model, "")
 	}
-	a.AddAt(i, s)
+	a.AddAt(probe.EndpointIndex(i), s)
 }
 
 // AddAt accounts for one finished request of endpoint index ep (the order given to New, as
@@ -324,7 +324,7 @@ func (a *Aggregator) Add(s *probe.Sample) {
 // Truncated and ErrorKinds, never in latency or speed figures. Only counted requests
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
-func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
+func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	// Rate limits, and the back-off a 429 starts, apply to the key, whichever request saw them.
 	a.eps[ep].rl.observe(s)
 	a.eps[ep].backoff += s.Backoff
