@@ -79,7 +79,10 @@ func funcName(pkg string, fn *ast.FuncDecl) string {
 	if s, ok := typ.(*ast.StarExpr); ok {
 		typ, star = s.X, "*"
 	}
-	if ix, ok := typ.(*ast.IndexExpr); ok { // generic receiver
+	switch ix := typ.(type) { // a generic receiver: T[P] or T[P, Q]
+	case *ast.IndexExpr:
+		typ = ix.X
+	case *ast.IndexListExpr:
 		typ = ix.X
 	}
 	recv := "?"
