@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/record"
+	"tokscope/cli/clitest"
 	"tokscope/sim"
 )
 
@@ -82,15 +82,7 @@ type summaryJSON struct {
 // retries counts the records of requests sent again after a dead connection.
 func retries(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := record.ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := clitest.WholeRecords(t, path)
 	n := 0
 	for _, r := range recs {
 		if r.ConnRetry {

@@ -13,26 +13,20 @@ import (
 	"tokscope/config"
 	"tokscope/otlpexport"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/promexport"
 )
 
 const ms = time.Millisecond
 
-// okSample is an ok request: a role-only chunk, then token-bearing chunks at the offsets.
+// okSample is an ok request (probetest): headers at 5 ms, a role-only chunk at 6 ms, then
+// token-bearing chunks at the offsets; its end 1 ms after the last.
 func okSample(endpoint, model string, seq uint64, chunks []time.Duration, tokens, prompt int) *probe.Sample {
-	s := &probe.Sample{
-		Endpoint: endpoint, Model: model, Seq: seq,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent,
-		Headers: 5 * ms, FirstEvent: 6 * ms, FirstToken: chunks[0], FirstAnswer: chunks[0],
-		LastToken: chunks[len(chunks)-1], End: chunks[len(chunks)-1] + ms,
-		Tokens: tokens, PromptTokens: prompt, Source: probe.SourceUsage,
-		Outcome: probe.OutcomeOK, FinishReason: "stop",
-	}
-	s.Chunks = append(s.Chunks, probe.Chunk{At: 6 * ms})
+	b := probetest.OK(endpoint, model, seq, time.Time{}).Times(0, 5*ms).Role(6 * ms)
 	for _, at := range chunks {
-		s.Chunks = append(s.Chunks, probe.Chunk{At: at, Content: 3})
+		b.Chunk(at, 3, 0)
 	}
-	return s
+	return b.Tokens(tokens, probe.SourceUsage).EndAfter(ms).With(func(s *probe.Sample) { s.PromptTokens = prompt }).Ptr()
 }
 
 func testEndpoints() []config.Endpoint {

@@ -113,26 +113,21 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 	}
 	e := &Exporter{
 		registry: prometheus.NewRegistry(),
-		prompt: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: namePrompt,
-			Help: "Prompt tokens of ok requests, as the server counted them (usage prompt_tokens; requests without usage add nothing).",
-		}, labels),
-		cached: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: nameCached,
-			Help: "Prompt tokens of ok requests that a server prefix cache served (usage prompt_tokens_details.cached_tokens, where the server reports it).",
-		}, labels),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: nameTokens,
-			Help: "Output tokens of ok requests, counted as their chunks arrive (estimated in flight without per-chunk usage) and reconciled with each request's final count. See tokscope_token_source_requests_total for where the counts came from.",
-		}, labels),
-		sources: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: nameSources,
-			Help: "Ok requests by the source of their output-token count (usage, estimate, chunks); more than one source means token figures mix sources.",
-		}, []string{labelEndpoint, labelModel, labelSource}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: nameRequests,
-			Help: "Finished requests (warm-ups excluded) by outcome (ok, truncated, error, or cut: still in flight when the run ended, not an error) and error type (empty unless outcome is error).",
-		}, []string{labelEndpoint, labelModel, labelOutcome, labelErrorType}),
+		prompt: counter(namePrompt,
+			"Prompt tokens of ok requests, as the server counted them (usage prompt_tokens; requests without usage add nothing).",
+			labels),
+		cached: counter(nameCached,
+			"Prompt tokens of ok requests that a server prefix cache served (usage prompt_tokens_details.cached_tokens, where the server reports it).",
+			labels),
+		tokens: counter(nameTokens,
+			"Output tokens of ok requests, counted as their chunks arrive (estimated in flight without per-chunk usage) and reconciled with each request's final count. See tokscope_token_source_requests_total for where the counts came from.",
+			labels),
+		sources: counter(nameSources,
+			"Ok requests by the source of their output-token count (usage, estimate, chunks); more than one source means token figures mix sources.",
+			[]string{labelEndpoint, labelModel, labelSource}),
+		requests: counter(nameRequests,
+			"Finished requests (warm-ups excluded) by outcome (ok, truncated, error, or cut: still in flight when the run ended, not an error) and error type (empty unless outcome is error).",
+			[]string{labelEndpoint, labelModel, labelOutcome, labelErrorType}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
@@ -179,6 +174,11 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		ErrorHandling: promhttp.ContinueOnError,
 	})
 	return e
+}
+
+// counter is a counter vector named name, with its help text and labels.
+func counter(name, help string, labels []string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // Registry is the Exporter's private registry (for tests and for embedding in another

@@ -236,15 +236,7 @@ func TestRecorderConcurrentAndReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readBack(t, path)
 	if len(recs) != writers*each+1 {
 		t.Fatalf("%d records", len(recs))
 	}
@@ -357,4 +349,20 @@ func BenchmarkRecorderWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// readBack is the records of the file at path, read as a replay reads them; the test fails
+// on a read error.
+func readBack(t *testing.T, path string) []Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -50,15 +50,7 @@ func TestReplayedRunSummarisesIdentically(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readBack(t, path)
 	replay := stats.New(eps)
 	for _, r := range recs {
 		s := r.Sample()

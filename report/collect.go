@@ -128,7 +128,7 @@ func (c *Collector) Observe(ev probe.Event) bool {
 	if !ok || d.Stream != 0 || !d.Endpoint.In(len(c.eps)) {
 		return false
 	}
-	c.AddAt(int(d.Endpoint), &d.Sample)
+	c.AddAt(d.Endpoint, &d.Sample)
 	return true
 }
 
@@ -139,12 +139,12 @@ func (c *Collector) Add(s *probe.Sample) {
 	if !ok {
 		i = c.addEndpoint(s.Endpoint, s.Model)
 	}
-	c.AddAt(i, s)
+	c.AddAt(probe.EndpointIndex(i), s)
 }
 
 // AddAt takes a finished request of endpoint index ep. Interactive (stream/race) requests
 // are left out; warm-ups only widen the run's span.
-func (c *Collector) AddAt(ep int, s *probe.Sample) {
+func (c *Collector) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	if s.Stream != 0 {
 		return
 	}

@@ -64,10 +64,8 @@ func sectionOf(id, title, intro string, charts []*chart) (pageSection, error) {
 	return s, nil
 }
 
-// buildPage lays the report out: the built-in sections in order, then the extension
-// sections that have data, then the settings.
-func buildPage(in *Input) (*page, error) {
-	eps := endpointsOf(in)
+// pageHead is the page's header: version, settings, run span, endpoints, the summary cards.
+func pageHead(in *Input, eps []endpointRef) *page {
 	p := &page{Version: in.Version, Settings: in.Settings, Columns: export.TableColumns}
 	if p.Version == "" {
 		p.Version = "(devel)"
@@ -98,7 +96,14 @@ func buildPage(in *Input) (*page, error) {
 	if from := in.Summary.TTFTFrom; from != "" && from != "first-token" {
 		p.TTFTFrom = from
 	}
+	return p
+}
 
+// buildPage lays the report out: the built-in sections in order, then the extension
+// sections that have data, then the settings.
+func buildPage(in *Input) (*page, error) {
+	eps := endpointsOf(in)
+	p := pageHead(in, eps)
 	add := func(id, title, intro string, charts []*chart) error {
 		s, err := sectionOf(id, title, intro, charts)
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/cli/clitest"
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/probe"
@@ -349,15 +350,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := record.ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := clitest.WholeRecords(t, path)
 	// As --replay builds its endpoints: in order of first appearance, no base URL.
 	var eps []config.Endpoint
 	seen := map[string]bool{}

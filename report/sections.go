@@ -79,16 +79,7 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 	if in.Requests != nil && in.Requests.first != 0 {
 		ax = newTimeAxis(in.Requests.first, in.Requests.last)
 	}
-	tput := &chart{id: "ts-throughput", title: "Output tokens per second", xLabel: ax.label(), yLabel: "output tok/s",
-		note:      "Tokens of ok requests, counted when their chunk arrived, summed over every stream of the endpoint, " + ax.per() + ".",
-		yFromZero: true, xFromZero: true}
-	ttft := &chart{id: "ts-ttft", title: "TTFT of each request, at the time it started", xLabel: ax.label(), yLabel: "TTFT (ms)",
-		yFromZero: true, xFromZero: true}
-	inflight := &chart{id: "ts-inflight", title: "Streams in flight", xLabel: ax.label(), yLabel: "streams (mean over bin)",
-		note: "Requests in flight, time-weighted mean " + ax.per() + " (warm-ups left out).", yFromZero: true, xFromZero: true}
-	errs := &chart{id: "ts-errors", title: "Errors and truncated streams", xLabel: ax.label(), yLabel: "failed requests per bin",
-		note:  "Requests that ended in an error or without a finish_reason, by when they ended, " + ax.per() + ".",
-		empty: "no errors and no truncated streams", yFromZero: true, xFromZero: true, yInteger: true}
+	tput, ttft, inflight, errs := timeSeriesFrames(&ax)
 	if ax.bins == 0 {
 		return []*chart{tput, ttft, inflight, errs}
 	}
@@ -159,6 +150,21 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 		*c.xMax = ax.x(ax.last)
 	}
 	return []*chart{tput, ttft, inflight, errs}
+}
+
+// timeSeriesFrames are the four time-series charts, titled and labelled for ax, still empty.
+func timeSeriesFrames(ax *timeAxis) (tput, ttft, inflight, errs *chart) {
+	tput = &chart{id: "ts-throughput", title: "Output tokens per second", xLabel: ax.label(), yLabel: "output tok/s",
+		note:      "Tokens of ok requests, counted when their chunk arrived, summed over every stream of the endpoint, " + ax.per() + ".",
+		yFromZero: true, xFromZero: true}
+	ttft = &chart{id: "ts-ttft", title: "TTFT of each request, at the time it started", xLabel: ax.label(), yLabel: "TTFT (ms)",
+		yFromZero: true, xFromZero: true}
+	inflight = &chart{id: "ts-inflight", title: "Streams in flight", xLabel: ax.label(), yLabel: "streams (mean over bin)",
+		note: "Requests in flight, time-weighted mean " + ax.per() + " (warm-ups left out).", yFromZero: true, xFromZero: true}
+	errs = &chart{id: "ts-errors", title: "Errors and truncated streams", xLabel: ax.label(), yLabel: "failed requests per bin",
+		note:  "Requests that ended in an error or without a finish_reason, by when they ended, " + ax.per() + ".",
+		empty: "no errors and no truncated streams", yFromZero: true, xFromZero: true, yInteger: true}
+	return tput, ttft, inflight, errs
 }
 
 // rateLayer is a line of sum/covered-seconds per usable bin, each sum scaled by scale; nil

@@ -314,7 +314,7 @@ func (a *Aggregator) Add(s *probe.Sample) {
 	if !ok {
 		i = a.addEndpoint(s.Endpoint, s.Model, "")
 	}
-	a.AddAt(i, s)
+	a.AddAt(probe.EndpointIndex(i), s)
 }
 
 // AddAt accounts for one finished request of endpoint index ep (the order given to New, as
@@ -324,7 +324,7 @@ func (a *Aggregator) Add(s *probe.Sample) {
 // Truncated and ErrorKinds, never in latency or speed figures. Only counted requests
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
-func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
+func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	// Rate limits, and the back-off a 429 starts, apply to the key, whichever request saw them.
 	a.eps[ep].rl.observe(s)
 	a.eps[ep].backoff += s.Backoff
@@ -348,51 +348,17 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	e.addBill(s)
 	e.work.observe(s)
 	a.addSLO(e, s)
-	switch s.Outcome {
-	case probe.OutcomeOK:
-		e.ok++
-	case probe.OutcomeTruncated:
-		e.truncated++
-	default: // OutcomeError, or a malformed outcome, which must not vanish
-		e.errors++
-		kind := s.ErrorKind
-		if kind == "" {
-			kind = "unknown"
-		}
-		e.errorKinds[kind]++
-		e.errs.push(ErrorRecord{At: doneAt(s), Kind: kind, Message: s.ErrorMessage})
-	}
+	e.countOutcome(s)
 	if !s.Counted() {
 		return
 	}
-
-	src := string(s.Source)
-	if src == "" {
-		src = "unknown"
-	}
-	switch {
-	case !e.sourceSeen:
-		e.source, e.sourceSeen = src, true
-	case src != e.source:
-		e.sourceMixed = true
-	}
+	e.noteSource(s)
 	e.outputToks += int64(s.Tokens)
 
 	e.version++
 	e.whole.record(s, a.ctx())
-	done := doneAt(s)
-	sec := done.Unix()
-	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
-	switch {
-	case !sl.used || sl.sec < sec:
-		sl.m.reset()
-		sl.sec, sl.used = sec, true
-		sl.m.record(s, a.ctx())
-	case sl.sec == sec:
-		sl.m.record(s, a.ctx())
-	default:
-		// The slot already holds a newer second: this sample finished more than
-		// RecentWindow before the newest one and belongs to the whole run only.
+	if m := e.slotOf(doneAt(s).Unix()); m != nil {
+		m.record(s, a.ctx())
 	}
 
 	e.live.addSample(s, a.ttftFrom)
@@ -419,16 +385,57 @@ func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
 	e.live.addTTFT(s, a.ttftFrom) // the per-second TTFT series keeps it too
 	e.version++
 	e.whole.recordCut(s, a.ctx())
-	sec := doneAt(s).Unix()
+	if m := e.slotOf(doneAt(s).Unix()); m != nil {
+		m.recordCut(s, a.ctx())
+	}
+}
+
+// countOutcome counts a finished request by its outcome; an error also by its kind, and in
+// the recent errors.
+func (e *endpoint) countOutcome(s *probe.Sample) {
+	switch s.Outcome {
+	case probe.OutcomeOK:
+		e.ok++
+	case probe.OutcomeTruncated:
+		e.truncated++
+	default: // OutcomeError, or a malformed outcome, which must not vanish
+		e.errors++
+		kind := s.ErrorKind
+		if kind == "" {
+			kind = "unknown"
+		}
+		e.errorKinds[kind]++
+		e.errs.push(ErrorRecord{At: doneAt(s), Kind: kind, Message: s.ErrorMessage})
+	}
+}
+
+// noteSource keeps where a counted request's token count came from, and whether it varied.
+func (e *endpoint) noteSource(s *probe.Sample) {
+	src := string(s.Source)
+	if src == "" {
+		src = "unknown"
+	}
+	switch {
+	case !e.sourceSeen:
+		e.source, e.sourceSeen = src, true
+	case src != e.source:
+		e.sourceMixed = true
+	}
+}
+
+// slotOf is the metrics of the recent-window slot of second sec, reset first when the slot
+// held an older second; nil when it already holds a newer one: a sample that finished more
+// than RecentWindow before the newest one belongs to the whole run only.
+func (e *endpoint) slotOf(sec int64) *metricSet {
 	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
 	switch {
 	case !sl.used || sl.sec < sec:
 		sl.m.reset()
 		sl.sec, sl.used = sec, true
-		sl.m.recordCut(s, a.ctx())
-	case sl.sec == sec:
-		sl.m.recordCut(s, a.ctx())
+	case sl.sec != sec:
+		return nil
 	}
+	return &sl.m
 }
 
 // ctx is what the metrics' readers need of the Aggregator's settings.

@@ -16,7 +16,7 @@ func (a *Aggregator) Observe(ev probe.Event) bool {
 		if ev.Stream != 0 || !ev.Endpoint.In(len(a.eps)) {
 			return false
 		}
-		a.AddAt(int(ev.Endpoint), &ev.Sample)
+		a.AddAt(ev.Endpoint, &ev.Sample)
 		return true
 	case *probe.Progress:
 		if ev.Stream != 0 || ev.Warmup || !ev.Endpoint.In(len(a.eps)) {

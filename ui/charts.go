@@ -2,7 +2,6 @@ package ui
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/NimbleMarkets/ntcharts/sparkline"
@@ -13,11 +12,9 @@ import (
 // values it shows: ntcharts' own auto-scale only grows, so one old spike would flatten it
 // for good.
 type spark struct {
-	style  lipgloss.Style
-	w, h   int
-	values []float64 // what is drawn, oldest first
-	model  sparkline.Model
-	view   string
+	style lipgloss.Style
+	drawn[float64]
+	model sparkline.Model
 }
 
 func newSpark(style lipgloss.Style) *spark { return &spark{style: style} }
@@ -25,17 +22,15 @@ func newSpark(style lipgloss.Style) *spark { return &spark{style: style} }
 // Set draws the newest w values (values oldest first). NaN, Inf and negatives are drawn as 0.
 func (s *spark) Set(values []float64, w, h int) {
 	if w <= 0 || h <= 0 {
-		s.w, s.h, s.values, s.view = w, h, nil, ""
+		s.drawn = drawn[float64]{w: w, h: h}
 		return
 	}
 	if len(values) > w {
 		values = values[len(values)-w:]
 	}
-	if w == s.w && h == s.h && slices.Equal(values, s.values) && s.view != "" {
+	if !s.stale(values, w, h) {
 		return
 	}
-	s.w, s.h = w, h
-	s.values = append(s.values[:0], values...)
 	top := 0.0
 	for _, v := range values {
 		if finite(v) && v > top {

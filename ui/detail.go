@@ -2,7 +2,6 @@ package ui
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -433,12 +432,10 @@ func lastReasoning(st *endpointState) *probe.Sample {
 type timeChart struct {
 	styles *Styles
 	style  lipgloss.Style
-	w, h   int
-	title  string
-	pts    []timeserieslinechart.TimePoint
-	view   string
-	small  *spark  // stands in for the chart when there is no room for axes
-	limit  float64 // when > 0, the Y axis never goes above it (a percentage: 100)
+	drawn[timeserieslinechart.TimePoint]
+	title string
+	small *spark  // stands in for the chart when there is no room for axes
+	limit float64 // when > 0, the Y axis never goes above it (a percentage: 100)
 }
 
 func newTimeChart(st *Styles, style lipgloss.Style) *timeChart {
@@ -447,11 +444,10 @@ func newTimeChart(st *Styles, style lipgloss.Style) *timeChart {
 
 // Set draws title over a w×(h-1) chart of pts (oldest first).
 func (c *timeChart) Set(title string, pts []timeserieslinechart.TimePoint, w, h int) {
-	if w == c.w && h == c.h && title == c.title && slices.Equal(pts, c.pts) && c.view != "" {
+	if !c.stale(pts, w, h) && title == c.title {
 		return
 	}
-	c.w, c.h, c.title = w, h, title
-	c.pts = append(c.pts[:0], pts...)
+	c.title = title
 	head := truncate(title, w)
 	ch := h - 1
 	if len(pts) == 0 {

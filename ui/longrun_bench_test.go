@@ -90,7 +90,7 @@ func longRun(b *testing.B, target string) {
 
 		switch target {
 		case "aggregator":
-			agg.AddAt(ep, s)
+			agg.AddAt(probe.EndpointIndex(ep), s)
 			if i%2048 == 0 {
 				_ = agg.Snapshot(clock)
 			}

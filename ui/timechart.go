@@ -2,7 +2,6 @@ package ui
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -30,9 +29,7 @@ const partialSecond = 500 * time.Millisecond
 // secondsChart is a time chart redrawn only when its points or size change.
 type secondsChart struct {
 	style lipgloss.Style
-	w, h  int
-	pts   []chartPoint
-	view  string
+	drawn[chartPoint]
 }
 
 func newSecondsChart(style lipgloss.Style) *secondsChart { return &secondsChart{style: style} }
@@ -42,11 +39,9 @@ func (c *secondsChart) Set(pts []chartPoint, w, h int) {
 	if len(pts) > w {
 		pts = pts[len(pts)-w:]
 	}
-	if w == c.w && h == c.h && slices.Equal(pts, c.pts) && c.view != "" {
+	if !c.stale(pts, w, h) {
 		return
 	}
-	c.w, c.h = w, h
-	c.pts = append(c.pts[:0], pts...)
 	c.view = drawTimeChart(c.style, pts, w, h)
 }
 

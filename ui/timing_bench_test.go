@@ -101,7 +101,7 @@ func timingRun(b *testing.B, tui bool) calibrate.Result {
 		agg := stats.New(eps)
 		for ev := range runner.Events() {
 			if d, ok := ev.(*probe.Done); ok {
-				agg.AddAt(int(d.Endpoint), &d.Sample)
+				agg.AddAt(d.Endpoint, &d.Sample)
 				received++
 			}
 		}
