@@ -63,6 +63,9 @@ func replayRecords(recs []Record) *Replay {
 			index[s.Endpoint] = ep
 			rp.Endpoints = append(rp.Endpoints, config.Endpoint{Name: s.Endpoint, Model: s.Model})
 		}
+		if rp.Endpoints[ep].API == "" {
+			rp.Endpoints[ep].API = s.API // a replayed endpoint speaks its records' API ("" before records had it: chat)
+		}
 		if s.Stream != 0 {
 			continue // an interactive stream/race request: never in statistics, live or replayed
 		}
