@@ -35,11 +35,13 @@ const (
 	nameSources    = "tokscope_token_source_requests_total"
 	nameRequests   = "tokscope_requests_total"
 	nameInFlight   = "tokscope_requests_in_flight"
+	nameInfo       = "tokscope_endpoint_info"
 	labelEndpoint  = "endpoint"
 	labelModel     = "model"
 	labelOutcome   = "outcome"
 	labelErrorType = "error_type"
 	labelSource    = "source"
+	labelAPI       = "api"
 
 	// outcomeCut labels requests cut by the end of the run (probe.Sample.Cut) in
 	// tokscope_requests_total: not errors.
@@ -79,6 +81,7 @@ type Exporter struct {
 	sources        *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	inFlight       *prometheus.GaugeVec
+	info           *prometheus.GaugeVec // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
@@ -132,6 +135,7 @@ func New(eps []config.Endpoint) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
+		info:       newInfo(),
 		usage:      newUsage(),
 		models:     make(map[string]string, len(eps)),
 		byIdx:      append([]config.Endpoint(nil), eps...),
@@ -148,7 +152,7 @@ func New(eps []config.Endpoint) *Exporter {
 		}
 	}
 	e.registry.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
-		e.requests, e.inFlight, e.usage,
+		e.requests, e.inFlight, e.info, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -166,6 +170,7 @@ func New(eps []config.Endpoint) *Exporter {
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeOK), "")
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeTruncated), "")
 		e.inFlight.WithLabelValues(name, model).Set(0)
+		e.info.WithLabelValues(name, model, apiLabel(ep.API)).Set(1)
 	}
 
 	e.handler = promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{
@@ -235,6 +240,9 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	}
 	e.reconcile(s)
 	name, model := safeLabel(s.Endpoint), safeLabel(s.Model)
+	if _, configured := e.models[s.Endpoint]; !configured { // New set the configured ones (models is only written there)
+		e.info.WithLabelValues(name, model, apiLabel(s.API)).Set(1)
+	}
 	if s.Cut { // in flight when the run ended: not an error; a TTFT it had counts (DESIGN.md)
 		e.requests.WithLabelValues(name, model, outcomeCut, "").Inc()
 		e.observeMetrics(s, name, model, true)
