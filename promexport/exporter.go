@@ -5,8 +5,8 @@
 //
 // Every metric lives on the Exporter's own prometheus.Registry, never on the global default
 // one. The only labels are the endpoint name and the model (plus outcome and error_type on
-// tokscope_requests_total): never a base URL, a key or a header, so nothing secret can reach
-// an exposition.
+// tokscope_requests_total, api on tokscope_endpoint_info): never a base URL, a key or a
+// header, so nothing secret can reach an exposition.
 //
 // It reads config, metric and probe and must not import stats, export, ui, bubbletea or lipgloss.
 package promexport
@@ -81,7 +81,7 @@ type Exporter struct {
 	sources        *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	inFlight       *prometheus.GaugeVec
-	info           *prometheus.GaugeVec // 1 per endpoint, its API a label (info.go)
+	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
