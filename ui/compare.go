@@ -338,7 +338,7 @@ func (c *compareView) Render(f *frame) string {
 	eps := f.snap.Endpoints
 	c.sortOrder(eps)
 
-	wd := compareWidths{name: nameColumnWidth(eps), src: 8}
+	wd := compareWidths{name: nameColumnWidth(eps), src: 8, api: apiColumnWidth(eps)}
 	var cols []int
 	cols, c.perPage, c.pages = visibleColumns(c.cols, c.w, wd, c.page)
 	c.page = min(c.page, c.pages-1)
@@ -368,8 +368,8 @@ func (c *compareView) Render(f *frame) string {
 }
 
 // compareWidths are the widths of the table's fixed columns: the endpoint names (with the
-// "▶ " marker) and the token source.
-type compareWidths struct{ name, src int }
+// "▶ " marker), the token source, and the API (0: not shown, every endpoint speaks chat).
+type compareWidths struct{ name, src, api int }
 
 // nameColumnWidth fits the longest name, between 8 and 18 columns, plus the "▶ " marker.
 func nameColumnWidth(eps []stats.EndpointStats) int {
@@ -398,6 +398,9 @@ func byRank(cols []column) []int {
 // holds (at least one).
 func visibleColumns(cols []column, w int, wd compareWidths, page int) (shown []int, perPage, pages int) {
 	room := w - wd.name - 1 - wd.src
+	if wd.api > 0 {
+		room -= 1 + wd.api
+	}
 	for i := range cols {
 		if cols[i].pinned {
 			room -= 1 + cols[i].width()
@@ -466,6 +469,9 @@ func firstRow(order []int, sel, room int) int {
 func (c *compareView) headerRow(cols []int, wd compareWidths) string {
 	var b strings.Builder
 	b.WriteString(c.headerCell("endpoint", wd.name, sortName, true))
+	if wd.api > 0 {
+		b.WriteString(" " + c.styles.TableHeader.Render(padRight("api", wd.api)))
+	}
 	for _, ci := range cols {
 		b.WriteString(" " + c.headerCell(c.cols[ci].title, c.cols[ci].width(), ci, false))
 	}
@@ -502,6 +508,9 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 		nameStyle = nameStyle.Inherit(s.TableSelected)
 	}
 	b.WriteString(nameStyle.Render(padRight(name, wd.name)))
+	if wd.api > 0 {
+		b.WriteString(" " + s.Muted.Render(padRight(es.API, wd.api)))
+	}
 	for j, ci := range cols {
 		col := &c.cols[ci]
 		text := dash
