@@ -104,11 +104,11 @@ func TestViewsNameTheAPI(t *testing.T) {
 			row = l
 		}
 	}
-	if f := strings.Fields(header); len(f) < 2 || f[1] != "api" {
-		t.Errorf("compare header %q: want the api column after the endpoint", header)
+	if f := strings.Fields(header); len(f) < 2 || f[len(f)-1] != "api" || f[len(f)-3] != "tok" {
+		t.Errorf("compare header %q: want the api column last, after tok src", header)
 	}
-	if f := strings.Fields(row); len(f) < 2 || f[1] != "anthropic" {
-		t.Errorf("compare row %q: want anthropic after the name", row)
+	if f := strings.Fields(row); len(f) < 2 || f[len(f)-1] != "anthropic" {
+		t.Errorf("compare row %q: want anthropic last", row)
 	}
 	m = press(t, m, "esc", "right", "enter")
 	det := ansi.Strip(m.View())

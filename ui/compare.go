@@ -368,7 +368,7 @@ func (c *compareView) Render(f *frame) string {
 }
 
 // compareWidths are the widths of the table's fixed columns: the endpoint names (with the
-// "▶ " marker), the token source, and the API (0: not shown, every endpoint speaks chat).
+// "▶ " marker), the token source, and the API after it (0: not shown, every endpoint speaks chat).
 type compareWidths struct{ name, src, api int }
 
 // nameColumnWidth fits the longest name, between 8 and 18 columns, plus the "▶ " marker.
@@ -469,13 +469,13 @@ func firstRow(order []int, sel, room int) int {
 func (c *compareView) headerRow(cols []int, wd compareWidths) string {
 	var b strings.Builder
 	b.WriteString(c.headerCell("endpoint", wd.name, sortName, true))
-	if wd.api > 0 {
-		b.WriteString(" " + c.styles.TableHeader.Render(padRight("api", wd.api)))
-	}
 	for _, ci := range cols {
 		b.WriteString(" " + c.headerCell(c.cols[ci].title, c.cols[ci].width(), ci, false))
 	}
 	b.WriteString(" " + c.headerCell("tok src", wd.src, len(c.cols), true))
+	if wd.api > 0 {
+		b.WriteString(" " + c.styles.TableHeader.Render(padRight("api", wd.api)))
+	}
 	return b.String()
 }
 
@@ -508,9 +508,6 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 		nameStyle = nameStyle.Inherit(s.TableSelected)
 	}
 	b.WriteString(nameStyle.Render(padRight(name, wd.name)))
-	if wd.api > 0 {
-		b.WriteString(" " + s.Muted.Render(padRight(es.API, wd.api)))
-	}
 	for j, ci := range cols {
 		col := &c.cols[ci]
 		text := dash
@@ -533,6 +530,9 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 		b.WriteString(" " + style.Render(padLeft(text+mark, col.width())))
 	}
 	b.WriteString(" " + s.Muted.Render(padRight(sourceLabel(es.TokenSource), wd.src)))
+	if wd.api > 0 { // last, so the figures keep following the name for readers of the table
+		b.WriteString(" " + s.Muted.Render(padRight(es.API, wd.api)))
+	}
 	return b.String()
 }
 
