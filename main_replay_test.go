@@ -96,6 +96,10 @@ func TestReplayReproducesLiveRun(t *testing.T) {
 	if len(doc.Endpoints) != len(liveDoc.Endpoints) || len(doc.Endpoints) != 4 {
 		t.Fatalf("replay has %d endpoints, live %d", len(doc.Endpoints), len(liveDoc.Endpoints))
 	}
+	// The demo's reasoner speaks Anthropic Messages: the replay says so from the records.
+	if api := byName(doc)["reasoner"]["api"]; api != "anthropic" {
+		t.Errorf("replayed reasoner's api %v, want anthropic (the others' are compared below)", api)
+	}
 	// Every figure of every endpoint, exactly as the live run printed it (89.049 live and
 	// 89.05 replayed was a bug: the record and the Runner round instants alike now). Only what
 	// a record does not keep differs: the URL. The server's own scraped metrics are in the

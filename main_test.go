@@ -86,7 +86,7 @@ func runBinary(t *testing.T, env []string, args ...string) result {
 
 // endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract and
 // its additions.
-var endpointKeys = []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source",
+var endpointKeys = []string{"name", "model", "base_url", "api", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source",
 	"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk", "server",
 	"prompt_tokens", "cached_tokens", "prefill_tps", "e2e_ms", "output_len", "output_tps", "requests_per_s", "last_error", "cache", "output_target"}
 

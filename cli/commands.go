@@ -56,11 +56,12 @@ func printModels(ctx context.Context, eps []config.Endpoint, stdout, stderr io.W
 	return code
 }
 
-// runCalibrate measures tokscope's own timing error against the built-in simulator.
-func runCalibrate(ctx context.Context, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "tokscope: calibrating against the built-in simulator (about %.0f s)…\n",
-		calibrate.Estimate(calibrate.DefaultLevels).Seconds())
-	results, err := calibrate.Run(ctx, calibrate.DefaultLevels)
+// runCalibrate measures tokscope's own timing error against the built-in simulator, through
+// api (--calibrate --api; chat by default).
+func runCalibrate(ctx context.Context, api string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "tokscope: calibrating against the built-in simulator through the %s API (about %.0f s)…\n",
+		api, calibrate.Estimate(calibrate.DefaultLevels).Seconds())
+	results, err := calibrate.RunAPI(ctx, calibrate.DefaultLevels, api)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --calibrate: %v\n", err)
 		return ExitFailed

@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringArrayVarP(&o.urls, "url", "u", nil, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable)")
 	fs.StringArrayVarP(&o.models, "model", "m", nil, "model for the --url at the same position (repeatable)")
 	fs.StringArrayVar(&o.apiText, "api", nil, "the API of each --url endpoint, by position like --model (one value applies to all; a `LIST` may be comma-separated): "+
-		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | "))
+		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | ")+"; with --calibrate, the one API to calibrate through")
 	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment variable holding the key for --url endpoints (default "+
 		config.DefaultAPIKeyEnv+"; "+config.DefaultAnthropicKeyEnv+" with --api "+config.APIAnthropic+")")
 	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt text")
@@ -236,7 +236,7 @@ func (o *options) checkEndpoints() error {
 	if !o.set("api") {
 		return nil
 	}
-	if len(o.urls) == 0 {
+	if len(o.urls) == 0 && !o.calibrate {
 		return usagef("--api needs --url: it is the API of each --url endpoint (in a config file, write api: per endpoint or in defaults:)")
 	}
 	o.apis = nil
@@ -248,6 +248,9 @@ func (o *options) checkEndpoints() error {
 			}
 			o.apis = append(o.apis, api)
 		}
+	}
+	if o.calibrate && len(o.urls) == 0 && len(o.apis) != 1 {
+		return usagef("--api with --calibrate names the one API to measure the simulator through, got %d", len(o.apis))
 	}
 	if len(o.apis) != 1 && len(o.apis) != len(o.urls) {
 		return usagef("--api gives %d APIs but --url is given %d times: give one --api for all, or one per --url in the same order",

@@ -93,7 +93,7 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	// What measures nothing live needs no endpoints.
 	switch {
 	case opts.calibrate:
-		return runCalibrate(ctx, stdout, stderr)
+		return runCalibrate(ctx, opts.api(0), stdout, stderr)
 	case opts.replay != "":
 		return runReplay(ctx, opts, stdout, stderr)
 	case opts.listModels && len(opts.urls) > len(opts.models):

@@ -104,7 +104,9 @@ func TestTUIInTmux(t *testing.T) {
 	tm.key("C-r")
 	// flaky-cloud fails ~16% of its requests (sim.DemoProfiles): three panes must show figures.
 	tm.waitFor("race", streamView(100, 30), shows("race #", "4 endpoint(s)"),
-		shows(demoNames...), showsMatches(rePaneFigures, 3), showsMatches(reSimWords, 4))
+		shows(demoNames...), showsMatches(rePaneFigures, 3), showsMatches(reSimWords, 4),
+		// reasoner speaks Anthropic Messages (sim.DemoProfiles): its own pane has text and figures.
+		paneMatches("reasoner", rePaneFigures), paneMatches("reasoner", reSimWords))
 
 	// Help, and Esc out of it back to the view it covered.
 	tm.key("?")
@@ -423,6 +425,39 @@ func showsAnyOf(chars string) screenCheck {
 			return fmt.Errorf("none of %q shown", chars)
 		}
 		return nil
+	}
+}
+
+// paneMatches wants a match of re in the pane of a race titled name: the columns from its title
+// to the next pane's (panes sit side by side), on the rows below the title.
+func paneMatches(name string, re *regexp.Regexp) screenCheck {
+	return func(s string) error {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			at := strings.Index(l, name)
+			if at < 0 {
+				continue
+			}
+			rs := []rune(l)
+			from := utf8.RuneCountInString(l[:at])
+			to := len(rs)
+			for j := from + len(name); j < len(rs); j++ {
+				if strings.ContainsRune(boxSide+boxTopLeft, rs[j]) {
+					to = j
+					break
+				}
+			}
+			var pane strings.Builder
+			for _, below := range lines[i+1:] {
+				br := []rune(below)
+				pane.WriteString(string(br[min(from, len(br)):min(to, len(br))]) + "\n")
+			}
+			if re.MatchString(pane.String()) {
+				return nil
+			}
+			return fmt.Errorf("the %s pane (columns %d–%d) has no match of /%s/", name, from, to, re)
+		}
+		return fmt.Errorf("no pane titled %s", name)
 	}
 }
 

@@ -80,6 +80,7 @@ type jsonHead struct {
 	Name         string         `json:"name"`
 	Model        string         `json:"model"`
 	BaseURL      string         `json:"base_url"`
+	API          string         `json:"api"`
 	Requests     int            `json:"requests"`
 	OK           int            `json:"ok"`
 	Errors       int            `json:"errors"`
@@ -202,7 +203,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 		e := &snap.Endpoints[i]
 		je := jsonEndpoint{
 			head: jsonHead{
-				Name: e.Name, Model: e.Model, BaseURL: e.BaseURL,
+				Name: e.Name, Model: e.Model, BaseURL: e.BaseURL, API: apiName(e.API),
 				Requests: e.Requests, OK: e.OK, Errors: e.Errors, Truncated: e.Truncated, Cut: e.Cut,
 				ErrorKinds:   e.ErrorKinds,
 				OutputTokens: e.OutputTokens,
@@ -232,7 +233,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 
 // csvHeader is the header row of WriteCSV.
 func csvHeader() []string {
-	h := []string{"name", "model", "base_url", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source", "output_tokens"}
+	h := []string{"name", "model", "base_url", "api", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source", "output_tokens"}
 	h = append(h, metricsCSVHeader(metric.Core)...)
 	h = append(h, metricsCSVHeader(metric.Workload)...)
 	return append(h, workloadCSVHeader()...)
@@ -275,7 +276,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	for i := range snap.Endpoints {
 		e := &snap.Endpoints[i]
 		row := []string{
-			e.Name, e.Model, e.BaseURL,
+			e.Name, e.Model, e.BaseURL, apiName(e.API),
 			strconv.Itoa(e.Requests), strconv.Itoa(e.OK), strconv.Itoa(e.Errors), strconv.Itoa(e.Truncated), strconv.Itoa(e.Cut),
 			errorKindsText(e.ErrorKinds), e.TokenSource, strconv.FormatInt(e.OutputTokens, 10),
 		}
@@ -316,6 +317,9 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 		title := e.Name
 		if e.Model != "" {
 			title += "  " + e.Model
+		}
+		if l := APILabel(e.API); l != "" {
+			title += "  " + l
 		}
 		if e.BaseURL != "" {
 			title += "  " + e.BaseURL

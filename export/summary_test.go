@@ -37,7 +37,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract
 // and its additions ("slo" and "cost" only with objectives and a price: not here).
-var endpointKeys = strings.Fields(`name model base_url requests ok errors truncated cut error_kinds token_source output_tokens
+var endpointKeys = strings.Fields(`name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens
 	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
 	prompt_tokens cached_tokens prefill_tps e2e_ms output_len output_tps requests_per_s last_error cache output_target`)
 
@@ -76,7 +76,7 @@ func testSnapshot() stats.Snapshot {
 				LastError: &stats.ErrorRecord{Kind: "timeout", Message: "request deadline exceeded after 2m0s"},
 			},
 			{
-				Name: "broken", Model: "gpt-x", BaseURL: "https://api.example.com/v1",
+				Name: "broken", Model: "gpt-x", BaseURL: "https://api.example.com/v1", API: "anthropic",
 				Requests: 3, Errors: 3,
 				ErrorKinds: map[string]int{"http_401": 3},
 				LastError:  &stats.ErrorRecord{Kind: "http_401", Message: `http_401: Incorrect API key provided: [redacted] (code invalid_api_key)`},
@@ -167,7 +167,7 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if len(col) != 11+7*6+1+5*6+6+len(serverCSVHeader()) {
+	if len(col) != 12+7*6+1+5*6+6+len(serverCSVHeader()) {
 		t.Errorf("%d columns", len(col))
 	}
 	for _, c := range []struct {
@@ -179,6 +179,8 @@ func TestWriteCSV(t *testing.T) {
 		{1, "error_kinds", "http_429=1;timeout=1"},
 		{1, "tokens_per_chunk", "1"},
 		{1, "base_url", "http://127.0.0.1:8080/v1?a=1&b=<2>"},
+		{1, "api", "chat"},
+		{2, "api", "anthropic"},
 		{2, "ttft_ms_p50", ""},
 		{2, "token_source", ""},
 		{2, "tokens_per_chunk", ""},

@@ -27,6 +27,7 @@ type TableRow struct {
 // TableEndpoint is one endpoint of the table summary.
 type TableEndpoint struct {
 	Name, Model, BaseURL string
+	API                  string // the wire protocol; APILabel shows it when not chat
 	// Lines are the lines above the distributions, in order: counts, error kinds, rate
 	// Lines are the lines above the distributions, in order: counts, error kinds, rate
 	// limits, open-loop arrivals, SLO, cost, server, output tokens, cache mode, throughput,
@@ -45,7 +46,7 @@ func TableEndpoints(snap *stats.Snapshot) []TableEndpoint {
 }
 
 func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
-	te := TableEndpoint{Name: e.Name, Model: e.Model, BaseURL: e.BaseURL}
+	te := TableEndpoint{Name: e.Name, Model: e.Model, BaseURL: e.BaseURL, API: e.API}
 	counts := fmt.Sprintf("requests %d  ok %d  errors %d  truncated %d", e.Requests, e.OK, e.Errors, e.Truncated)
 	if e.Cut > 0 {
 		counts += fmt.Sprintf("  cut %d", e.Cut) // in flight when the run ended: not errors

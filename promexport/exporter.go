@@ -5,8 +5,8 @@
 //
 // Every metric lives on the Exporter's own prometheus.Registry, never on the global default
 // one. The only labels are the endpoint name and the model (plus outcome and error_type on
-// tokscope_requests_total): never a base URL, a key or a header, so nothing secret can reach
-// an exposition.
+// tokscope_requests_total, api on tokscope_endpoint_info): never a base URL, a key or a
+// header, so nothing secret can reach an exposition.
 //
 // It reads config, metric and probe and must not import stats, export, ui, bubbletea or lipgloss.
 package promexport
@@ -35,11 +35,13 @@ const (
 	nameSources    = "tokscope_token_source_requests_total"
 	nameRequests   = "tokscope_requests_total"
 	nameInFlight   = "tokscope_requests_in_flight"
+	nameInfo       = "tokscope_endpoint_info"
 	labelEndpoint  = "endpoint"
 	labelModel     = "model"
 	labelOutcome   = "outcome"
 	labelErrorType = "error_type"
 	labelSource    = "source"
+	labelAPI       = "api"
 
 	// outcomeCut labels requests cut by the end of the run (probe.Sample.Cut) in
 	// tokscope_requests_total: not errors.
@@ -80,6 +82,7 @@ type Exporter struct {
 	sources        *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	inFlight       *prometheus.GaugeVec
+	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
@@ -132,6 +135,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
+		info:       newInfo(),
 		usage:      newUsage(),
 		models:     make(map[string]string, len(eps)),
 		byIdx:      append([]config.Endpoint(nil), eps...),
@@ -149,7 +153,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		}
 	}
 	e.reg.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
-		e.requests, e.inFlight, e.usage,
+		e.requests, e.inFlight, e.info, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -167,6 +171,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeOK), "")
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeTruncated), "")
 		e.inFlight.WithLabelValues(name, model).Set(0)
+		e.info.WithLabelValues(name, model, apiLabel(ep.API)).Set(1)
 	}
 
 	e.handler = promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{
@@ -241,6 +246,9 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	}
 	e.reconcile(s)
 	name, model := safeLabel(s.Endpoint), safeLabel(s.Model)
+	if _, configured := e.models[s.Endpoint]; !configured { // New set the configured ones (models is only written there)
+		e.info.WithLabelValues(name, model, apiLabel(s.API)).Set(1)
+	}
 	if s.Cut { // in flight when the run ended: not an error; a TTFT it had counts (DESIGN.md)
 		e.requests.WithLabelValues(name, model, outcomeCut, "").Inc()
 		e.observeMetrics(s, name, model, true)

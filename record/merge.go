@@ -224,6 +224,9 @@ func compareEvents(a, b event) int {
 func (m *merger) addRecord(rec *Record, path string) {
 	s := rec.Sample()
 	ep := m.endpoint(s.Endpoint, s.Model, false)
+	if m.rp.Endpoints[ep].API == "" {
+		m.rp.Endpoints[ep].API = s.API // a replayed endpoint speaks its records' API ("" before records had it: chat)
+	}
 	shard := m.noteShard(rec.Shard, path)
 	if s.Stream != 0 {
 		return // an interactive stream/race request: never in statistics, live or replayed

@@ -34,6 +34,7 @@ type Record struct {
 	Type       string    `json:"type,omitempty"`
 	Endpoint   string    `json:"endpoint"`
 	Model      string    `json:"model"`
+	API        string    `json:"api"` // the wire protocol ("chat", "anthropic", …); "" in records older than it
 	Seq        uint64    `json:"seq"`
 	Warmup     bool      `json:"warmup"`
 	ResponseID string    `json:"response_id"`
@@ -214,7 +215,7 @@ func fromCount(p *int) int {
 // FromSample converts a finished request into its Record, derived metrics included.
 func FromSample(s *probe.Sample) Record {
 	r := Record{
-		Endpoint: s.Endpoint, Model: s.Model, Seq: s.Seq, Warmup: s.Warmup, ResponseID: s.ResponseID, Stream: s.Stream,
+		Endpoint: s.Endpoint, Model: s.Model, API: s.API, Seq: s.Seq, Warmup: s.Warmup, ResponseID: s.ResponseID, Stream: s.Stream,
 		Start:   s.Start,
 		QueueMS: durMS(s.Queue),
 		DNSMS:   instant(s.DNS), ConnectMS: instant(s.Connect), TLSMS: instant(s.TLS), Reused: s.Reused,
@@ -259,7 +260,7 @@ func FromSample(s *probe.Sample) Record {
 func (r Record) Sample() probe.Sample {
 	chunks := slices.Clone([]probe.Chunk(r.Chunks))
 	return probe.Sample{
-		Endpoint: r.Endpoint, Model: r.Model, Seq: r.Seq, Warmup: r.Warmup, ResponseID: r.ResponseID, Stream: r.Stream,
+		Endpoint: r.Endpoint, Model: r.Model, API: r.API, Seq: r.Seq, Warmup: r.Warmup, ResponseID: r.ResponseID, Stream: r.Stream,
 		Start: r.Start,
 		Queue: msDur(r.QueueMS),
 		DNS:   fromInstant(r.DNSMS), Connect: fromInstant(r.ConnectMS), TLS: fromInstant(r.TLSMS), Reused: r.Reused,

@@ -20,7 +20,7 @@ import (
 func fullSample() probe.Sample {
 	us := time.Microsecond
 	return probe.Sample{
-		Endpoint: "local", Model: "qwen3", Seq: 42, Warmup: false, ResponseID: "chatcmpl-abc",
+		Endpoint: "local", Model: "qwen3", API: "anthropic", Seq: 42, Warmup: false, ResponseID: "chatcmpl-abc",
 		Start: time.Date(2026, 3, 14, 15, 9, 26, 123456789, time.FixedZone("CET", 3600)),
 		Queue: 1500*us + 400,
 		DNS:   probe.Absent, Connect: 2*time.Millisecond + 1, TLS: probe.Absent, Reused: false, ConnRetry: true,
@@ -138,6 +138,7 @@ func TestRecordJSONShape(t *testing.T) {
 		"prefill_tps":                  "326.152", // (33 − 16) / 52.123 ms = 326.1516…
 		"e2e_ms":                       "152.2",
 		"conn_retry":                   "true",
+		"api":                          `"anthropic"`,
 	} {
 		if got := string(m[k]); got != want {
 			t.Errorf("%s = %s, want %s", k, got, want)

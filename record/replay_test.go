@@ -99,6 +99,7 @@ func TestReplayRecords(t *testing.T) {
 		replaySample("b", t0.Add(time.Second), 4*time.Second),
 		replaySample("a", t0.Add(2*time.Second), time.Second),
 	}
+	samples[0].API, samples[4].API = "ollama", "chat" // a's first record names its API
 	var recs []Record
 	for i := range samples {
 		recs = append(recs, FromSample(&samples[i]))
@@ -110,6 +111,13 @@ func TestReplayRecords(t *testing.T) {
 	}
 	if want := []string{"a/model-a", "b/", "c/model-c"}; !slices.Equal(names, want) {
 		t.Errorf("endpoints %v, want %v", names, want)
+	}
+	// A replayed endpoint speaks its records' API: a's first record's; b's first record
+	// (errorSample, as from before records named one) says nothing, its next one anthropic.
+	for i, want := range []string{"ollama", "anthropic", "anthropic"} {
+		if got := rp.Endpoints[i].API; got != want {
+			t.Errorf("endpoint %s: API %q, want %q", rp.Endpoints[i].Name, got, want)
+		}
 	}
 	var got []string
 	for _, ev := range rp.Events {

@@ -26,6 +26,7 @@ type pageEndpoint struct {
 
 type summaryCard struct {
 	pageEndpoint
+	API   string // export.APILabel: "api anthropic", "" for chat
 	Lines []string
 	Rows  []export.TableRow
 }
@@ -91,7 +92,7 @@ func pageHead(in *Input, eps []endpointRef) *page {
 		if !ok {
 			continue
 		}
-		p.Summary = append(p.Summary, summaryCard{pageEndpoint: p.Endpoints[i], Lines: te.Lines, Rows: te.Rows})
+		p.Summary = append(p.Summary, summaryCard{pageEndpoint: p.Endpoints[i], API: export.APILabel(te.API), Lines: te.Lines, Rows: te.Rows})
 	}
 	if from := in.Summary.TTFTFrom; from != "" && from != "first-token" {
 		p.TTFTFrom = from

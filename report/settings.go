@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tokscope/config"
+	"tokscope/export"
 )
 
 // Settings describes a run for the report's settings table: the command line, the config
@@ -61,6 +62,9 @@ func RedactURL(s string) string {
 
 func endpointSetting(ep config.Endpoint) string {
 	parts := []string{RedactURL(ep.BaseURL), "model " + ep.Model}
+	if l := export.APILabel(ep.API); l != "" {
+		parts = append(parts, l)
+	}
 	if ep.APIKeyEnv != "" {
 		parts = append(parts, "key from $"+ep.APIKeyEnv)
 	}

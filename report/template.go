@@ -92,7 +92,7 @@ footer { margin-top: 36px; font-size: 12px; color: var(--muted); }
 <p class="intro">The figures of <code>-o table</code>: whole run, ok requests; ≈ marks figures from estimated token counts, — a figure without data.{{if .TTFTFrom}} TTFT is measured to the {{.TTFTFrom}} (<code>--ttft-from {{.TTFTFrom}}</code>).{{end}}</p>
 {{if .Summary}}<div class="cards">{{range .Summary}}
 <div class="card" style="border-top-color: {{.Color}}">
-<h3><span class="swatch" style="background: {{.Color}}"></span> {{.Name}}{{if .Model}}<span class="model">{{.Model}}</span>{{end}}</h3>
+<h3><span class="swatch" style="background: {{.Color}}"></span> {{.Name}}{{if .Model}}<span class="model">{{.Model}}</span>{{end}}{{if .API}}<span class="model">{{.API}}</span>{{end}}</h3>
 <ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
 <table class="figures">
 <thead><tr><th></th>{{range $.Columns}}<th>{{.}}</th>{{end}}</tr></thead>

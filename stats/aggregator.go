@@ -145,6 +145,7 @@ func (r *ring[T]) reset() {
 // endpoint is one endpoint's mutable statistics.
 type endpoint struct {
 	name, model, baseURL string
+	api                  string // the wire protocol (config.Endpoint.API); "" until known
 
 	requests, ok, errors, truncated, warmups int
 	cut                                      int // requests cut by the end of the run (not in requests)
@@ -284,6 +285,7 @@ func New(eps []config.Endpoint, opts ...Option) *Aggregator {
 	}()
 	for _, ep := range eps {
 		e := a.eps[a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)]
+		e.api = ep.API
 		e.slo.slo = ep.SLO
 		e.work.configured = ep.Cache
 		if ep.Price != nil {
@@ -327,6 +329,9 @@ func (a *Aggregator) Add(s *probe.Sample) {
 func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	// Rate limits, and the back-off a 429 starts, apply to the key, whichever request saw them.
 	a.eps[ep].rl.observe(s)
+	if a.eps[ep].api == "" {
+		a.eps[ep].api = s.API // a replayed endpoint's API is its records'
+	}
 	a.eps[ep].backoff += s.Backoff
 	if s.Stream != 0 { // an interactive stream/race request: its prompt is not the probe's
 		return
@@ -529,7 +534,7 @@ func (a *Aggregator) SetEnd(end probe.RunEnd) { a.end = end }
 
 func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointStats {
 	st := EndpointStats{
-		Name: e.name, Model: e.model, BaseURL: e.baseURL,
+		Name: e.name, Model: e.model, BaseURL: e.baseURL, API: apiName(e.api),
 		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups, Cut: e.cut,
 		ErrorKinds:    make(map[string]int, len(e.errorKinds)),
 		OutputTokens:  e.outputToks,
@@ -589,4 +594,13 @@ func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {
 	}
 	e.recentCache, e.recentVer, e.recentSec = windowOf(&d), e.version, hi
 	return e.recentCache
+}
+
+// apiName is an endpoint's API as the outputs name it: "" (an endpoint built without one, or
+// replayed from a record older than the field) is chat, as the probe reads it.
+func apiName(api string) string {
+	if api == "" {
+		return config.DefaultAPI
+	}
+	return api
 }

@@ -118,6 +118,7 @@ type Point struct {
 // EndpointStats is one endpoint's statistics at snapshot time.
 type EndpointStats struct {
 	Name, Model, BaseURL string
+	API                  string // the wire protocol: "chat" (also for an endpoint of unknown API), "anthropic", …
 
 	Requests  int // finished, non-warm-up requests
 	OK        int

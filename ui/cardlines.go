@@ -82,12 +82,19 @@ func streamsText(n int) string {
 	return itoa(n) + " streams"
 }
 
-// modelLine is the model, the cache mode (cacheLabel, when there is one) and the concurrency:
-// "llama-3.1-8b-instruct    cache bust · 2 streams".
-func modelLine(s *Styles, model, cache string, concurrency, w int) string {
+// modelLine is the model and its API when not chat, the cache mode (cacheLabel, when there is
+// one) and the concurrency:
+// "llama-3.1-8b-instruct · anthropic    cache bust · 2 streams".
+func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
 	right := streamsText(concurrency)
 	if cache != "" {
 		right = "cache " + cache + " · " + right
+	}
+	// The API (apiTag: " · anthropic", "" for chat) stays whole; a long model name gives way.
+	if tw := ansi.StringWidth(api); api != "" && w-ansi.StringWidth(right)-1-tw >= 8 {
+		model = truncate(model, w-ansi.StringWidth(right)-1-tw) + api
+	} else {
+		model += api
 	}
 	return spread(s.Muted.Render(model), s.Muted.Render(right), w)
 }

@@ -338,7 +338,7 @@ func (c *compareView) Render(f *frame) string {
 	eps := f.snap.Endpoints
 	c.sortOrder(eps)
 
-	wd := compareWidths{name: nameColumnWidth(eps), src: 8}
+	wd := compareWidths{name: nameColumnWidth(eps), src: 8, api: apiColumnWidth(eps)}
 	var cols []int
 	cols, c.perPage, c.pages = visibleColumns(c.cols, c.w, wd, c.page)
 	c.page = min(c.page, c.pages-1)
@@ -368,8 +368,8 @@ func (c *compareView) Render(f *frame) string {
 }
 
 // compareWidths are the widths of the table's fixed columns: the endpoint names (with the
-// "▶ " marker) and the token source.
-type compareWidths struct{ name, src int }
+// "▶ " marker), the token source, and the API after it (0: not shown, every endpoint speaks chat).
+type compareWidths struct{ name, src, api int }
 
 // nameColumnWidth fits the longest name, between 8 and 18 columns, plus the "▶ " marker.
 func nameColumnWidth(eps []stats.EndpointStats) int {
@@ -398,6 +398,9 @@ func byRank(cols []column) []int {
 // holds (at least one).
 func visibleColumns(cols []column, w int, wd compareWidths, page int) (shown []int, perPage, pages int) {
 	room := w - wd.name - 1 - wd.src
+	if wd.api > 0 {
+		room -= 1 + wd.api
+	}
 	for i := range cols {
 		if cols[i].pinned {
 			room -= 1 + cols[i].width()
@@ -470,6 +473,9 @@ func (c *compareView) headerRow(cols []int, wd compareWidths) string {
 		b.WriteString(" " + c.headerCell(c.cols[ci].title, c.cols[ci].width(), ci, false))
 	}
 	b.WriteString(" " + c.headerCell("tok src", wd.src, len(c.cols), true))
+	if wd.api > 0 {
+		b.WriteString(" " + c.styles.TableHeader.Render(padRight("api", wd.api)))
+	}
 	return b.String()
 }
 
@@ -524,6 +530,9 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 		b.WriteString(" " + style.Render(padLeft(text+mark, col.width())))
 	}
 	b.WriteString(" " + s.Muted.Render(padRight(sourceLabel(es.TokenSource), wd.src)))
+	if wd.api > 0 { // last, so the figures keep following the name for readers of the table
+		b.WriteString(" " + s.Muted.Render(padRight(es.API, wd.api)))
+	}
 	return b.String()
 }
 

@@ -68,7 +68,7 @@ func (d *detailView) Render(f *frame) string {
 	d.key = k
 	s := d.styles
 
-	title := s.Title.Render(es.Name) + s.Muted.Render(" · "+es.Model+" · "+es.BaseURL) + "  " +
+	title := s.Title.Render(es.Name) + s.Muted.Render(" · "+es.Model+apiTag(es.API)+" · "+es.BaseURL) + "  " +
 		statusStyle(s, kind).Render(status) + s.Muted.Render(" · c"+itoa(st.concurrency))
 	lines := []string{truncate(title, d.w)}
 	rest := d.h - 1

@@ -364,7 +364,7 @@ func (m *Model) takeSnapshot() {
 		es := make([]stats.EndpointStats, len(m.eps))
 		copy(es, m.snap.Endpoints)
 		for i := len(m.snap.Endpoints); i < len(es); i++ {
-			es[i] = stats.EndpointStats{Name: m.eps[i].Name, Model: m.eps[i].Model, BaseURL: m.eps[i].BaseURL}
+			es[i] = stats.EndpointStats{Name: m.eps[i].Name, Model: m.eps[i].Model, BaseURL: m.eps[i].BaseURL, API: m.eps[i].API}
 		}
 		m.snap.Endpoints = es
 	}

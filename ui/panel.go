@@ -243,7 +243,7 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 	case lineTLS:
 		return truncate(s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), w)
 	case lineModel:
-		return modelLine(s, es.Model, cacheLabel(es), st.concurrency, w)
+		return modelLine(s, es.Model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:
 		return liveLine(s, es, &st.warmup, w)
 	case lineDecode:
