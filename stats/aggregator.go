@@ -173,6 +173,7 @@ type endpoint struct {
 	price                  *config.Price
 	slo                    sloState
 	server                 serverState
+	gpu                    gpuState      // gpu.go
 	work                   workloadState // workload.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
@@ -198,6 +199,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 		decodeVal:  newRing[float64](reservoirLen),
 		rl:         noRateLimits(),
 		server:     newServerState(),
+		gpu:        newGPUState(false),
 		live:       newLive(),
 	}
 	for i := range e.slots {
@@ -226,6 +228,7 @@ func (e *endpoint) reset() {
 	e.billPrompt, e.billOutput = 0, 0
 	e.slo.reset()
 	e.server.reset()
+	e.gpu.reset()
 	e.work.reset()
 	e.version++
 }
@@ -286,6 +289,7 @@ func New(eps []config.Endpoint, opts ...Option) *Aggregator {
 		e := a.eps[a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)]
 		e.slo.slo = ep.SLO
 		e.work.configured = ep.Cache
+		e.gpu.tracking = ep.GPUMetrics != ""
 		if ep.Price != nil {
 			p := *ep.Price
 			e.price = &p
@@ -377,6 +381,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 		e.sourceMixed = true
 	}
 	e.outputToks += int64(s.Tokens)
+	e.gpu.addSample(s)
 
 	e.version++
 	e.whole.record(s, a.ctx())
@@ -536,6 +541,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 		SLO:           a.sloStats(e, now, e.work.span()),
 		Cost:          e.costStats(e.work.span()),
 		Server:        e.server.stats(),
+		GPU:           e.gpu.stats(),
 	}
 	for k, v := range e.errorKinds {
 		st.ErrorKinds[k] = v
