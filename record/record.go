@@ -360,6 +360,7 @@ var ErrTruncated = errors.New("truncated record (interrupted write)")
 type File struct {
 	Records []Record
 	Server  []ServerLine
+	GPU     []GPULine // gpu.go
 }
 
 // ReadRecords reads the request lines of a --record file (ReadFile, without the server lines).
@@ -423,6 +424,8 @@ func (f *File) add(line []byte) error {
 			return err
 		}
 		f.Server = append(f.Server, l)
+	case gpuType:
+		return f.addGPU(line)
 	}
 	return nil
 }

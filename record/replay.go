@@ -47,6 +47,7 @@ func LoadReplay(path string) (*Replay, error) {
 	}
 	rp := replayRecords(recs)
 	rp.addServer(file.Server)
+	rp.addGPU(file.GPU)
 	rp.Warning = warning
 	return rp, nil
 }
