@@ -109,8 +109,8 @@ func GPULine(e *stats.EndpointStats) string {
 	}
 	line += fmt.Sprintf("  %d scrapes", g.Scrapes)
 	if g.TokensPerJoule.OK {
-		line += fmt.Sprintf("  %s tok/J (%s tokens over %s J, %s)", tableNumber(g.TokensPerJoule.V),
-			tableNumber(g.Tokens), tableNumber(g.EnergyJ), energyFrom(g))
+		line += fmt.Sprintf("  %s tok/J (%.0f tokens over %.0f J, %s)", tableNumber(g.TokensPerJoule.V),
+			g.Tokens, g.EnergyJ, energyFrom(g))
 	}
 	if g.State != 0 && g.Note != "" {
 		line += "  (last scrape: " + g.Note + ")"

@@ -80,7 +80,7 @@ func TestGPUCSVAndTable(t *testing.T) {
 		t.Fatalf("gpu_tokens_per_joule column %d in %v", col, rows[0])
 	}
 	snap := gpuSnapshot()
-	if l := GPULine(&snap.Endpoints[0]); !strings.Contains(l, "1.5 tok/J") || !strings.Contains(l, "2× NVIDIA H100") {
+	if l := GPULine(&snap.Endpoints[0]); !strings.Contains(l, "1.50 tok/J (1200 tokens over 800 J, counter)") || !strings.Contains(l, "2× NVIDIA H100") {
 		t.Errorf("GPULine = %q", l)
 	}
 }
