@@ -204,3 +204,23 @@ func (s *Scraper) scrapeGPU(ctx context.Context, t *target, st *targetState) []U
 	}
 	return ups
 }
+
+// lastGPUTimeout bounds the scrape at the end of a run.
+const lastGPUTimeout = time.Second
+
+// lastGPUScrape reads a GPU exporter once more when the run ends, so that the energy window
+// reaches the run's last tokens (a run shorter than the interval has a window at all). Its
+// Updates go out only where the channel has room: nobody may be reading any more.
+func (s *Scraper) lastGPUScrape(ctx context.Context, t *target, st *targetState) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(s.opts.Timeout, lastGPUTimeout))
+	defer cancel()
+	for _, u := range s.scrapeGPU(ctx, t, st) {
+		select {
+		case s.out <- u:
+			if s.opts.OnUpdate != nil {
+				s.opts.OnUpdate(u)
+			}
+		default:
+		}
+	}
+}

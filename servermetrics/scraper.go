@@ -208,6 +208,9 @@ func (s *Scraper) runTarget(ctx context.Context, t *target) {
 	for {
 		select {
 		case <-ctx.Done():
+			if t.gpu {
+				s.lastGPUScrape(ctx, t, st)
+			}
 			return
 		case <-timer.C:
 		}
