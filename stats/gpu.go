@@ -46,6 +46,14 @@ type GPUStats struct {
 	FromCounter bool
 	// TokensPerJoule is Tokens / EnergyJ; not OK before the window has any energy.
 	TokensPerJoule servermetrics.Value
+
+	History []GPUPoint // bounded, oldest first
+}
+
+// GPUPoint is one scrape of an endpoint's GPUs, for time-series charts.
+type GPUPoint struct {
+	At                   time.Time
+	PowerW, Util, MemMiB servermetrics.Value
 }
 
 type tokenAt struct {
@@ -70,18 +78,21 @@ type gpuState struct {
 	window           time.Duration
 	fromCounter      bool
 	pending          []tokenAt // arrivals after lastAt (or before any reading)
+	history          ring[GPUPoint]
 }
 
 func newGPUState(tracking bool) gpuState {
-	return gpuState{tracking: tracking, power: newSeries(), util: newSeries(), mem: newSeries()}
+	return gpuState{tracking: tracking, power: newSeries(), util: newSeries(), mem: newSeries(),
+		history: newRing[GPUPoint](serverHistoryLen)}
 }
 
 func (g *gpuState) reset() {
 	*g = gpuState{
 		tracking: g.tracking, seen: g.seen, state: g.state, note: g.note,
 		power: g.power, util: g.util, mem: g.mem,
-		pending: g.pending[:0],
+		pending: g.pending[:0], history: g.history,
 	}
+	g.history.reset()
 	g.power.reset()
 	g.util.reset()
 	g.mem.reset()
@@ -105,6 +116,7 @@ func (a *Aggregator) observeGPU(u servermetrics.Update) bool {
 			x.s.record(x.v.V)
 		}
 	}
+	g.history.push(GPUPoint{At: r.At, PowerW: r.PowerW, Util: r.Util, MemMiB: r.MemoryUsedMiB})
 	if r.EnergyJ.OK && r.Span > 0 {
 		g.addSpan(r.At.Add(-r.Span), r.At)
 		g.energyJ += r.EnergyJ.V
@@ -193,5 +205,6 @@ func (g *gpuState) stats() *GPUStats {
 	if g.energyJ > 0 {
 		st.TokensPerJoule = servermetrics.Value{V: g.tokens / g.energyJ, OK: true}
 	}
+	st.History = g.history.slice()
 	return st
 }
