@@ -193,8 +193,8 @@ func (s *Scraper) Run(ctx context.Context) {
 type targetState struct {
 	trackers    map[int]*tracker
 	gpu         gpuTracker // a GPU target's energy from scrape to scrape
-	useCred     bool      // a 401/403 asked for credentials, and they worked
-	slotsOffTil time.Time // /slots rests until then
+	useCred     bool       // a 401/403 asked for credentials, and they worked
+	slotsOffTil time.Time  // /slots rests until then
 	failures    int
 }
 
