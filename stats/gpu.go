@@ -65,11 +65,13 @@ type gpuSegment struct{ from, to time.Time }
 
 type gpuState struct {
 	tracking bool // the endpoint has a GPU exporter (its config, or its record) or reported one
-	seen     bool
-	state    servermetrics.State
-	note     string
-	latest   servermetrics.GPUReading
-	scrapes  int
+	// afterReset: the next reading's energy spans time before a Reset, whose tokens are gone.
+	afterReset bool
+	seen       bool
+	state      servermetrics.State
+	note       string
+	latest     servermetrics.GPUReading
+	scrapes    int
 
 	power, util, mem series
 	segments         []gpuSegment // the energy window, oldest first
@@ -90,7 +92,7 @@ func (g *gpuState) reset() {
 	*g = gpuState{
 		tracking: g.tracking, seen: g.seen, state: g.state, note: g.note,
 		power: g.power, util: g.util, mem: g.mem,
-		pending: g.pending[:0], history: g.history,
+		pending: g.pending[:0], history: g.history, afterReset: true,
 	}
 	g.history.reset()
 	g.power.reset()
@@ -117,7 +119,9 @@ func (a *Aggregator) observeGPU(u servermetrics.Update) bool {
 		}
 	}
 	g.history.push(GPUPoint{At: r.At, PowerW: r.PowerW, Util: r.Util, MemMiB: r.MemoryUsedMiB})
-	if r.EnergyJ.OK && r.Span > 0 {
+	if g.afterReset {
+		g.afterReset = false
+	} else if r.EnergyJ.OK && r.Span > 0 {
 		g.addSpan(r.At.Add(-r.Span), r.At)
 		g.energyJ += r.EnergyJ.V
 		g.window += r.Span

@@ -72,8 +72,19 @@ func TestGPUTokensPerJoule(t *testing.T) {
 		}
 	}
 
+	// After a Reset the window starts again at the next scrape: the span that reaches back
+	// before the Reset has lost its tokens, so its energy does not count either.
+	a := New(eps)
+	orders["between"](a)
+	a.Reset()
+	a.ObserveServer(gpuUpdate(t0.Add(3*time.Second), 70, time.Second, 70))
+	a.ObserveServer(gpuUpdate(t0.Add(4*time.Second), 30, time.Second, 30))
+	if g := a.Snapshot(t0.Add(5 * time.Second)).Endpoints[0].GPU; g.EnergyJ != 30 || g.Tokens != 0 || g.Scrapes != 2 {
+		t.Errorf("after a reset: energy %v J, %v tokens, %d scrapes; want 30 J, 0, 2", g.EnergyJ, g.Tokens, g.Scrapes)
+	}
+
 	// Without --gpu-metrics there is no GPU figure, and no token is kept for one.
-	a := New([]config.Endpoint{{Name: "gpu", Model: "m"}})
+	a = New([]config.Endpoint{{Name: "gpu", Model: "m"}})
 	a.Add(sample)
 	if a.Snapshot(t0).Endpoints[0].GPU != nil || len(a.eps[0].gpu.pending) != 0 {
 		t.Error("an endpoint without a GPU exporter has GPU figures or keeps tokens for them")
