@@ -59,7 +59,10 @@ func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io
 	progress.clear()
 	cancel()
 	if updates != nil {
-		for range updates { // until the scraper has stopped
+		for u := range updates { // until the scraper has stopped; the GPUs' last scrape counts
+			if u.Source == servermetrics.SourceGPU {
+				agg.ObserveServer(u)
+			}
 		}
 	}
 	if err := wait(); err != nil {

@@ -452,6 +452,7 @@ func (o *options) overrides() config.Overrides {
 		OutputTokens: given(o, "output-tokens", &o.outputTokens),
 		Prompts:      given(o, "prompts", &o.prompts),
 		Cache:        given(o, "cache", &o.cache),
+		GPUMetrics:   given(o, "gpu-metrics", &o.gpuMetrics),
 	}
 }
 

@@ -23,11 +23,13 @@ type sloFlags struct {
 	sloTarget     float64 // parsed by checkSLO; 0: no target
 	serverText    string
 	server        servermetrics.Mode // parsed by checkSLO
+	gpuMetrics    string             // --gpu-metrics URL, checked by checkSLO ("" = none)
 }
 
 func addSLOFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.sloText, "slo", "", "per-request objectives: a `LIST` like ttft=500ms,tpot=50ms,e2e=20s,itl=200ms (itl: the longest gap of a request)")
 	fs.StringVar(&o.sloTargetText, "slo-target", "", "headless: exit 3 when fewer than `F` (0–1) of the counted requests meet every objective")
+	fs.StringVar(&o.gpuMetrics, "gpu-metrics", "", "scrape an NVIDIA dcgm-exporter (or compatible) /metrics `URL` beside the server's: watts, utilisation, tokens per joule")
 	fs.StringVar(&o.serverText, "server-metrics", "auto", "server-side metrics: `MODE` auto scrapes the server's own Prometheus /metrics (base URL's origin + /metrics); off; or a URL")
 }
 
@@ -55,6 +57,14 @@ func (o *options) checkSLO() error {
 		return usagef("invalid value %q for --server-metrics: %v", o.serverText, err)
 	}
 	o.server = mode
+	if o.set("gpu-metrics") {
+		if msg := config.CheckGPUMetrics(o.gpuMetrics); msg != "" {
+			return usagef("invalid value %q for --gpu-metrics: %s", o.gpuMetrics, strings.TrimPrefix(msg, "gpu_metrics "))
+		}
+		if o.replay != "" {
+			return usagef("--replay and --gpu-metrics exclude each other: a replay shows a recorded run and scrapes nothing")
+		}
+	}
 	if o.replay != "" && o.set("server-metrics") {
 		return usagef("--replay and --server-metrics exclude each other: a replay shows a recorded run and scrapes no server")
 	}

@@ -72,6 +72,10 @@ type Endpoint struct {
 
 	InsecureSkipVerify bool // opt-in per endpoint; shown in its card
 
+	// GPUMetrics is an NVIDIA dcgm-exporter (or compatible) /metrics URL scraped beside the
+	// server's (gpu_metrics:, --gpu-metrics): watts, utilisation, tokens per joule. "" = none.
+	GPUMetrics string
+
 	SLO   SLO    // per-request objectives (zero: none)
 	Price *Price // nil: no price, no cost figures
 }

@@ -36,6 +36,7 @@ var settingDecoders = map[string]settingDecoder{
 	"prompts":       func(l *loader, p *Partial, e entry) *Error { return put(&p.Prompts)(l.promptsFile(e)) },
 	"cache":         (*loader).cache,
 	"api":           func(l *loader, p *Partial, e entry) *Error { return some(&p.API)(l.text(e, checkAPI)) },
+	"gpu_metrics":   func(l *loader, p *Partial, e entry) *Error { return some(&p.GPUMetrics)(l.text(e, CheckGPUMetrics)) },
 	"headers":       func(l *loader, p *Partial, e entry) *Error { return always(&p.Headers)(l.headers(e)) },
 	"slo":           func(l *loader, p *Partial, e entry) *Error { return always(&p.SLO)(l.slo(e)) },
 	"price":         func(l *loader, p *Partial, e entry) *Error { return always(&p.Price)(l.price(e)) },

@@ -26,6 +26,7 @@ type Partial struct {
 	Interval    *time.Duration
 	Timeout     *time.Duration
 	Stall       *time.Duration
+	GPUMetrics  *string // a dcgm-exporter /metrics URL (gpu_metrics:, --gpu-metrics)
 
 	SLO       *SLO              // laid over the levels below key by key
 	Price     *Price            // replaces the levels below whole
@@ -119,6 +120,7 @@ func (e *Endpoint) apply(p *Partial) {
 	set(&e.Interval, p.Interval)
 	set(&e.Timeout, p.Timeout)
 	set(&e.Stall, p.Stall)
+	set(&e.GPUMetrics, p.GPUMetrics)
 	e.SLO = mergeSLO(e.SLO, p.SLO)
 	if p.Price != nil {
 		price := *p.Price

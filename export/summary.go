@@ -96,6 +96,7 @@ type jsonMiddle struct {
 	SLO    *jsonSLO    `json:"slo,omitempty"`
 	Cost   *jsonCost   `json:"cost,omitempty"`
 	Server *jsonServer `json:"server"`
+	GPU    *jsonGPU    `json:"gpu,omitempty"` // gpu.go: only with --gpu-metrics
 }
 
 // jsonMetric is one registered metric's key and value: a *jsonDist or a *number (nil: null).
@@ -209,7 +210,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 				OutputTokens: e.OutputTokens,
 			},
 			core:     metricsJSON(&e.Whole, metric.Core),
-			middle:   jsonMiddle{SLO: sloJSON(e), Cost: costJSON(e), Server: serverJSON(e)},
+			middle:   jsonMiddle{SLO: sloJSON(e), Cost: costJSON(e), Server: serverJSON(e), GPU: gpuJSON(e)},
 			workload: metricsJSON(&e.Whole, metric.Workload),
 			tail:     workloadJSON(e),
 		}
@@ -267,6 +268,10 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		header = append(header, costCSVHeader...)
 	}
 	header = append(header, serverCSVHeader()...)
+	withGPU := anyGPU(&snap)
+	if withGPU {
+		header = append(header, gpuCSVHeader()...)
+	}
 	if snap.Rate > 0 {
 		header = append(header, queueCSVHeader...)
 	}
@@ -290,6 +295,9 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 			row = append(row, costCSV(e)...)
 		}
 		row = append(row, serverCSV(e)...)
+		if withGPU {
+			row = append(row, gpuCSV(e)...)
+		}
 		if snap.Rate > 0 {
 			row = append(row, queueCSV(e)...)
 		}

@@ -62,7 +62,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 	if snap.Rate > 0 {
 		te.Lines = append(te.Lines, arrivalsLine(snap.Rate, e))
 	}
-	for _, l := range []string{SLOLine(e), CostLine(e), ServerLine(e)} {
+	for _, l := range []string{SLOLine(e), CostLine(e), ServerLine(e), GPULine(e)} {
 		if l != "" {
 			te.Lines = append(te.Lines, l)
 		}
@@ -86,6 +86,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
 	}
 	te.Rows = append(te.Rows, serverRows(e)...)
+	te.Rows = append(te.Rows, gpuRows(e)...)
 	return te
 }
 

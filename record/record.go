@@ -380,6 +380,7 @@ var ErrTruncated = errors.New("truncated record (interrupted write)")
 type File struct {
 	Records []Record
 	Server  []ServerLine
+	GPU     []GPULine // gpu.go
 }
 
 // ReadRecords reads the request lines of a --record file (ReadFile, without the server lines).
@@ -443,6 +444,8 @@ func (f *File) add(line []byte) error {
 			return err
 		}
 		f.Server = append(f.Server, l)
+	case gpuType:
+		return f.addGPU(line)
 	}
 	return nil
 }

@@ -109,6 +109,9 @@ func (l *ServerLine) Update(ep int) servermetrics.Update {
 // WriteServer appends one scrape of the endpoint named name as one line (safe for concurrent
 // use, like Write). It returns os.ErrClosed after Close.
 func (r *Recorder) WriteServer(name, model string, u servermetrics.Update) error {
+	if u.Source == servermetrics.SourceGPU {
+		return r.writeGPU(name, model, u) // a "gpu" line (gpu.go)
+	}
 	l := ServerLineOf(name, model, u)
 	l.Shard = r.shard
 	line, err := marshalLine(&l)

@@ -51,7 +51,7 @@ func TestServerLinesRoundTrip(t *testing.T) {
 		}
 	}
 	// ReadRecords is the requests only; a line of an unknown type is skipped.
-	more := append(b, []byte(`{"type":"gpu","endpoint":"a"}`+"\n")...)
+	more := append(b, []byte(`{"type":"future","endpoint":"a"}`+"\n")...)
 	if recs, err := ReadRecords(bytes.NewReader(more)); err != nil || len(recs) != 1 {
 		t.Errorf("ReadRecords: %d records, %v", len(recs), err)
 	}

@@ -61,6 +61,7 @@ type Scraper struct {
 type target struct {
 	url      string // …/metrics
 	slotsURL string // the same origin's /slots (llama.cpp live progress)
+	gpu      bool   // a GPU exporter (--gpu-metrics), read by scrapeGPU
 	eps      []int
 	// cred is the endpoint whose key and headers may be sent, after a 401/403 without them:
 	// one whose own base_url has this target's origin, which receives them on every request
@@ -71,10 +72,10 @@ type target struct {
 
 // New returns a Scraper for eps in mode, or nil when mode is Off or no endpoint has a URL to
 // scrape (then there is nothing to run).
+//
+// Each endpoint's GPUMetrics URL (--gpu-metrics, gpu_metrics:) is scraped too, whatever mode
+// says, as a target of its own (gpu.go); endpoints with the same GPU URL share it.
 func New(eps []config.Endpoint, mode Mode, opts Options) *Scraper {
-	if mode.Off {
-		return nil
-	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
@@ -85,8 +86,24 @@ func New(eps []config.Endpoint, mode Mode, opts Options) *Scraper {
 		opts.MaxBody = DefaultMaxBody
 	}
 	s := &Scraper{eps: eps, opts: opts, out: make(chan Update, 4*len(eps)+1)}
+	s.addServerTargets(mode)
+	s.addGPUTargets()
+	if len(s.targets) == 0 {
+		return nil
+	}
+	for _, t := range s.targets {
+		t.client = s.newClient(t)
+	}
+	return s
+}
+
+// addServerTargets adds the servers' own /metrics of mode (none when it is Off).
+func (s *Scraper) addServerTargets(mode Mode) {
+	if mode.Off {
+		return
+	}
 	byURL := map[string]*target{}
-	for i, ep := range eps {
+	for i, ep := range s.eps {
 		u := mode.URL
 		if u == "" {
 			if o := origin(ep.BaseURL); o != "" {
@@ -108,13 +125,25 @@ func New(eps []config.Endpoint, mode Mode, opts Options) *Scraper {
 			t.cred = i
 		}
 	}
-	if len(s.targets) == 0 {
-		return nil
+}
+
+// addGPUTargets adds each endpoint's GPU exporter. It never gets credentials: dcgm-exporter
+// serves /metrics without any, and the endpoint's key is not for it.
+func (s *Scraper) addGPUTargets() {
+	byURL := map[string]*target{}
+	for i, ep := range s.eps {
+		u := ep.GPUMetrics
+		if u == "" {
+			continue
+		}
+		t := byURL[u]
+		if t == nil {
+			t = &target{url: u, gpu: true, cred: -1}
+			byURL[u] = t
+			s.targets = append(s.targets, t)
+		}
+		t.eps = append(t.eps, i)
 	}
-	for _, t := range s.targets {
-		t.client = s.newClient(t)
-	}
-	return s
 }
 
 func (s *Scraper) newClient(t *target) *http.Client {
@@ -163,8 +192,9 @@ func (s *Scraper) Run(ctx context.Context) {
 // targetState is what one target's goroutine carries from scrape to scrape.
 type targetState struct {
 	trackers    map[int]*tracker
-	useCred     bool      // a 401/403 asked for credentials, and they worked
-	slotsOffTil time.Time // /slots rests until then
+	gpu         gpuTracker // a GPU target's energy from scrape to scrape
+	useCred     bool       // a 401/403 asked for credentials, and they worked
+	slotsOffTil time.Time  // /slots rests until then
 	failures    int
 }
 
@@ -178,11 +208,18 @@ func (s *Scraper) runTarget(ctx context.Context, t *target) {
 	for {
 		select {
 		case <-ctx.Done():
+			if t.gpu {
+				s.lastGPUScrape(ctx, t, st)
+			}
 			return
 		case <-timer.C:
 		}
 		started := time.Now()
-		for _, u := range s.scrape(ctx, t, st) {
+		scrape := s.scrape
+		if t.gpu {
+			scrape = s.scrapeGPU
+		}
+		for _, u := range scrape(ctx, t, st) {
 			select {
 			case s.out <- u:
 				if s.opts.OnUpdate != nil { // what the reader took, so that a record holds what it saw

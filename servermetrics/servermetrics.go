@@ -83,7 +83,11 @@ const (
 // or a response body, so it cannot leak a key.
 type Update struct {
 	Endpoint int // index in the configured order, as in probe events
-	State    State
-	Reading  Reading // when State == StateOK
-	Note     string
+	// Source is what was scraped: the server (Reading) or its GPUs' exporter (GPU, gpu.go).
+	// The zero value is the server, so Updates built before GPU telemetry read as before.
+	Source  Source
+	State   State
+	Reading Reading    // when State == StateOK and Source == SourceServer
+	GPU     GPUReading // when State == StateOK and Source == SourceGPU
+	Note    string
 }

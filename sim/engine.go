@@ -23,6 +23,8 @@ type engine struct {
 	generationTokens atomic.Uint64 // tokens generated (sent or, for non-streaming, due)
 	cacheQueries     atomic.Uint64 // prompt tokens looked up in the prefix cache
 	cacheHits        atomic.Uint64 // of which found cached
+
+	busy busyMeter // running requests over time, the GPUs' work (gpu.go); under mu
 }
 
 func newEngine(p Profile) *engine {
@@ -61,6 +63,7 @@ func (e *engine) free() bool { return e.maxRunning == 0 || e.running.Load() < in
 // admit starts t running, its prompt taking its room in the KV cache in the same step, so that
 // /metrics never shows a running request without it; e.mu is held.
 func (e *engine) admit(t *ticket, now time.Time) {
+	e.busy.advance(now, e.running.Load())
 	e.running.Add(1)
 	e.hold(t, t.prompt)
 	t.at, t.admitted = now, true
@@ -81,9 +84,10 @@ func (e *engine) leave(t *ticket) {
 		}
 		return
 	}
+	now := time.Now()
+	e.busy.advance(now, e.running.Load())
 	e.running.Add(-1)
 	e.kvTokens.Add(-t.kv.Swap(0))
-	now := time.Now()
 	for len(e.queue) > 0 && e.free() {
 		next := e.queue[0]
 		e.queue[0] = nil

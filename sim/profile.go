@@ -80,6 +80,10 @@ type Profile struct {
 	// CloseDelay delays that close: a client that starts its next request at once surely
 	// writes it into the connection before it dies (tests of the dead-connection retry).
 	CloseDelay time.Duration
+
+	// GPU, when it has a Count, serves dcgm-exporter-style GPU telemetry whose energy follows
+	// the profile's work (gpu.go).
+	GPU GPU
 }
 
 // Defaults of the profile fields whose zero value means "the default".

@@ -68,6 +68,8 @@ type endpoint struct {
 	requests  atomic.Int64
 	engine    *engine
 	metrics   *metricsHandler // /<profile>/metrics; nil with NoMetrics
+	// gpuMetrics is /<profile>/gpu/metrics (gpu.go); nil without GPU.Count.
+	gpuMetrics *metricsHandler
 	// engineLabel is the engine label of its series: "0", or "1", "2", ... for the further
 	// exposed profiles with the same Model.
 	engineLabel string
@@ -98,6 +100,11 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		}
 		ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), engine: newEngine(p)}
 		s.endpoints[p.Name] = ep
+		if p.GPU.Count > 0 {
+			if ep.gpuMetrics, err = newGPUHandler(ep); err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
+			}
+		}
 		if !p.NoMetrics {
 			engines := 0
 			for _, other := range exposed {
@@ -291,6 +298,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case "api/version":
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		fmt.Fprintln(w, `{"version":"0.17.4-sim"}`)
+	case "gpu/metrics":
+		ep.serveGPU(w, r)
 	case "metrics":
 		if ep.metrics == nil {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("profile %q exposes no metrics", name), "invalid_request_error", "not_found")

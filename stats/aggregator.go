@@ -174,6 +174,7 @@ type endpoint struct {
 	price                  *config.Price
 	slo                    sloState
 	server                 serverState
+	gpu                    gpuState      // gpu.go
 	work                   workloadState // workload.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
@@ -199,6 +200,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 		decodeVal:  newRing[float64](reservoirLen),
 		rl:         noRateLimits(),
 		server:     newServerState(),
+		gpu:        newGPUState(false),
 		live:       newLive(),
 	}
 	for i := range e.slots {
@@ -227,6 +229,7 @@ func (e *endpoint) reset() {
 	e.billPrompt, e.billOutput = 0, 0
 	e.slo.reset()
 	e.server.reset()
+	e.gpu.reset()
 	e.work.reset()
 	e.version++
 }
@@ -288,6 +291,7 @@ func New(eps []config.Endpoint, opts ...Option) *Aggregator {
 		e.api = ep.API
 		e.slo.slo = ep.SLO
 		e.work.configured = ep.Cache
+		e.gpu.tracking = ep.GPUMetrics != ""
 		if ep.Price != nil {
 			p := *ep.Price
 			e.price = &p
@@ -359,6 +363,7 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	}
 	e.noteSource(s)
 	e.outputToks += int64(s.Tokens)
+	e.gpu.addSample(s)
 
 	e.version++
 	e.whole.record(s, a.ctx())
@@ -548,6 +553,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 		SLO:           a.sloStats(e, now, e.work.span()),
 		Cost:          e.costStats(e.work.span()),
 		Server:        e.server.stats(),
+		GPU:           e.gpu.stats(),
 	}
 	for k, v := range e.errorKinds {
 		st.ErrorKinds[k] = v

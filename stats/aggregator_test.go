@@ -511,6 +511,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	a.SetSLO(config.SLO{TTFT: time.Second})
 	a.eps[0].price = &config.Price{Output: 1}
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{Kind: servermetrics.KindVLLM}})
+	a.ObserveServer(servermetrics.Update{Endpoint: 0, Source: servermetrics.SourceGPU, GPU: servermetrics.GPUReading{GPUs: 1}})
 	a.Observe(&probe.Progress{Endpoint: 0, Seq: 99, Start: t0.Add(4 * time.Second), At: 300 * msD,
 		FirstEvent: 90 * msD, FirstToken: 100 * msD, FirstAnswer: 100 * msD, Tokens: 12, Estimated: true, Chunks: 12, MaxTokens: 64})
 	snap := a.Snapshot(t0.Add(5 * time.Second))

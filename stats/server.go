@@ -78,6 +78,9 @@ func (a *Aggregator) ObserveServer(u servermetrics.Update) bool {
 	if u.Endpoint < 0 || u.Endpoint >= len(a.eps) {
 		return false
 	}
+	if u.Source == servermetrics.SourceGPU {
+		return a.observeGPU(u)
+	}
 	s := &a.eps[u.Endpoint].server
 	s.seen, s.state, s.note = true, u.State, u.Note
 	if u.State != servermetrics.StateOK {

@@ -183,6 +183,7 @@ type EndpointStats struct {
 	SLO    *SLOStats    // nil without objectives (slo.go)
 	Cost   *CostStats   // nil without a price (cost.go)
 	Server *ServerStats // nil until the server-metrics scraper reported (server.go)
+	GPU    *GPUStats    // nil without --gpu-metrics (gpu.go)
 
 	// RunSpan is the first t0 to the last finish of a non-warm-up request; the throughput
 	// is over it: output tokens of counted requests per second, and counted requests per

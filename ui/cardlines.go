@@ -207,3 +207,46 @@ func ttftLine(s *Styles, es *stats.EndpointStats, w int) string {
 		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50)),
 		line(L("ttft "), V(last), U(" ms"), L(" last")))
 }
+
+// gpuLine is the card's line of its GPUs (--gpu-metrics): watts and utilisation of the latest
+// scrape and tokens per joule over the run, "gpu 612 W · util 97% · 1.52 tok/J", shortened
+// until it fits, or its quiet note when there is no reading.
+func gpuLine(s *Styles, g *stats.GPUStats, w int) string {
+	if g.Scrapes == 0 || g.State != 0 && g.Note != "" {
+		note := g.Note
+		if note == "" {
+			note = "waiting for the first scrape"
+		}
+		return truncate(s.Faint.Render("gpu metrics: "+oneLine(note)), w)
+	}
+	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
+	watts, util, tpj := dash, dash, dash
+	if r := g.Latest; r.PowerW.OK {
+		watts = strconv.FormatFloat(r.PowerW.V, 'f', 0, 64)
+	}
+	if r := g.Latest; r.Util.OK {
+		util = strconv.FormatFloat(r.Util.V, 'f', 0, 64) + "%"
+	}
+	if g.TokensPerJoule.OK {
+		tpj = perJoule(g.TokensPerJoule.V)
+	}
+	return fitSpans(w,
+		line(L("gpu "), V(watts), U(" W"), F(" · "), L("util "), V(util), F(" · "), V(tpj), U(" tok/J")),
+		line(L("gpu "), V(watts), U(" W "), V(util), L(" "), V(tpj), U(" tok/J")),
+		line(L("gpu "), V(watts), U(" W "), V(tpj), U(" tok/J")))
+}
+
+// perJoule is tokens per joule with three significant figures down to 0.01.
+func perJoule(v float64) string {
+	switch {
+	case !finite(v):
+		return dash
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v >= 0.01:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}

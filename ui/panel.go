@@ -123,6 +123,7 @@ const (
 	lineQueue  // open-loop runs only
 	lineSLO    // with objectives (--slo, slo:)
 	lineServer // once the server-metrics scraper reported
+	lineGPU    // with --gpu-metrics (cardlines.go)
 	lineErrors
 	lineLastError
 	nLines
@@ -141,6 +142,7 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	rows := chooseCardRows(h, cardFacts{
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
 		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
+		gpu: es.GPU != nil,
 	})
 	secs := chartSeconds(es.Seconds, w)
 	p.tps.Set(tpsPoints(secs), w, rows.chartH)
@@ -166,6 +168,7 @@ type cardRows struct {
 type cardFacts struct {
 	tls, errors, lastError, openLoop bool
 	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
+	gpu                              bool // a GPU exporter reported
 }
 
 // cardPriority is the order in which a card's optional lines get its spare rows, given the
@@ -188,6 +191,13 @@ func cardPriority(f cardFacts) []int {
 	}
 	if f.server {
 		priority = slices.Insert(priority, slices.Index(priority, after)+1, lineServer)
+	}
+	if f.gpu { // after the server's line, or where it would be
+		at := slices.Index(priority, after) + 1
+		if f.server {
+			at = slices.Index(priority, lineServer) + 1
+		}
+		priority = slices.Insert(priority, at, lineGPU)
 	}
 	switch {
 	case f.breach:
@@ -264,6 +274,8 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return sloLine(s, es.SLO, w)
 	case lineServer:
 		return serverLine(s, es.Server, w)
+	case lineGPU:
+		return gpuLine(s, es.GPU, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:

@@ -1,0 +1,132 @@
+package export
+
+import (
+	"fmt"
+	"strconv"
+
+	"tokscope/stats"
+)
+
+// GPU telemetry (--gpu-metrics) in the summaries: JSON "gpu" per endpoint (absent without a
+// GPU exporter, as "slo" and "cost" are without objectives or a price), the gpu_ CSV columns
+// when an endpoint has one, a line and three rows in the table.
+
+// jsonGPU is DESIGN.md's "gpu" object; beyond the contract's four keys it says what the
+// figure of tokens per joule rests on.
+type jsonGPU struct {
+	PowerW         *jsonDist `json:"power_w"`
+	Util           *jsonDist `json:"util"`
+	MemoryUsedMiB  *jsonDist `json:"memory_used_mib"`
+	TokensPerJoule *number   `json:"tokens_per_joule"`
+	GPUs           int       `json:"gpus"`
+	GPUModel       *string   `json:"gpu_model"`
+	Scrapes        int       `json:"scrapes"`
+	EnergyJ        *number   `json:"energy_j"`       // the window's energy
+	Tokens         number    `json:"tokens"`         // output tokens that arrived in the window
+	WindowS        number    `json:"window_s"`       // the window's length
+	EnergyFrom     *string   `json:"energy_from"`    // "counter" or "power" (integrated); null without energy
+	Note           string    `json:"note,omitempty"` // the latest scrape's, when it failed
+}
+
+func gpuJSON(e *stats.EndpointStats) *jsonGPU {
+	g := e.GPU
+	if g == nil {
+		return nil
+	}
+	j := &jsonGPU{Scrapes: g.Scrapes, Note: g.Note}
+	if g.Scrapes == 0 {
+		return j
+	}
+	j.PowerW, j.Util, j.MemoryUsedMiB = toJSONDist(g.PowerW), toJSONDist(g.Util), toJSONDist(g.MemoryUsedMiB)
+	j.TokensPerJoule = numberPtr(g.TokensPerJoule.V, g.TokensPerJoule.OK)
+	j.GPUs = g.Latest.GPUs
+	if g.Latest.Model != "" {
+		m := g.Latest.Model
+		j.GPUModel = &m
+	}
+	j.EnergyJ = numberPtr(g.EnergyJ, g.Window > 0)
+	j.Tokens, j.WindowS = number(g.Tokens), number(g.Window.Seconds())
+	if g.Window > 0 {
+		from := energyFrom(g)
+		j.EnergyFrom = &from
+	}
+	return j
+}
+
+func energyFrom(g *stats.GPUStats) string {
+	if g.FromCounter {
+		return "counter"
+	}
+	return "power"
+}
+
+func anyGPU(snap *stats.Snapshot) bool {
+	for i := range snap.Endpoints {
+		if snap.Endpoints[i].GPU != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func gpuCSVHeader() []string {
+	var h []string
+	for _, k := range []string{"gpu_power_w", "gpu_util", "gpu_memory_used_mib"} {
+		for _, s := range TableColumns {
+			h = append(h, k+"_"+s)
+		}
+	}
+	return append(h, "gpu_tokens_per_joule", "gpu_energy_j", "gpu_count")
+}
+
+func gpuCSV(e *stats.EndpointStats) []string {
+	g := e.GPU
+	if g == nil || g.Scrapes == 0 {
+		return make([]string, len(gpuCSVHeader()))
+	}
+	var row []string
+	for _, d := range []stats.Dist{g.PowerW, g.Util, g.MemoryUsedMiB} {
+		for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
+			row = append(row, cell(v, d.Count > 0))
+		}
+	}
+	return append(row, cell(g.TokensPerJoule.V, g.TokensPerJoule.OK), cell(g.EnergyJ, g.Window > 0), strconv.Itoa(g.Latest.GPUs))
+}
+
+// GPULine is the table's GPU line: the GPUs, tokens per joule and the energy it rests on; the
+// note when nothing was read. "" without a GPU exporter.
+func GPULine(e *stats.EndpointStats) string {
+	g := e.GPU
+	switch {
+	case g == nil:
+		return ""
+	case g.Scrapes == 0:
+		return "gpu metrics: " + g.Note
+	}
+	line := fmt.Sprintf("gpu %d×", g.Latest.GPUs)
+	if g.Latest.Model != "" {
+		line += " " + g.Latest.Model
+	}
+	line += fmt.Sprintf("  %d scrapes", g.Scrapes)
+	if g.TokensPerJoule.OK {
+		line += fmt.Sprintf("  %s tok/J (%.0f tokens over %.0f J, %s)", tableNumber(g.TokensPerJoule.V),
+			g.Tokens, g.EnergyJ, energyFrom(g))
+	}
+	if g.State != 0 && g.Note != "" {
+		line += "  (last scrape: " + g.Note + ")"
+	}
+	return line
+}
+
+// gpuRows are the table's rows of GPU distributions over scrapes.
+func gpuRows(e *stats.EndpointStats) []TableRow {
+	g := e.GPU
+	if g == nil || g.Scrapes == 0 {
+		return nil
+	}
+	return []TableRow{
+		tableRow("gpu power W", g.PowerW),
+		tableRow("gpu util %", g.Util),
+		tableRow("gpu memory MiB", g.MemoryUsedMiB),
+	}
+}
