@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -173,5 +174,62 @@ func TestStampConnNotTCP(t *testing.T) {
 		memStream{vllmStream(3)}).Do(context.Background(), "hi", nil)
 	if s.Outcome != OutcomeOK || s.Clock != ClockUser {
 		t.Errorf("in-memory transport: %s clock %q, want ok and %q", s.Outcome, s.Clock, ClockUser)
+	}
+}
+
+// BenchmarkStampedRead prices the kernel clock per chunk: one read of a 128-byte chunk from
+// a loopback socket that always has data, and its instant. "user" is a plain TCP read and
+// time.Since; "kernel" is recvmsg with the receive timestamp, and the mapping of that stamp
+// to the monotonic clock (kstamp.go). The difference is the kernel clock's cost per read.
+func BenchmarkStampedRead(b *testing.B) {
+	for _, clock := range []string{ClockUser, ClockKernel} {
+		b.Run(clock, func(b *testing.B) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			go func() {
+				w, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer w.Close()
+				chunk := make([]byte, 128<<7) // 128 chunks a write
+				for {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			}()
+			raw, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := raw
+			if clock == ClockKernel {
+				c = stampConn(raw)
+			}
+			defer c.Close()
+			kc, _ := c.(*kconn)
+			if clock == ClockKernel && kc == nil {
+				b.Skip("no kernel receive timestamps here")
+			}
+			buf := make([]byte, 128)
+			t0 := time.Now()
+			kernel := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := io.ReadFull(c, buf); err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := kc.since(t0); ok {
+					kernel++
+				}
+			}
+			if clock == ClockKernel && kernel == 0 {
+				b.Fatal("no read was stamped by the kernel")
+			}
+		})
 	}
 }
