@@ -90,6 +90,26 @@ func withKernelClock(t *testing.T, on bool) {
 	t.Cleanup(func() { kernelClock.Store(saved) })
 }
 
+// holdNetstamp keeps one kernel-stamped socket open for the test: Linux turns receive
+// timestamping on for the machine lazily (a static key switched by a work queue) when the
+// first socket asks for it, and the segments of the first milliseconds may go unstamped.
+func holdNetstamp(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = stampConn(c)
+	t.Cleanup(func() {
+		c.Close()
+		l.Close()
+	})
+	time.Sleep(20 * time.Millisecond)
+}
+
 // TestKernelClockStampsArrival is the proof that the kernel clock works: a chunk that waited
 // 55 ms in the socket while the reading goroutine slept is stamped when it arrived (within
 // the server's write of it, on loopback the kernel stamps it inside that write), where the
@@ -100,6 +120,7 @@ func TestKernelClockStampsArrival(t *testing.T) {
 		t.Skip("kernel receive timestamps are Linux's") // the fallback test covers the others
 	}
 	withKernelClock(t, true)
+	holdNetstamp(t)
 	for _, tlsConn := range []bool{false, true} {
 		name := map[bool]string{false: "tcp", true: "tls"}[tlsConn]
 		t.Run(name, func(t *testing.T) {
