@@ -2,10 +2,12 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -252,5 +254,44 @@ func BenchmarkStampedRead(b *testing.B) {
 				b.Fatal("no read was stamped by the kernel")
 			}
 		})
+	}
+}
+
+// A kernel-stamped connection reads like a TCP one: deadlines time out as net.Errors, the
+// peer's close is io.EOF, and the bytes come back whole.
+func TestStampedConnReads(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive timestamps are Linux's")
+	}
+	withKernelClock(t, true)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	raw, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stampConn(raw)
+	defer c.Close()
+	if _, ok := c.(*kconn); !ok {
+		t.Fatalf("stampConn(tcp) = %T, want *kconn", c)
+	}
+	w, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	var ne net.Error
+	if _, err := c.Read(make([]byte, 8)); !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read past the deadline: %v, want a timeout", err)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	_, _ = w.Write([]byte("hello"))
+	w.Close()
+	got, err := io.ReadAll(c)
+	if string(got) != "hello" || err != nil {
+		t.Errorf("read %q, %v; want hello, nil (EOF)", got, err)
 	}
 }
