@@ -25,16 +25,31 @@ import (
 //     write and response read;
 //   - read_err: tokscope's first-token instant minus the simulator's flush of that chunk:
 //     the read side alone;
-//   - new_conns: measured requests that opened a connection (the client keeps at most 1024
-//     idle per host, so beyond 1024 streams some reconnect, and their TTFT includes it);
+//   - the request side, the rest of ttft_err: send (t0 to the request written, on the
+//     client's clock) and handler_lag (the request written to the simulator's handler
+//     starting: loopback, and the server's own wait for a CPU, which the simulator's TTFT
+//     does not count);
+//   - new_conns: measured requests that opened a connection (their TTFT includes it);
+//   - kernel_clock: the share of measured requests the kernel's receive time stamped
+//     (Sample.Clock);
 //   - samples: requests measured (fewer streams run more requests each, so that every p99
 //     rests on at least ~2000 of them).
+//
+// Each size runs with the kernel clock (kstamp.go; the user clock where the kernel stamps
+// nothing) and with the user clock alone.
 //
 // Run it alone (it takes the machine): go test ./probe -run '^$' -bench Ceiling -benchtime 1x
 func BenchmarkCeiling(b *testing.B) {
 	raiseFileLimit(b, 2*4096+512) // a client and a server socket per stream
 	for _, streams := range []int{64, 256, 1024, 4096} {
-		b.Run(strconv.Itoa(streams), func(b *testing.B) { ceiling(b, streams) })
+		for _, clock := range []string{ClockKernel, ClockUser} {
+			b.Run(strconv.Itoa(streams)+"/"+clock, func(b *testing.B) {
+				saved := kernelClock.Load()
+				defer kernelClock.Store(saved)
+				kernelClock.Store(clock == ClockKernel)
+				ceiling(b, streams)
+			})
+		}
 	}
 }
 
@@ -52,8 +67,8 @@ func ceiling(b *testing.B, streams int) {
 	ep := config.Endpoint{Name: "ceiling", BaseURL: srv.BaseURL("ceiling"), Model: "m", Prompt: "hi",
 		MaxTokens: tokens, Concurrency: streams, Timeout: 2 * time.Minute, Stall: time.Minute}
 
-	var ttftErrs, readErrs []time.Duration
-	newConns := 0
+	var ttftErrs, readErrs, sends, lags []time.Duration
+	newConns, kernel, measured := 0, 0, 0
 	for b.Loop() {
 		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: perStream * streams})
 		go func() { _ = r.Run(context.Background()) }()
@@ -69,6 +84,10 @@ func ceiling(b *testing.B, streams int) {
 			if !s.Reused {
 				newConns++
 			}
+			measured++
+			if s.Clock == ClockKernel {
+				kernel++
+			}
 			arrival, ok := srv.Arrival(s.ResponseID)
 			if !ok {
 				continue
@@ -77,6 +96,10 @@ func ceiling(b *testing.B, streams int) {
 				if f.Kind == sim.FrameContent || f.Kind == sim.FrameReasoning {
 					readErrs = append(readErrs, s.Start.Add(s.FirstToken).Sub(f.At))
 					ttftErrs = append(ttftErrs, s.FirstToken-f.At.Sub(arrival))
+					if s.Wrote >= 0 {
+						sends = append(sends, s.Wrote)
+						lags = append(lags, arrival.Sub(s.Start.Add(s.Wrote)))
+					}
 					break
 				}
 			}
@@ -85,17 +108,24 @@ func ceiling(b *testing.B, streams int) {
 	if len(ttftErrs) < streams {
 		b.Fatalf("%d TTFTs matched to a send time, want at least %d", len(ttftErrs), streams)
 	}
-	slices.Sort(ttftErrs)
-	slices.Sort(readErrs)
+	if len(sends) == 0 {
+		b.Fatal("no request-written instant")
+	}
+	for _, d := range [][]time.Duration{ttftErrs, readErrs, sends, lags} {
+		slices.Sort(d)
+	}
 	q := func(errs []time.Duration, p float64) float64 {
 		return float64(errs[min(len(errs)-1, int(p*float64(len(errs))))].Microseconds()) / 1000
 	}
+	b.ReportMetric(q(sends, 0.99), "send_p99_ms")
+	b.ReportMetric(q(lags, 0.99), "handler_lag_p99_ms")
 	b.ReportMetric(q(ttftErrs, 0.50), "ttft_err_p50_ms")
 	b.ReportMetric(q(ttftErrs, 0.99), "ttft_err_p99_ms")
 	b.ReportMetric(q(readErrs, 0.50), "read_err_p50_ms")
 	b.ReportMetric(q(readErrs, 0.99), "read_err_p99_ms")
 	b.ReportMetric(float64(len(ttftErrs))/float64(b.N), "samples")
 	b.ReportMetric(float64(newConns)/float64(b.N), "new_conns")
+	b.ReportMetric(float64(kernel)/float64(measured), "kernel_clock")
 }
 
 // raiseFileLimit lifts the soft limit on open files to at least n (up to the hard limit):

@@ -25,8 +25,10 @@ import (
 
 // maxIdlePerHost is far above any concurrency a user sets: the default transport keeps only
 // 2 idle connections per host, and at concurrency 8 most requests then silently reconnected
-// (DESIGN.md, pitfalls). Concurrency changes live, so the bound cannot follow it.
-const maxIdlePerHost = 1024
+// (DESIGN.md, pitfalls). Concurrency changes live, so the bound cannot follow it. At 1024,
+// 4096 streams reconnected a third of their requests; the open-file limit binds long before
+// this one.
+const maxIdlePerHost = 1 << 16
 
 // Sentinel causes for the request context, so the end of a request can be classified by
 // what cancelled it rather than by the text of a transport error.
@@ -58,7 +60,8 @@ type Client struct {
 // captured: it is read through ep.APIKey() for every request.
 func NewClient(ep config.Endpoint) *Client {
 	watch := &connWatch{}
-	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext
+	// Every connection reads with the kernel's receive timestamps where it can (kstamp.go).
+	dial := stampDial((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext)
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           watch.dialer(dial),
@@ -251,11 +254,14 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	}
 	if err != nil {
 		c.failed(ctx, reqCtx, &s, x, t0, err)
+		s.Clock = x.headersClock().clock()
 		return s
 	}
 	defer stream.close()
-	readErr, unparsed := read(stream, &d, lim, t0)
+	clocks := x.headersClock()
+	readErr, unparsed := read(stream, &d, lim, t0, x.kc.Load(), &clocks)
 	c.ended(ctx, reqCtx, &s, &d, x, t0, readErr, unparsed, lim)
+	s.Clock = clocks.clock()
 	if errors.Is(readErr, io.EOF) && x.tail != nil {
 		// [DONE] (or the API's last event) often comes before the body's terminating chunk
 		// has been read; a body closed before its EOF takes its connection down with it, and
@@ -300,14 +306,17 @@ func (l *limits) stop() {
 	}
 }
 
-// read reads events until the stream ends, errs or the decoder stops it.
-func read(stream eventStream, d *decoder, lim *limits, t0 time.Time) (readErr error, unparsed bool) {
+// read reads events until the stream ends, errs or the decoder stops it. Each event is
+// stamped with the arrival of the read that delivered its last byte: by the kernel where kc
+// has its receive time (kstamp.go), else when recv returned; clocks counts which.
+func read(stream eventStream, d *decoder, lim *limits, t0 time.Time, kc *kconn, clocks *clockTally) (readErr error, unparsed bool) {
 	for {
 		raw, err := stream.recv()
-		at := time.Since(t0) // before decoding: the decoder's cost is ours, not the server's
+		at, kernel := kc.since(t0) // before decoding: the decoder's cost is ours, not the server's
 		if err != nil {
 			return err, errors.Is(err, errUnparsed)
 		}
+		clocks.count(kernel)
 		stop := d.add(at, raw)
 		if lim.stall != nil && !d.skip {
 			lim.stall.Reset(lim.every)
@@ -494,6 +503,10 @@ type exchange struct {
 	maxTokens int                         // of the request: bounds what is read of its answer
 	freshSent bool                        // the doer sent it again on a new connection (at most once)
 	conn      atomic.Pointer[watchedConn] // the current attempt's, when the pool dialled it
+	// kc is the current attempt's kernel-stamped connection (nil: none, or HTTP/2);
+	// firstKernel says the kernel stamped firstByte.
+	kc          atomic.Pointer[kconn]
+	firstKernel atomic.Bool
 }
 
 type exchangeKey struct{}
@@ -528,6 +541,27 @@ func (x *exchange) deadConn(req *http.Request) bool {
 
 func (x *exchange) stamp(v *atomic.Int64) { v.CompareAndSwap(-1, int64(time.Since(x.t0))) }
 
+// stampFirstByte stamps the first response byte like a chunk: with the arrival of the read
+// that brought it (the transport's read loop has just made it on this connection).
+func (x *exchange) stampFirstByte() {
+	if x.firstByte.Load() != -1 {
+		return
+	}
+	at, kernel := x.kc.Load().since(x.t0)
+	if x.firstByte.CompareAndSwap(-1, int64(at)) {
+		x.firstKernel.Store(kernel)
+	}
+}
+
+// headersClock counts the clock that stamped the first response byte, if one came.
+func (x *exchange) headersClock() clockTally {
+	var t clockTally
+	if x.firstByte.Load() >= 0 {
+		t.count(x.firstKernel.Load())
+	}
+	return t
+}
+
 func (x *exchange) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		DNSStart:     func(httptrace.DNSStartInfo) { x.stamp(&x.dnsStart) },
@@ -550,11 +584,12 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 		GotConn: func(info httptrace.GotConnInfo) {
 			x.reused.Store(info.Reused)
 			x.conn.Store(watched(info.Conn))
+			x.kc.Store(stamped(info.Conn))
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) { x.stamp(&x.wrote) },
 		GotFirstResponseByte: func() {
 			x.answered.Store(true)
-			x.stamp(&x.firstByte)
+			x.stampFirstByte()
 			if c := x.conn.Load(); c != nil {
 				c.answered()
 			}

@@ -93,6 +93,10 @@ type Sample struct {
 	End         time.Duration // the request was finished (stream closed or error)
 
 	Chunks []Chunk // every data chunk, in arrival order
+	// Clock is the clock that stamped Headers and the chunks (kstamp.go): ClockKernel when the
+	// kernel's receive time stamped every one of them, ClockUser when time.Now() after the
+	// read stamped at least one (or none came); "" in records written before tokscope said.
+	Clock string
 
 	Tokens          int         // N, output tokens
 	Source          TokenSource // where Tokens came from

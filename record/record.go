@@ -59,6 +59,10 @@ type Record struct {
 
 	// Chunks are written as compact arrays [at_ms, content_bytes, reasoning_bytes, tokens].
 	Chunks Chunks `json:"chunks"`
+	// Clock stamped headers_ms and the chunks: "kernel" (the kernel's receive time of every
+	// one) or "user" (the client's clock after the read, for at least one); absent in records
+	// written before tokscope said.
+	Clock string `json:"clock,omitempty"`
 
 	Tokens          int    `json:"tokens"`
 	TokenSource     string `json:"token_source"`
@@ -223,7 +227,7 @@ func FromSample(s *probe.Sample) Record {
 		WroteMS: instant(s.Wrote), HeadersMS: instant(s.Headers), FirstEvent: instant(s.FirstEvent),
 		FirstToken: instant(s.FirstToken), FirstAnswer: instant(s.FirstAnswer),
 		LastToken: instant(s.LastToken), EndMS: instant(s.End),
-		Chunks: Chunks(slices.Clone(s.Chunks)),
+		Chunks: Chunks(slices.Clone(s.Chunks)), Clock: s.Clock,
 		Tokens: s.Tokens, TokenSource: string(s.Source),
 		ReasoningTokens: s.ReasoningTokens, PromptTokens: s.PromptTokens,
 		CachedTokens: optCount(s.CachedTokens), Cache: s.Cache,
@@ -268,7 +272,7 @@ func (r Record) Sample() probe.Sample {
 		Wrote: fromInstant(r.WroteMS), Headers: fromInstant(r.HeadersMS), FirstEvent: fromInstant(r.FirstEvent),
 		FirstToken: fromInstant(r.FirstToken), FirstAnswer: fromInstant(r.FirstAnswer),
 		LastToken: fromInstant(r.LastToken), End: fromInstant(r.EndMS),
-		Chunks: chunks,
+		Chunks: chunks, Clock: r.Clock,
 		Tokens: r.Tokens, Source: probe.TokenSource(r.TokenSource),
 		ReasoningTokens: r.ReasoningTokens, PromptTokens: r.PromptTokens,
 		CachedTokens: fromCount(r.CachedTokens), OutputTarget: max(fromCount(r.OutputTarget), 0), Cache: r.Cache,

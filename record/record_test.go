@@ -35,6 +35,7 @@ func fullSample() probe.Sample {
 			{At: 152123 * us, Content: 17, Tokens: 5},
 			{At: 152200 * us}, // usage-only chunk
 		},
+		Clock:  probe.ClockKernel,
 		Tokens: 11, Source: probe.SourceUsage, ReasoningTokens: 5, PromptTokens: 33, CachedTokens: 16,
 		OutputTarget: 11, Cache: "bust",
 		Outcome: probe.OutcomeOK, FinishReason: "stop",
@@ -139,6 +140,7 @@ func TestRecordJSONShape(t *testing.T) {
 		"e2e_ms":                       "152.2",
 		"conn_retry":                   "true",
 		"api":                          `"anthropic"`,
+		"clock":                        `"kernel"`,
 	} {
 		if got := string(m[k]); got != want {
 			t.Errorf("%s = %s, want %s", k, got, want)
@@ -160,6 +162,9 @@ func TestRecordJSONShape(t *testing.T) {
 	}
 	if _, ok := m["cut"]; ok {
 		t.Error("cut written for a request that was not cut")
+	}
+	if _, ok := m["clock"]; ok {
+		t.Error("clock written for a sample that does not say which clock stamped it")
 	}
 	c := errorSample()
 	c.Cut, c.Outcome, c.ErrorKind = true, probe.OutcomeError, probe.ErrCanceled
