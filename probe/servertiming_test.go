@@ -1,0 +1,94 @@
+package probe
+
+import (
+	"math"
+	"testing"
+
+	"tokscope/config"
+)
+
+// The server's own clock in real llama-server and Ollama streams decodes to what the capture
+// says, exactly (the JSON's decimal digits, Ollama's nanoseconds over 1e6).
+func TestCaptureServerTiming(t *testing.T) {
+	t.Parallel()
+	llama := func(ttft, decode, n, prompt, cached float64) ServerTiming {
+		w := NoServerTiming("llamacpp")
+		w.TTFTms, w.DecodeMs, w.DecodeTokens, w.PromptTokens, w.CachedTokens = ttft, decode, n, prompt, cached
+		return w
+	}
+	ollama := NoServerTiming("ollama")
+	ollama.LoadMs, ollama.TTFTms, ollama.DecodeMs = 2.793584, 2.793584+0.503359, 13.951762
+	ollama.DecodeTokens, ollama.PromptTokens = 8, 4
+	cases := []struct {
+		file, api string
+		want      *ServerTiming
+	}{
+		{"llamacpp-b10470/chat-completions.sse", config.APIChat, ptr(llama(3.201, 1.162, 5, 1, 42))},
+		{"llamacpp-b10470/completions.sse", config.APICompletions, ptr(llama(13.296, 4.877, 5, 5, 0))},
+		{"llamacpp-b10470/responses.sse", config.APIResponses, ptr(llama(1.462, 1.138, 5, 42, 1))},
+		{"llamacpp-b10470/anthropic-messages.sse", config.APIAnthropic, nil}, // none in this API
+		{"ollama-0.17.4/api-chat.ndjson", config.APIOllama, &ollama},
+		{"ollama-0.17.4/v1-chat-completions.sse", config.APIChat, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			g := newGT(t, fixed(script{contentType: captureType(tc.file), events: captureEvents(t, tc.file)}))
+			c := NewClient(testEndpoint(g.Server, func(ep *config.Endpoint) {
+				ep.API = tc.api
+				if tc.api == config.APIOllama {
+					ep.BaseURL = g.URL
+				}
+			}))
+			t.Cleanup(c.CloseIdleConnections)
+			s := c.Do(t.Context(), "hi", nil)
+			outcome(t, s, OutcomeOK, "")
+			switch {
+			case tc.want == nil && s.Server != nil:
+				t.Fatalf("server timing %+v, want none", *s.Server)
+			case tc.want == nil:
+				return
+			case s.Server == nil:
+				t.Fatalf("no server timing, want %+v", *tc.want)
+			case *s.Server != *tc.want:
+				t.Fatalf("server timing\n %+v\nwant\n %+v", *s.Server, *tc.want)
+			}
+			out, ok := s.OutsideMs()
+			ttft, _ := s.TTFT()
+			if !ok || out != float64(ttft)/1e6-tc.want.TTFTms {
+				t.Errorf("outside %v (%v), want client TTFT %v − %v", out, ok, ttft, tc.want.TTFTms)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestServerTimingFigures(t *testing.T) {
+	t.Parallel()
+	l := NoServerTiming("llamacpp")
+	l.DecodeTokens, l.DecodeMs, l.DraftN, l.DraftAccepted = 5, 1.162, 10, 7
+	if r, ok := l.DecodeRate(); !ok || math.Abs(r-3442.3407917383824) > 1e-9 {
+		t.Errorf("llama.cpp decode rate %v %v", r, ok)
+	}
+	if a, ok := l.DraftAcceptance(); !ok || a != 0.7 {
+		t.Errorf("draft acceptance %v %v", a, ok)
+	}
+	v := NoServerTiming("vllm")
+	v.DecodeTPS, v.DecodeMs = 103.2, 1240.5
+	if r, ok := v.DecodeRate(); !ok || r != 103.2 {
+		t.Errorf("vLLM decode rate %v %v, want its own 103.2", r, ok)
+	}
+	if _, ok := v.DraftAcceptance(); ok {
+		t.Error("draft acceptance without draft_n")
+	}
+	o := NoServerTiming("ollama")
+	o.LoadMs, o.TTFTms = 300, 310
+	if !o.ModelLoad() {
+		t.Error("300 ms of a 310 ms TTFT loading the model: not marked")
+	}
+	o.LoadMs, o.TTFTms = 2.79, 3.3
+	if o.ModelLoad() {
+		t.Error("2.79 ms load marked as model load")
+	}
+}
