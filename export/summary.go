@@ -74,6 +74,7 @@ type jsonEndpoint struct {
 	middle   jsonMiddle
 	workload []jsonMetric
 	tail     jsonWorkload
+	srv      jsonServerTimingPart // "server_timing" (servertiming.go)
 }
 
 type jsonHead struct {
@@ -115,7 +116,7 @@ func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
 		}
 		b = append(b, members...)
 	}
-	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail} {
+	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail, e.srv} {
 		members, err := jsonMembers(part)
 		if err != nil {
 			return nil, err
@@ -172,9 +173,9 @@ func metricsJSON(w *stats.Window, g metric.Group) []jsonMetric {
 				n := number(d.Mean)
 				v = &n
 			}
-			out = append(out, jsonMetric{m.Key, v})
+			out = append(out, jsonMetric{m.JSONKey(), v})
 		default:
-			out = append(out, jsonMetric{m.Key, toJSONDist(d)})
+			out = append(out, jsonMetric{m.JSONKey(), toJSONDist(d)})
 		}
 	}
 	return out
@@ -209,6 +210,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 			middle:   jsonMiddle{SLO: sloJSON(e), Cost: costJSON(e), Server: serverJSON(e)},
 			workload: metricsJSON(&e.Whole, metric.Workload),
 			tail:     workloadJSON(e),
+			srv:      serverTimingJSON(e),
 		}
 		if je.head.ErrorKinds == nil {
 			je.head.ErrorKinds = map[string]int{} // {} rather than null
@@ -263,6 +265,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		header = append(header, costCSVHeader...)
 	}
 	header = append(header, serverCSVHeader()...)
+	header = append(header, serverTimingCSVHeader()...)
 	if snap.Rate > 0 {
 		header = append(header, queueCSVHeader...)
 	}
@@ -286,6 +289,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 			row = append(row, costCSV(e)...)
 		}
 		row = append(row, serverCSV(e)...)
+		row = append(row, serverTimingCSV(e)...)
 		if snap.Rate > 0 {
 			row = append(row, queueCSV(e)...)
 		}

@@ -173,6 +173,7 @@ type endpoint struct {
 	price                  *config.Price
 	slo                    sloState
 	server                 serverState
+	srvTiming              ServerTiming  // the server's own clock (servertiming.go)
 	work                   workloadState // workload.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
@@ -226,6 +227,7 @@ func (e *endpoint) reset() {
 	e.billPrompt, e.billOutput = 0, 0
 	e.slo.reset()
 	e.server.reset()
+	e.srvTiming = ServerTiming{}
 	e.work.reset()
 	e.version++
 }
@@ -332,6 +334,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 		return
 	}
 	e := a.eps[ep]
+	e.srvTiming.observe(s)
 	if s.Warmup {
 		e.warmups++
 		return
@@ -536,6 +539,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 		SLO:           a.sloStats(e, now, e.work.span()),
 		Cost:          e.costStats(e.work.span()),
 		Server:        e.server.stats(),
+		ServerTiming:  e.srvTiming,
 	}
 	for k, v := range e.errorKinds {
 		st.ErrorKinds[k] = v
