@@ -3,6 +3,7 @@ package probe
 import (
 	"math"
 	"testing"
+	"time"
 
 	"tokscope/config"
 )
@@ -90,5 +91,69 @@ func TestServerTimingFigures(t *testing.T) {
 	o.LoadMs, o.TTFTms = 2.79, 3.3
 	if o.ModelLoad() {
 		t.Error("2.79 ms load marked as model load")
+	}
+}
+
+// include_metrics goes only to a server known to be vLLM, and only on chat and completions:
+// another server, or vLLM before it was recognised, never receives the field.
+func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
+	t.Parallel()
+	for _, api := range []string{config.APIChat, config.APICompletions, config.APIResponses, config.APIAnthropic} {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			file := "llamacpp-b10470/chat-completions.sse"
+			switch api {
+			case config.APICompletions:
+				file = "llamacpp-b10470/completions.sse"
+			case config.APIResponses:
+				file = "llamacpp-b10470/responses.sse"
+			case config.APIAnthropic:
+				file = "llamacpp-b10470/anthropic-messages.sse"
+			}
+			g := newGT(t, fixed(script{contentType: captureType(file), events: captureEvents(t, file)}))
+			ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.API = api })
+			c := NewClient(ep)
+			t.Cleanup(c.CloseIdleConnections)
+			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
+			MarkVLLM(ep.BaseURL)
+			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
+			reqs := g.requests()
+			if _, sent := reqs[0].body["include_metrics"]; sent {
+				t.Errorf("include_metrics sent to a server not known to be vLLM: %v", reqs[0].body)
+			}
+			v, sent := reqs[1].body["include_metrics"]
+			wantSent := api == config.APIChat || api == config.APICompletions
+			if sent != wantSent || (sent && v != true) {
+				t.Errorf("known vLLM, %s: include_metrics %v (sent %v), want sent %v", api, v, sent, wantSent)
+			}
+		})
+	}
+}
+
+// vLLM's metrics object on the last chunk decodes exactly; its own tokens_per_second is the
+// server decode rate.
+func TestVLLMMetricsDecode(t *testing.T) {
+	t.Parallel()
+	last := `data: {"id":"chatcmpl-v","choices":[],"usage":{"prompt_tokens":42,"completion_tokens":3,"total_tokens":45},` +
+		`"metrics":{"time_to_first_token_ms":85.21,"generation_time_ms":1240.53,"queue_time_ms":12.34,"mean_itl_ms":9.1,"tokens_per_second":103.27}}` + "\n\n"
+	evs := []event{
+		{5 * time.Millisecond, `data: {"id":"chatcmpl-v","choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n"},
+		{10 * time.Millisecond, `data: {"id":"chatcmpl-v","choices":[{"index":0,"delta":{"content":"b"}}]}` + "\n\n"},
+		{15 * time.Millisecond, `data: {"id":"chatcmpl-v","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"stop"}]}` + "\n\n"},
+		{20 * time.Millisecond, last},
+		{21 * time.Millisecond, "data: [DONE]\n\n"},
+	}
+	g := newGT(t, fixed(script{contentType: "text/event-stream", events: evs}))
+	c := NewClient(testEndpoint(g.Server, func(*config.Endpoint) {}))
+	t.Cleanup(c.CloseIdleConnections)
+	s := c.Do(t.Context(), "hi", nil)
+	outcome(t, s, OutcomeOK, "")
+	want := NoServerTiming("vllm")
+	want.TTFTms, want.DecodeMs, want.QueueMs, want.DecodeTPS = 85.21, 1240.53, 12.34, 103.27
+	if s.Server == nil || *s.Server != want {
+		t.Fatalf("server timing %+v, want %+v", s.Server, want)
+	}
+	if r, ok := s.Server.DecodeRate(); !ok || r != 103.27 {
+		t.Errorf("decode rate %v", r)
 	}
 }
