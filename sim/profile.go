@@ -71,6 +71,12 @@ type Profile struct {
 	// prompt + generated tokens over it (at most 1), and it bounds the prefix cache. 0 means 65536.
 	KVCacheTokens int
 
+	// Timings: chat, completions and Responses streams end with llama.cpp's per-request
+	// `timings`; VLLMMetrics: chat and completions streams end with vLLM's `metrics` when the
+	// request asks ("include_metrics": true). Both follow the schedule (servertiming.go);
+	// Ollama's /api/chat reports its durations always.
+	Timings, VLLMMetrics bool
+
 	// NoMetrics leaves the profile out of /metrics, as a hosted API exposes none.
 	NoMetrics bool
 	// CloseAfterStream answers streams with "Keep-Alive: timeout=5, max=100" yet closes the
