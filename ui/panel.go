@@ -119,10 +119,11 @@ const (
 	lineTPSChart
 	lineTTFT // over the chart below
 	lineTTFTChart
-	lineAxis   // the charts' time axis
-	lineQueue  // open-loop runs only
-	lineSLO    // with objectives (--slo, slo:)
-	lineServer // once the server-metrics scraper reported
+	lineAxis    // the charts' time axis
+	lineQueue   // open-loop runs only
+	lineSLO     // with objectives (--slo, slo:)
+	lineServer  // once the server-metrics scraper reported
+	lineSrvTime // once a response carried the server's own clock (cardlines.go)
 	lineErrors
 	lineLastError
 	nLines
@@ -141,6 +142,7 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	rows := chooseCardRows(h, cardFacts{
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
 		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
+		srvTime: es.ServerTiming.Source != "",
 	})
 	secs := chartSeconds(es.Seconds, w)
 	p.tps.Set(tpsPoints(secs), w, rows.chartH)
@@ -166,6 +168,7 @@ type cardRows struct {
 type cardFacts struct {
 	tls, errors, lastError, openLoop bool
 	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
+	srvTime                          bool // a response carried the server's own clock
 }
 
 // cardPriority is the order in which a card's optional lines get its spare rows, given the
@@ -188,6 +191,9 @@ func cardPriority(f cardFacts) []int {
 	}
 	if f.server {
 		priority = slices.Insert(priority, slices.Index(priority, after)+1, lineServer)
+	}
+	if f.srvTime { // after the scraper's line: the server's own word on each request
+		priority = slices.Insert(priority, slices.Index(priority, after)+1+b2i(f.server), lineSrvTime)
 	}
 	switch {
 	case f.breach:
@@ -264,6 +270,8 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return sloLine(s, es.SLO, w)
 	case lineServer:
 		return serverLine(s, es.Server, w)
+	case lineSrvTime:
+		return srvTimeLine(s, es, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:
