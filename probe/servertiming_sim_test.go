@@ -86,7 +86,7 @@ func checkSimTiming(t *testing.T, s *Sample, c sim.Clock, source string, headers
 		}
 	case "vllm":
 		near("time_to_first_token_ms", st.TTFTms, ms(c.First.Sub(c.Arrival)), hundredth)
-		near("queue_time_ms", st.QueueMs, ms(c.Admitted.Sub(c.Arrival)), hundredth)
+		near("queue_time_ms", st.QueueMs, ms(max(c.Scheduled.Sub(c.Arrival), 0)), hundredth)
 		near("generation_time_ms", st.DecodeMs, gen, hundredth)
 		near("tokens_per_second", st.DecodeTPS, float64(c.Completion-1)/(gen/1000), 0.01)
 	case "ollama":
@@ -110,5 +110,44 @@ func checkSimTiming(t *testing.T, s *Sample, c sim.Clock, source string, headers
 	near("outside", got, want, 1)
 	if source != "vllm" && got < ms(headers) {
 		t.Errorf("outside %.3f ms, less than the sim's %v before admission", got, headers)
+	}
+}
+
+// With one batch slot, the second of two concurrent requests queues behind the first: vLLM's
+// queue_time_ms says how long, and its TTFT includes it.
+func TestServerQueueFromSim(t *testing.T) {
+	t.Parallel()
+	p := sim.Profile{Name: "q", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 100, MaxRunning: 1,
+		Seed: 1, VLLMMetrics: true}
+	srv, err := sim.Start(sim.Options{TrackSends: true}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ep := config.Endpoint{Name: "q", BaseURL: srv.BaseURL("q"), Model: "m", MaxTokens: 10,
+		Timeout: 10 * time.Second, Stall: 5 * time.Second}
+	MarkVLLM(ep.BaseURL)
+	c := NewClient(ep)
+	t.Cleanup(c.CloseIdleConnections)
+	req := workload.Request{Messages: []workload.Message{{Role: "user", Content: "hi"}}, MaxTokens: 10}
+	out := make(chan Sample, 2)
+	for range 2 {
+		go func() { out <- c.Send(t.Context(), req, nil) }()
+	}
+	queued := 0
+	for range 2 {
+		s := <-out
+		outcome(t, s, OutcomeOK, "")
+		clock, ok := srv.Clock(s.ResponseID)
+		if !ok || s.Server == nil {
+			t.Fatalf("clock %v, server timing %v", ok, s.Server)
+		}
+		checkSimTiming(t, &s, clock, "vllm", 0)
+		if s.Server.QueueMs > 60 { // behind ~30 ms of TTFT and 90 ms of decode
+			queued++
+		}
+	}
+	if queued != 1 {
+		t.Errorf("%d requests queued, want the second one", queued)
 	}
 }

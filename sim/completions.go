@@ -481,7 +481,7 @@ func (s *Server) stream(c *call) {
 		stopped(err)
 		return
 	}
-	sw.admitted = time.Now()
+	sw.admitted, sw.scheduled = time.Now(), c.ticket.at
 	j := c.begin()
 	sw.usage.cached = j.cached
 	if !c.sendTokens(sw, &ka, j) {

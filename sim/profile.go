@@ -114,6 +114,7 @@ func DemoProfiles() []Profile {
 			TokensPerSecond: 140, Jitter: 0.15, TokensPerChunk: 1, RoleChunk: true, MaxTokens: 160,
 			BatchSlowdown: 0.07, MaxRunning: 64,
 			PrefillTokensPerSecond: 8000, PrefixCache: true, KVCacheTokens: 8192,
+			VLLMMetrics: true, // its per-request metrics, once tokscope knows it is vLLM
 		},
 		{
 			// llama.cpp on a CPU with two slots: a batch barely helps, a third request waits,
@@ -124,6 +125,7 @@ func DemoProfiles() []Profile {
 			TokensPerSecond: 30, Jitter: 0.25, TokensPerChunk: 1, MaxTokens: 28,
 			BatchSlowdown: 0.5, MaxRunning: 2,
 			PrefillTokensPerSecond: 150, PrefixCache: true, KVCacheTokens: 4096,
+			Timings: true, // llama.cpp's per-request timings
 		},
 		{
 			// Spoken to through the Anthropic Messages API (as vLLM serves it), so that the

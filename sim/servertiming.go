@@ -15,7 +15,8 @@ import (
 //	  token, predicted_n, prompt_n = prompt − cached, cache_n = cached (with PrefixCache);
 //	vLLM `metrics` (Profile.VLLMMetrics, only when the request says "include_metrics": true;
 //	  chat and completions): time_to_first_token_ms = arrival to the first token (queueing
-//	  included), queue_time_ms = arrival to admission, generation_time_ms = first to last
+//	  included), queue_time_ms = arrival to the engine's admission (a batch slot: Clock.Scheduled),
+//	  generation_time_ms = first to last
 //	  token, mean_itl_ms and tokens_per_second = (n − 1) over it;
 //	Ollama's done line (always): load_duration (Profile.ModelLoad on the profile's first
 //	  request, else 0), prompt_eval_duration = admission to the first token less the load,
@@ -25,10 +26,12 @@ import (
 // instants they came from.
 
 // Clock is the server's clock of one response: the instants its reported figures are made of.
+// Scheduled is when the engine gave the request a batch slot (arrival when one was free);
+// Admitted when its prefill began (after the headers went out and the slot was there).
 type Clock struct {
-	Arrival, Admitted, First, Last time.Time
-	Load                           time.Duration // Ollama's load_duration (Profile.ModelLoad)
-	Completion, Prompt, Cached     int           // output tokens, prompt tokens, cached of them
+	Arrival, Scheduled, Admitted, First, Last time.Time
+	Load                                      time.Duration // Ollama's load_duration (Profile.ModelLoad)
+	Completion, Prompt, Cached                int           // output tokens, prompt tokens, cached of them
 }
 
 // Clock returns the clock of a streamed response id once its stream ended (Options.TrackSends).
@@ -65,7 +68,7 @@ func (sw *streamWriter) clock() Clock {
 	if first.IsZero() {
 		first, last = time.Now(), time.Now()
 	}
-	c := Clock{Arrival: sw.arrival, Admitted: sw.admitted, First: first, Last: last, Load: sw.load,
+	c := Clock{Arrival: sw.arrival, Scheduled: sw.scheduled, Admitted: sw.admitted, First: first, Last: last, Load: sw.load,
 		Completion: sw.usage.completion, Prompt: sw.usage.prompt, Cached: sw.usage.cached}
 	if sw.record != nil {
 		sw.record.mu.Lock()
@@ -101,7 +104,7 @@ func (sw *streamWriter) appendMetrics(b []byte) []byte {
 		tps = strconv.FormatFloat(math.Round(float64(c.Completion-1)/gen.Seconds()*1000)/1000, 'f', 3, 64)
 	}
 	b = append(b, `,"metrics":{"time_to_first_token_ms":`+ms3(c.First.Sub(c.Arrival))...)
-	b = append(b, `,"generation_time_ms":`+ms3(gen)+`,"queue_time_ms":`+ms3(c.Admitted.Sub(c.Arrival))...)
+	b = append(b, `,"generation_time_ms":`+ms3(gen)+`,"queue_time_ms":`+ms3(max(c.Scheduled.Sub(c.Arrival), 0))...)
 	return append(b, `,"mean_itl_ms":`+itl+`,"tokens_per_second":`+tps+`}`...)
 }
 
