@@ -403,7 +403,9 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	p := Point{At: s.Start}
 	if d, ok := a.ttftFrom.TTFT(s); ok {
 		p.TTFT = ms(d)
-		e.ttftVals.push(p.TTFT)
+		if !s.Server.ModelLoad() { // as in the TTFT distribution (the head-to-head's values)
+			e.ttftVals.push(p.TTFT)
+		}
 	}
 	if r, ok := s.DecodeRate(); ok {
 		p.DecodeTPS, p.DecodeOK = r, true
