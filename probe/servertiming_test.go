@@ -1,7 +1,10 @@
 package probe
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -155,5 +158,31 @@ func TestVLLMMetricsDecode(t *testing.T) {
 	}
 	if r, ok := s.Server.DecodeRate(); !ok || r != 103.27 {
 		t.Errorf("decode rate %v", r)
+	}
+}
+
+// llama-server's timings over three turns of one conversation (the later turns partly from
+// its prefix cache) read as the server wrote them: cache_n is the cached part, prompt_n the rest.
+func TestMultiturnTimings(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "captures", "llamacpp-b10470", "multiturn-cache.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []struct {
+		Timings wireTimings `json:"timings"`
+	}
+	if err := json.Unmarshal(b, &turns); err != nil {
+		t.Fatal(err)
+	}
+	want := [][4]float64{{2.038, 14, 52, 8.565}, {1.531, 72, 71, 6.133}, {1.527, 144, 74, 7.202}}
+	if len(turns) != len(want) {
+		t.Fatalf("%d turns", len(turns))
+	}
+	for i, tr := range turns {
+		st := tr.Timings.timing()
+		if got := [4]float64{st.TTFTms, st.CachedTokens, st.PromptTokens, st.DecodeMs}; got != want[i] || st.DecodeTokens != 20 {
+			t.Errorf("turn %d: %v n %v, want %v n 20", i+1, got, st.DecodeTokens, want[i])
+		}
 	}
 }
