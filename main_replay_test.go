@@ -127,6 +127,10 @@ func TestReplayReproducesLiveRun(t *testing.T) {
 			t.Errorf("%v: %d keys replayed, %d live", ep["name"], len(ep), len(want))
 		}
 	}
+	// The server's own clock (slow-cpu sends llama.cpp timings) is in the record and replays.
+	if st, _ := liveEps["slow-cpu"]["server_timing"].(map[string]any); st == nil || st["source"] != "llamacpp" {
+		t.Errorf("slow-cpu's server_timing %v, want llama.cpp's: the test compares nothing of it", liveEps["slow-cpu"]["server_timing"])
+	}
 	if scraped < 3 { // the simulator's three vllm endpoints answer /metrics (flaky-cloud does not)
 		t.Errorf("the live run scraped %d endpoints' servers, want 3: the test compares nothing", scraped)
 	}

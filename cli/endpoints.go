@@ -12,6 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/discover"
+	"tokscope/probe"
 	"tokscope/sim"
 )
 
@@ -123,6 +124,9 @@ func discoverEndpoints(ctx context.Context, proc process, mayAsk bool, stderr io
 		cmd.WriteString(" -u " + f.BaseURL + " -m " + f.Models[0])
 		ep := config.NewEndpoint(f.BaseURL, f.Models[0])
 		ep.Name = strings.ToLower(f.Server) + "/" + f.Models[0]
+		if f.Owned == "vLLM" { // its /v1/models says so: ask it for its per-request metrics
+			probe.MarkVLLM(ep.BaseURL)
+		}
 		cfg.Endpoints = append(cfg.Endpoints, ep)
 	}
 	if len(locked) > 0 {

@@ -76,6 +76,11 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		if eng.recorder != nil { // the record keeps the scrapes: a replay shows the server's figures
 			scrapeOpts.OnUpdate = eng.recordServer
 		}
+		scrapeOpts.OnKind = func(i int, k servermetrics.Kind) { // vLLM: ask for its per-request metrics
+			if k == servermetrics.KindVLLM {
+				probe.MarkVLLM(cfg.Endpoints[i].BaseURL)
+			}
+		}
 		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, scrapeOpts)
 	}
 	return eng, nil

@@ -28,7 +28,10 @@ type Candidate struct {
 // Found is a server that answered with a valid OpenAI models list, or that refused to list
 // its models without a key (401 or 403: a server is there, and it needs --api-key-env).
 type Found struct {
-	Server   string   // the candidate's name, or the server the models list names (owned_by)
+	Server string // the candidate's name, or the server the models list names (owned_by)
+	// Owned is the server the models list names by its owned_by ("vLLM", …), "" when it names
+	// none: unlike Server, never a guess from the port.
+	Owned    string
 	BaseURL  string   // ready for --url
 	Models   []string // model ids in the server's order; empty when it has none loaded
 	NeedsKey string   // the refusal ("401 Unauthorized") when the server wants a key; else ""
@@ -82,11 +85,11 @@ func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate)
 			if err != nil {
 				return
 			}
-			server := c.Server
-			if named := serverFromOwner(list); named != "" {
+			server, named := c.Server, serverFromOwner(list)
+			if named != "" {
 				server = named // e.g. vLLM started on llama.cpp's port 8080
 			}
-			results[i] = &Found{Server: server, BaseURL: strings.TrimRight(c.BaseURL, "/"), Models: list.ids()}
+			results[i] = &Found{Server: server, Owned: named, BaseURL: strings.TrimRight(c.BaseURL, "/"), Models: list.ids()}
 			if root := ollamaRoot(c.BaseURL); server == c.Server {
 				if _, err := fetchTags(pctx, client, root, ""); err == nil {
 					results[i].Native, results[i].NativeURL = APIOllama, root

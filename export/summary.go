@@ -74,6 +74,7 @@ type jsonEndpoint struct {
 	middle   jsonMiddle
 	workload []jsonMetric
 	tail     jsonWorkload
+	srv      jsonServerTimingPart // "server_timing" (servertiming.go)
 }
 
 type jsonHead struct {
@@ -117,7 +118,7 @@ func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
 		}
 		b = append(b, members...)
 	}
-	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail} {
+	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail, e.srv} {
 		members, err := jsonMembers(part)
 		if err != nil {
 			return nil, err
@@ -174,9 +175,9 @@ func metricsJSON(w *stats.Window, g metric.Group) []jsonMetric {
 				n := number(d.Mean)
 				v = &n
 			}
-			out = append(out, jsonMetric{m.Key, v})
+			out = append(out, jsonMetric{m.JSONKey(), v})
 		default:
-			out = append(out, jsonMetric{m.Key, toJSONDist(d)})
+			out = append(out, jsonMetric{m.JSONKey(), toJSONDist(d)})
 		}
 	}
 	return out
@@ -213,6 +214,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 			middle:   jsonMiddle{SLO: sloJSON(e), Cost: costJSON(e), Server: serverJSON(e), GPU: gpuJSON(e)},
 			workload: metricsJSON(&e.Whole, metric.Workload),
 			tail:     workloadJSON(e),
+			srv:      serverTimingJSON(e),
 		}
 		if je.head.ErrorKinds == nil {
 			je.head.ErrorKinds = map[string]int{} // {} rather than null
@@ -272,6 +274,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	if withGPU {
 		header = append(header, gpuCSVHeader()...)
 	}
+	header = append(header, serverTimingCSVHeader()...)
 	if snap.Rate > 0 {
 		header = append(header, queueCSVHeader...)
 	}
@@ -298,6 +301,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		if withGPU {
 			row = append(row, gpuCSV(e)...)
 		}
+		row = append(row, serverTimingCSV(e)...)
 		if snap.Rate > 0 {
 			row = append(row, queueCSV(e)...)
 		}

@@ -77,8 +77,12 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
 	}
 	te.Lines = append(te.Lines, workloadLines(e)...)
+	if l := ModelLoadLine(e); l != "" {
+		te.Lines = append(te.Lines, l)
+	}
 	for _, id := range metric.IDs() {
-		if metric.Get(id).Table {
+		// The server's own clock only where the server reported it (most servers say nothing).
+		if m := metric.Get(id); m.Table && (m.Group != metric.Server || e.Whole.Of(id).Count > 0) {
 			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
 		}
 	}

@@ -44,7 +44,20 @@ type Group int
 const (
 	Core Group = iota
 	Workload
+	// Server is the server's own clock (DESIGN.md, third round): its metrics nest in the JSON
+	// summary's "server_timing" block under their Sub keys, which is null when the endpoint's
+	// server said nothing; CSV columns keep their Key prefix. Never in the compare view's
+	// Core/Workload columns: the view adds them after both.
+	Server
 )
+
+// Block is the JSON summary's object the group's metrics nest in; "" for top-level keys.
+func (g Group) Block() string {
+	if g == Server {
+		return "server_timing"
+	}
+	return ""
+}
 
 // JSONShape is how a metric appears in the JSON summary and the CSV.
 type JSONShape int
@@ -114,7 +127,9 @@ type Metric struct {
 	// arrived counts; nothing else of a cut request does).
 	OnCut bool
 
-	Group   Group
+	Group Group
+	// Sub is the metric's key inside its Group's Block ("ttft_ms" in "server_timing"); "" is Key.
+	Sub     string
 	JSON    JSONShape
 	Table   bool     // a row of the table summary (and so of the report's summary table)
 	Compare []Column // the compare view's columns; none: not in the compare view
@@ -134,6 +149,14 @@ type Chart struct {
 
 // okNote is the note of a CDF over ok requests.
 const okNote = "Cumulative distribution over ok requests; dots mark the summary's p50, p90 and p99."
+
+// JSONKey is the metric's key in the JSON summary, within its Group's Block when it has one.
+func (m *Metric) JSONKey() string {
+	if m.Sub != "" {
+		return m.Sub
+	}
+	return m.Key
+}
 
 // ByKey returns the metric with the given key.
 func ByKey(key string) (ID, bool) {

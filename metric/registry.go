@@ -30,6 +30,11 @@ const (
 	TLS
 	WaitHeaders
 	HeadersToFirstToken
+	ServerTTFT
+	ServerQueue
+	ServerDecodeTPS
+	Outside
+	DraftAcceptance
 	NumIDs // the number of entries
 )
 
@@ -44,7 +49,12 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_time_to_first_byte_seconds",
 			"Time from sending the request to the first response byte (ok requests).", TTFBBuckets}},
 	TTFT: {Key: "ttft_ms", Label: "TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, OnCut: true,
-		Read:  dur(func(s *probe.Sample, c Context) (time.Duration, bool) { return c.TTFTFrom.TTFT(s) }),
+		Read: dur(func(s *probe.Sample, c Context) (time.Duration, bool) {
+			if s.Server.ModelLoad() { // the server was loading the model: not its serving speed
+				return 0, false
+			}
+			return c.TTFTFrom.TTFT(s)
+		}),
 		Table: true, Chart: &Chart{"ttft", "TTFT distribution", "TTFT (ms)", "fraction of ok requests", okNote, false},
 		Compare: []Column{{"ttft p50", P50, 2}, {"ttft p90", P90, 10}, {"ttft p99", P99, 4}},
 		Prom: &Prom{"tokscope_time_to_first_token_seconds",
@@ -136,6 +146,48 @@ var All = [NumIDs]Metric{
 		Read: dur(func(s *probe.Sample, _ Context) (time.Duration, bool) {
 			return s.FirstToken - s.Headers, s.Headers >= 0 && s.FirstToken >= 0
 		})},
+
+	// The server's own clock (probe.ServerTiming), in the JSON's "server_timing" block. The
+	// report draws them in its "client and server" section beside the client's, not as CDFs
+	// of their own (a server that says nothing would leave empty charts).
+	ServerTTFT: {Key: "server_ttft_ms", Sub: "ttft_ms", Label: "srv TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
+		Read: value(func(s *probe.Sample) (float64, bool) {
+			if t := s.Server; t != nil && t.TTFTms >= 0 && !t.ModelLoad() {
+				return t.TTFTms, true
+			}
+			return 0, false
+		}),
+		Table: true, Compare: []Column{{"srv ttft", P50, 18}},
+		Prom: &Prom{"tokscope_server_time_to_first_token_seconds",
+			"The server's own time to first token, as its response said (llama.cpp prompt_ms, vLLM time_to_first_token_ms, Ollama load+prompt_eval).", TTFTBuckets}},
+	ServerQueue: {Key: "server_queue_ms", Sub: "queue_ms", Label: "srv queue ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
+		Read: value(func(s *probe.Sample) (float64, bool) {
+			if t := s.Server; t != nil && t.QueueMs >= 0 {
+				return t.QueueMs, true
+			}
+			return 0, false
+		}),
+		Table: true,
+		Prom: &Prom{"tokscope_server_queue_seconds",
+			"The server's own queue time per request (vLLM queue_time_ms).", TTFTBuckets}},
+	ServerDecodeTPS: {Key: "server_decode_tps", Sub: "decode_tps", Label: "srv decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, Group: Server,
+		Read:  value(func(s *probe.Sample) (float64, bool) { return s.Server.DecodeRate() }),
+		Table: true, Compare: []Column{{"srv dec", P50, 20}},
+		Prom: &Prom{"tokscope_server_decode_tokens_per_second",
+			"The server's own decode speed per request (llama.cpp (predicted_n-1)/predicted_ms, vLLM tokens_per_second, Ollama (eval_count-1)/eval_duration).", DecodeTPSBuckets}},
+	Outside: {Key: "outside_ms", Label: "outside ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
+		Read: value(func(s *probe.Sample) (float64, bool) {
+			if s.Server.ModelLoad() {
+				return 0, false
+			}
+			return s.OutsideMs()
+		}),
+		Table: true, Compare: []Column{{"outside", P50, 19}},
+		Prom: &Prom{"tokscope_outside_server_seconds",
+			"Client TTFT minus the server's own TTFT: network, HTTP, templating, waiting for a slot (llama.cpp), the client.", TTFTBuckets}},
+	DraftAcceptance: {Key: "draft_acceptance", Label: "draft accept", Kind: Ratio, Better: Higher, Group: Server, JSON: Mean,
+		Read:  value(func(s *probe.Sample) (float64, bool) { return s.Server.DraftAcceptance() }),
+		Table: true},
 }
 
 // Bucket upper bounds of the Prometheus histograms, in seconds (tokens for OutputLen). vLLM's
@@ -175,6 +227,11 @@ var (
 	// (1, 2, 5, 10, 20, 50, … 20000) extended to 100000 for long reasoning answers.
 	OutputLenBuckets = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
 		20000, 50000, 100000}
+
+	// DecodeTPSBuckets are a server's decode speed per request, tokens per second: a large
+	// model on CPU (1 tok/s) to a small one on a fast GPU or speculative decoding (5000).
+	DecodeTPSBuckets = []float64{1, 2, 5, 10, 15, 20, 30, 40, 50, 60, 80, 100, 125, 150, 200,
+		250, 300, 400, 500, 750, 1000, 2000, 5000}
 )
 
 // PromValue converts a value of the metric's display unit into its Prometheus unit.

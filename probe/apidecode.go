@@ -29,6 +29,7 @@ type respEvent struct {
 	Message  string          `json:"message"` // an "error" event's
 	Code     json.RawMessage `json:"code"`
 	Response *respBody       `json:"response"`
+	Timings  *wireTimings    `json:"timings"` // llama.cpp, on response.completed
 }
 
 type respBody struct {
@@ -89,11 +90,15 @@ type ollamaLine struct {
 		Content  string `json:"content"`
 		Thinking string `json:"thinking"`
 	} `json:"message"`
-	Done            bool       `json:"done"`
-	DoneReason      string     `json:"done_reason"`
-	EvalCount       int        `json:"eval_count"`        // -1 = absent
-	PromptEvalCount int        `json:"prompt_eval_count"` // -1 = absent
-	Error           *wireError `json:"error"`
+	Done            bool   `json:"done"`
+	DoneReason      string `json:"done_reason"`
+	EvalCount       int    `json:"eval_count"`        // -1 = absent
+	PromptEvalCount int    `json:"prompt_eval_count"` // -1 = absent
+	// The server's clock, in nanoseconds (-1 = absent).
+	LoadDuration       int64      `json:"load_duration"`
+	PromptEvalDuration int64      `json:"prompt_eval_duration"`
+	EvalDuration       int64      `json:"eval_duration"`
+	Error              *wireError `json:"error"`
 }
 
 // apiState is what a non-chat decoder keeps between events.
@@ -140,7 +145,8 @@ func (d *decoder) decodeEvent(raw []byte) (ok, skip bool) {
 			d.anthropicEvent()
 		}
 	case apiOllama:
-		d.a.ollama = ollamaLine{EvalCount: -1, PromptEvalCount: -1}
+		d.a.ollama = ollamaLine{EvalCount: -1, PromptEvalCount: -1, LoadDuration: -1,
+			PromptEvalDuration: -1, EvalDuration: -1}
 		if err = d.decodeInto(raw, &d.a.ollama); tolerable(err) {
 			d.ollamaEvent()
 		}
@@ -175,11 +181,12 @@ func (d *decoder) resetEvent() {
 	d.usage = wireUsage{CompletionTokens: -1}
 	d.usage.PromptDetails.CachedTokens = -1
 	d.w.Usage = &d.usage
-	d.w.Error = nil
+	d.w.Error, d.w.Timings, d.w.Metrics = nil, nil, nil
 }
 
 func (d *decoder) responsesEvent() {
 	e, ch := &d.a.resp, &d.w.Choices[0]
+	d.w.Timings = e.Timings
 	switch e.Type {
 	case "response.output_text.delta", "response.refusal.delta":
 		ch.Delta.Content = e.Delta
@@ -298,6 +305,8 @@ func (d *decoder) ollamaEvent() {
 	if ch.FinishReason == "" {
 		ch.FinishReason = "stop"
 	}
+	d.s.Server = ollamaTiming(e.LoadDuration, e.PromptEvalDuration, e.EvalDuration,
+		int64(e.EvalCount), int64(e.PromptEvalCount))
 	if e.EvalCount >= 0 {
 		d.usage.CompletionTokens = e.EvalCount
 		d.usage.PromptTokens = max(e.PromptEvalCount, 0) // the cached prefix excluded: no cached count

@@ -231,7 +231,7 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	}()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	x := &exchange{fields: requestFields(w, c.ep, c.wire), maxTokens: w.MaxTokens}
+	x := &exchange{fields: withMetricsAsk(requestFields(w, c.ep, c.wire), c.ep.BaseURL, c.wire), maxTokens: w.MaxTokens}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
 	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)

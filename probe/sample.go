@@ -129,6 +129,10 @@ type Sample struct {
 	// replay alike.
 	Backoff time.Duration
 
+	// Server is the server's own clock for this request (servertiming.go), nil when its
+	// response carried none.
+	Server *ServerTiming
+
 	// Rate-limit headers when the server sent them (-1 when absent).
 	RateLimitRemainingRequests int
 	RateLimitRemainingTokens   int

@@ -20,6 +20,9 @@ type wireChunk struct {
 	Choices []wireChoice `json:"choices"`
 	Usage   *wireUsage   `json:"usage"`
 	Error   *wireError   `json:"error"`
+	// The server's own clock (servertiming.go): llama.cpp's on the last chunk, vLLM's when asked.
+	Timings *wireTimings `json:"timings"`
+	Metrics *wireMetrics `json:"metrics"`
 }
 
 type wireChoice struct {
@@ -195,6 +198,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	if s.ResponseID == "" {
 		s.ResponseID = d.w.ID.v
 	}
+	d.takeServerTiming()
 	c := d.measure(at)
 	d.countUsage(&c)
 	s.Chunks = append(s.Chunks, c)
@@ -217,7 +221,7 @@ func (d *decoder) decodeChunk(raw []byte) bool {
 	d.usage = wireUsage{CompletionTokens: -1} // stays -1 when the chunk has no usage
 	d.usage.PromptDetails.CachedTokens = -1
 	d.w.Usage = &d.usage
-	d.w.Error = nil
+	d.w.Error, d.w.Timings, d.w.Metrics = nil, nil, nil
 	err := d.decodeInto(raw, &d.w)
 	var typeErr *json.UnmarshalTypeError
 	if err != nil && !errors.As(err, &typeErr) {

@@ -93,6 +93,7 @@ type request struct {
 	decodeOK   bool
 	sloCounted bool // judged against the endpoint's objectives (stats.MeetsSLO)
 	sloGood    bool
+	srv        srvValues // the server's own clock (servertiming.go)
 }
 
 // NewCollector returns a Collector with one (empty) series per endpoint, in the order of the
@@ -172,6 +173,7 @@ func (c *Collector) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 			e.tokens[at.Unix()] += int64(math.Round(tokens * 1e6))
 		})
 		e.addCharts(s, metric.Context{TTFTFrom: c.ttftFrom})
+		r.srv = serverValues(s, metric.Context{TTFTFrom: c.ttftFrom})
 	}
 	e.requests = append(e.requests, r)
 }

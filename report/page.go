@@ -118,6 +118,11 @@ func buildPage(in *Input) (*page, error) {
 	if err := add("distributions", "Distributions", "Whole-run distributions of the ok requests.", distributionCharts(in, eps)); err != nil {
 		return nil, err
 	}
+	if charts := serverCharts(in, eps); charts != nil {
+		if err := add("client-server", "Client and server", serverIntro(eps), charts); err != nil {
+			return nil, err
+		}
+	}
 	if att, table := sloSection(in, eps); table != nil {
 		if err := add("slo", "SLOs and cost", "Per endpoint, the share of requests that met every objective (errors and truncated streams never do), "+
 			"goodput (good requests per second of the run) and what the run cost.", []*chart{att}); err != nil {

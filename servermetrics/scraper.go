@@ -45,6 +45,10 @@ type Options struct {
 	// keeps the scrapes so that a replay shows them). It is called from the Scraper's
 	// goroutines, one per target, and must be safe for concurrent use and quick.
 	OnUpdate func(Update)
+	// OnKind, when set, is called once per endpoint when a scrape first recognises its
+	// server's kind (KindVLLM, …): cli tells the probe, which then asks a vLLM server for its
+	// per-request metrics. Called from the Scraper's goroutines; must be safe and quick.
+	OnKind func(endpoint int, k Kind)
 }
 
 // Scraper scrapes the server-side metrics of a run's endpoints. Endpoints whose metrics
@@ -196,6 +200,7 @@ type targetState struct {
 	useCred     bool       // a 401/403 asked for credentials, and they worked
 	slotsOffTil time.Time  // /slots rests until then
 	failures    int
+	kindSaid    bool // OnKind was called for this target's endpoints
 }
 
 func (s *Scraper) runTarget(ctx context.Context, t *target) {
@@ -250,7 +255,13 @@ func (s *Scraper) scrape(ctx context.Context, t *target, st *targetState) []Upda
 		st.failures++
 		return s.notes(t, StateUnrecognised, "unreadable exposition")
 	}
-	kind, _ := detect(fams)
+	kind, known := detect(fams)
+	if known && !st.kindSaid && s.opts.OnKind != nil {
+		st.kindSaid = true
+		for _, i := range t.eps {
+			s.opts.OnKind(i, kind)
+		}
+	}
 	var decoded Value
 	if kind == KindLlamaCpp && at.After(st.slotsOffTil) {
 		if sb, err := s.get(ctx, t, t.slotsURL, st); err == nil {

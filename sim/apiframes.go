@@ -38,6 +38,10 @@ func newStreamWriter(c *call) *streamWriter {
 			strconv.FormatInt(c.arrival.Unix(), 10) + `,"model":` + c.ep.modelJSON + `,"choices":`)
 	}
 	sw.continuous = c.req.StreamOptions != nil && c.req.StreamOptions.ContinuousUsageStats
+	sw.arrival = c.arrival
+	openAI := c.api == APIChat || c.api == APICompletions
+	sw.timings = c.ep.profile.Timings && (openAI || c.api == APIResponses)
+	sw.metrics = c.ep.profile.VLLMMetrics && c.req.IncludeMetrics && openAI
 	return sw
 }
 
@@ -175,12 +179,15 @@ func (sw *streamWriter) apiEnd(finish string, includeUsage bool) error {
 	case APICompletions:
 		b = append(b, sw.head...)
 		b = append(b, `[{"index":0,"text":"","logprobs":null,"finish_reason":`+strconv.Quote(finish)+`}]`...)
-		if err := sw.send(sw.endChunk(b), FrameFinish, 0); err != nil {
+		if b = sw.endChunk(b); !includeUsage {
+			b = sw.withClock(b)
+		}
+		if err := sw.send(b, FrameFinish, 0); err != nil {
 			return err
 		}
 		if includeUsage {
 			b = append(append(sw.buf[:0], sw.head...), `[],"usage":`...)
-			if err := sw.send(append(appendUsage(b, u), "}\n\n"...), FrameUsage, 0); err != nil {
+			if err := sw.send(sw.withClock(append(appendUsage(b, u), "}\n\n"...)), FrameUsage, 0); err != nil {
 				return err
 			}
 		}
@@ -191,7 +198,7 @@ func (sw *streamWriter) apiEnd(finish string, includeUsage bool) error {
 		if finish == "length" {
 			name, status = "response.incomplete", "incomplete"
 		}
-		b = sw.respEvent(b, name, `"response":`+sw.respObject(status, string(sw.respUsage())))
+		b = sw.withClock(sw.respEvent(b, name, `"response":`+sw.respObject(status, string(sw.respUsage()))))
 	case APIAnthropic:
 		b = sw.phaseEnd(b)
 		reason := "end_turn"
@@ -278,6 +285,8 @@ func (sw *streamWriter) ollamaDone(b []byte, finish string) []byte {
 	if first.IsZero() {
 		first = now
 	}
+	sw.last = now // Ollama's eval_duration runs to the done line
+	sw.clock()
 	b = append(b, `"content":""},"done":true,"done_reason":"`+finish+`","total_duration":`...)
 	b = strconv.AppendInt(b, int64(now.Sub(sw.admitted)), 10)
 	b = append(b, `,"load_duration":0,"prompt_eval_count":`...)

@@ -21,6 +21,7 @@ type chatRequest struct {
 	MaxCompletionTokens *int          `json:"max_completion_tokens"`
 	MinTokens           *int          `json:"min_tokens"` // vLLM's: a floor under the output length
 	Stream              bool          `json:"stream"`
+	IncludeMetrics      bool          `json:"include_metrics"` // vLLM's per-request metrics (servertiming.go)
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
@@ -335,6 +336,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep *endpoint, api
 		writeAPIError(w, api, http.StatusBadRequest, "invalid JSON body: "+err.Error(), "invalid_request_error", nil)
 		return
 	}
+	if c.req.IncludeMetrics {
+		ep.metricsAsked.Add(1)
+	}
 	if c.out, err = ep.shape(&c.req); err == nil && !c.req.Stream && api != APIChat {
 		err = errNoUnary
 	}
@@ -477,7 +481,7 @@ func (s *Server) stream(c *call) {
 		stopped(err)
 		return
 	}
-	sw.admitted = time.Now()
+	sw.admitted, sw.scheduled = time.Now(), c.ticket.at
 	j := c.begin()
 	sw.usage.cached = j.cached
 	if !c.sendTokens(sw, &ka, j) {

@@ -74,6 +74,12 @@ type streamWriter struct {
 	phase           FrameKind // the kind of the open output block ("" none): Responses, Anthropic
 	block, seq      int       // the open block's index; the next Responses sequence_number
 	admitted, first time.Time // admission and the first token (Ollama's durations)
+	// The server's own clock (servertiming.go): arrival, the last token, the model load;
+	// whether the stream ends with llama.cpp's timings, vLLM's metrics.
+	// scheduled: the engine's admission (a batch slot), before which the request queued.
+	arrival, last, scheduled time.Time
+	load                     time.Duration
+	timings, metrics         bool
 }
 
 func (sw *streamWriter) role() error {
@@ -83,6 +89,11 @@ func (sw *streamWriter) role() error {
 
 func (sw *streamWriter) tokens(kind FrameKind, first, n int) error {
 	sw.usage.completion += n
+	if now := time.Now(); sw.first.IsZero() {
+		sw.first, sw.last = now, now
+	} else {
+		sw.last = now
+	}
 	field := `"content":"`
 	if kind == FrameReasoning && sw.api != APICompletions { // legacy completions: all text is answer
 		sw.usage.reasoning += n
@@ -97,15 +108,20 @@ func (sw *streamWriter) tokens(kind FrameKind, first, n int) error {
 	return sw.send(sw.chunkEnd(b, ""), kind, n)
 }
 
-func (sw *streamWriter) finish(reason string) error {
-	return sw.send(sw.chunkEnd(sw.chunkStart(), reason), FrameFinish, 0)
+// finish sends the finish chunk; last: the stream's last chunk, which carries the clock.
+func (sw *streamWriter) finish(reason string, last bool) error {
+	b := sw.chunkEnd(sw.chunkStart(), reason)
+	if last {
+		b = sw.withClock(b)
+	}
+	return sw.send(b, FrameFinish, 0)
 }
 
 func (sw *streamWriter) sendUsage() error {
 	b := append(sw.buf[:0], sw.head...)
 	b = append(b, `[],"usage":`...)
 	b = appendUsage(b, sw.usage)
-	return sw.send(append(b, "}\n\n"...), FrameUsage, 0)
+	return sw.send(sw.withClock(append(b, "}\n\n"...)), FrameUsage, 0)
 }
 
 func (sw *streamWriter) fail() error { return sw.apiFail() }
@@ -116,7 +132,7 @@ func (sw *streamWriter) end(finish string, includeUsage bool) error {
 	if sw.api != APIChat {
 		return sw.apiEnd(finish, includeUsage)
 	}
-	if err := sw.finish(finish); err != nil {
+	if err := sw.finish(finish, !includeUsage); err != nil {
 		return err
 	}
 	if includeUsage {

@@ -71,6 +71,12 @@ type Profile struct {
 	// prompt + generated tokens over it (at most 1), and it bounds the prefix cache. 0 means 65536.
 	KVCacheTokens int
 
+	// Timings: chat, completions and Responses streams end with llama.cpp's per-request
+	// `timings`; VLLMMetrics: chat and completions streams end with vLLM's `metrics` when the
+	// request asks ("include_metrics": true). Both follow the schedule (servertiming.go);
+	// Ollama's /api/chat reports its durations always.
+	Timings, VLLMMetrics bool
+
 	// NoMetrics leaves the profile out of /metrics, as a hosted API exposes none.
 	NoMetrics bool
 	// CloseAfterStream answers streams with "Keep-Alive: timeout=5, max=100" yet closes the
@@ -112,6 +118,7 @@ func DemoProfiles() []Profile {
 			TokensPerSecond: 140, Jitter: 0.15, TokensPerChunk: 1, RoleChunk: true, MaxTokens: 160,
 			BatchSlowdown: 0.07, MaxRunning: 64,
 			PrefillTokensPerSecond: 8000, PrefixCache: true, KVCacheTokens: 8192,
+			VLLMMetrics: true, // its per-request metrics, once tokscope knows it is vLLM
 		},
 		{
 			// llama.cpp on a CPU with two slots: a batch barely helps, a third request waits,
@@ -122,6 +129,7 @@ func DemoProfiles() []Profile {
 			TokensPerSecond: 30, Jitter: 0.25, TokensPerChunk: 1, MaxTokens: 28,
 			BatchSlowdown: 0.5, MaxRunning: 2,
 			PrefillTokensPerSecond: 150, PrefixCache: true, KVCacheTokens: 4096,
+			Timings: true, // llama.cpp's per-request timings
 		},
 		{
 			// Spoken to through the Anthropic Messages API (as vLLM serves it), so that the

@@ -84,6 +84,9 @@ type sendRecord struct {
 	mu      sync.Mutex
 	sends   []Send
 	arrival time.Time // when the handler got the request
+	// clock is what the response said of the server's own clock (servertiming.go).
+	clock    Clock
+	clockSet bool
 }
 
 func newSendLog(capacity int) *sendLog {

@@ -66,8 +66,10 @@ type endpoint struct {
 	profile   Profile
 	modelJSON string // the model id as a JSON string literal, quotes included
 	requests  atomic.Int64
-	engine    *engine
-	metrics   *metricsHandler // /<profile>/metrics; nil with NoMetrics
+	// metricsAsked counts requests that asked for vLLM's metrics (IncludeMetricsSeen).
+	metricsAsked atomic.Int64
+	engine       *engine
+	metrics      *metricsHandler // /<profile>/metrics; nil with NoMetrics
 	// gpuMetrics is /<profile>/gpu/metrics (gpu.go); nil without GPU.Count.
 	gpuMetrics *metricsHandler
 	// engineLabel is the engine label of its series: "0", or "1", "2", ... for the further

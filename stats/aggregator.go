@@ -175,6 +175,7 @@ type endpoint struct {
 	slo                    sloState
 	server                 serverState
 	gpu                    gpuState      // gpu.go
+	srvTiming              ServerTiming  // the server's own clock (servertiming.go)
 	work                   workloadState // workload.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
@@ -230,6 +231,7 @@ func (e *endpoint) reset() {
 	e.slo.reset()
 	e.server.reset()
 	e.gpu.reset()
+	e.srvTiming = ServerTiming{}
 	e.work.reset()
 	e.version++
 }
@@ -341,6 +343,7 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 		return
 	}
 	e := a.eps[ep]
+	e.srvTiming.observe(s)
 	if s.Warmup {
 		e.warmups++
 		return
@@ -376,7 +379,9 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	p := Point{At: s.Start}
 	if d, ok := a.ttftFrom.TTFT(s); ok {
 		p.TTFT = ms(d)
-		e.ttftVals.push(p.TTFT)
+		if !s.Server.ModelLoad() { // as in the TTFT distribution (the head-to-head's values)
+			e.ttftVals.push(p.TTFT)
+		}
 	}
 	if r, ok := s.DecodeRate(); ok {
 		p.DecodeTPS, p.DecodeOK = r, true
@@ -554,6 +559,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 		Cost:          e.costStats(e.work.span()),
 		Server:        e.server.stats(),
 		GPU:           e.gpu.stats(),
+		ServerTiming:  e.srvTiming,
 	}
 	for k, v := range e.errorKinds {
 		st.ErrorKinds[k] = v

@@ -490,6 +490,9 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		}
 		s.ReasoningTokens, s.FirstAnswer = 11, s.Chunks[12].At
 		s.PromptTokens, s.CachedTokens, s.Cache, s.OutputTarget = 500, 100+i, "bust", 21
+		srv := probe.NoServerTiming("llamacpp")
+		srv.TTFTms, srv.QueueMs, srv.DecodeMs, srv.DecodeTokens, srv.DraftN, srv.DraftAccepted = 80, 2, 190, 21, 10, 7
+		s.Server = &srv
 		a.Add(s)
 	}
 	limited := errSample(t0, "http_429")

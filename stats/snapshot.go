@@ -139,6 +139,8 @@ type EndpointStats struct {
 
 	Whole  Window // the whole run
 	Recent Window // the last RecentWindow (60 s)
+	// ServerTiming is the server's own clock over the run: its source and model loads.
+	ServerTiming ServerTiming
 
 	// AggregateTPS is tokens received per second across all streams over the sliding window
 	// AggregateWindow, tokens counted at their arrival, requests in flight included (live.go);

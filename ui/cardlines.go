@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/stats"
 )
@@ -249,4 +250,22 @@ func perJoule(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// srvTimeLine is what the server said of its own clock over the last 60 s (the whole run
+// before any finished in it): the medians of its TTFT, of outside (client TTFT − server TTFT)
+// and of its decode rate, "srv ttft 212 ms · outside 14 ms · srv 47.9 tok/s".
+func srvTimeLine(s *Styles, es *stats.EndpointStats, w int) string {
+	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
+	win := &es.Recent
+	if win.Of(metric.ServerTTFT).Count == 0 && win.Of(metric.ServerDecodeTPS).Count == 0 {
+		win = &es.Whole
+	}
+	ttft, out := pick(win.Of(metric.ServerTTFT), p50, cardMs), pick(win.Of(metric.Outside), p50, cardMs)
+	dec := pick(win.Of(metric.ServerDecodeTPS), p50, num)
+	return fitSpans(w,
+		line(L("srv ttft "), V(ttft), U(" ms"), F(" · "), L("outside "), V(out), U(" ms"), F(" · "), L("srv "), V(dec), U(" tok/s")),
+		line(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms"), L(" srv "), V(dec), U(" tok/s")),
+		line(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms")),
+		line(L("srv ttft "), V(ttft), U(" ms")))
 }

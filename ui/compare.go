@@ -63,6 +63,10 @@ var compareColumns = slices.Concat(
 // metrics of Group Workload.
 var workloadColumns = registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Workload })
 
+// serverTimingColumns join the table last, once some endpoint's server reports its own clock
+// (Group Server: srv ttft, outside, srv dec); a server that says nothing adds no page.
+var serverTimingColumns = registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Server })
+
 // registryColumns are the compare columns of the registered metrics that keep, in registry order.
 func registryColumns(keep func(metric.ID) bool) []column {
 	var cols []column
@@ -179,16 +183,19 @@ type compareView struct {
 	common
 	n int
 
-	cols    []column // the SLO and cost columns when some endpoint has them, then compareColumns
-	sortCol int      // sortConfig, sortName, a column index, or len(cols) for the source
-	reverse bool     // S: reverse the column's natural (best first) order
-	page    int      // which page of columns shows (←/→); page 0 holds the most important
-	pages   int      // pages of columns at the last render's width
-	perPage int      // unpinned columns per page at the last render's width
-	order   []int
-	key     compareKey
-	body    string
-	h2h     *headToHead // filled by the Model (headtohead.go); nil shows no section
+	cols []column // the SLO and cost columns when some endpoint has them, then compareColumns
+	// serverCols: serverTimingColumns were appended to cols (an endpoint's server reported
+	// its own clock).
+	serverCols bool
+	sortCol    int  // sortConfig, sortName, a column index, or len(cols) for the source
+	reverse    bool // S: reverse the column's natural (best first) order
+	page       int  // which page of columns shows (←/→); page 0 holds the most important
+	pages      int  // pages of columns at the last render's width
+	perPage    int  // unpinned columns per page at the last render's width
+	order      []int
+	key        compareKey
+	body       string
+	h2h        *headToHead // filled by the Model (headtohead.go); nil shows no section
 }
 
 // compareKey is what the table was drawn from; equal keys mean nothing to redraw.
@@ -336,6 +343,9 @@ func (c *compareView) Render(f *frame) string {
 	}
 	c.key = k
 	eps := f.snap.Endpoints
+	if !c.serverCols && slices.ContainsFunc(eps, func(e stats.EndpointStats) bool { return e.ServerTiming.Source != "" }) {
+		c.cols, c.serverCols = append(c.cols, serverTimingColumns...), true // once the server has spoken
+	}
 	c.sortOrder(eps)
 
 	wd := compareWidths{name: nameColumnWidth(eps), src: 8, api: apiColumnWidth(eps)}
@@ -536,6 +546,15 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 	return b.String()
 }
 
+// extraColumns is the count of the SLO and cost columns.
+func (c *compareView) extraColumns() int {
+	n := len(c.cols) - len(compareColumns) - len(workloadColumns)
+	if c.serverCols {
+		n -= len(serverTimingColumns)
+	}
+	return n
+}
+
 // legend explains units and markers, as long as the width allows.
 func (c *compareView) legend() string {
 	best := ""
@@ -543,7 +562,7 @@ func (c *compareView) legend() string {
 		best = " · * best"
 	}
 	extra := ""
-	if len(c.cols) > len(compareColumns)+len(workloadColumns) {
+	if c.extraColumns() > 0 {
 		extra = " · slo %: met every objective · $ in USD"
 	}
 	for _, l := range []string{

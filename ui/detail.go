@@ -241,6 +241,9 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 	if h >= 6 {
 		out = append(out, s.Muted.Render(truncate("headers: sent→headers · 1st tok: headers→token", w)))
 	}
+	if l := serverBreakdown(st.samples); l != "" && h >= 5 {
+		out = append(out, truncate(s.Value.Render(l), w))
+	}
 	cols := []string{"time", "dns", "conn", "tls", "headers", "1st tok", "ttft"}
 	widths := []int{8, 5, 5, 5, 7, 7, 6}
 	var b strings.Builder

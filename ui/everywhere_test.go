@@ -33,6 +33,10 @@ func everySample(t0 time.Time) probe.Sample {
 		Outcome: probe.OutcomeOK, FinishReason: "stop", HTTPStatus: 200,
 		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
 	}
+	// The server's own clock: a llama.cpp-style timing with speculative decoding and a queue.
+	st := probe.NoServerTiming("llamacpp")
+	st.TTFTms, st.QueueMs, st.DecodeMs, st.DecodeTokens, st.DraftN, st.DraftAccepted = 31.25, 2.5, 80.5, 9, 12, 9
+	s.Server = &st
 	s.Chunks = append(s.Chunks, probe.Chunk{At: ms(35)}) // role only
 	for i, at := range []float64{40, 50, 60, 65, 70, 90, 110, 130} {
 		c := probe.Chunk{At: ms(at), Content: 5}
@@ -98,7 +102,7 @@ func TestEveryMetricEverywhere(t *testing.T) {
 		return ""
 	}
 	prom := exposition(t, eps, &s)
-	cols := columnsFor(eps)
+	cols := append(columnsFor(eps), serverTimingColumns...) // as the view has them once the server reported
 
 	for _, id := range metric.IDs() {
 		m := metric.Get(id)
@@ -113,16 +117,23 @@ func TestEveryMetricEverywhere(t *testing.T) {
 		if d := es.Whole.Of(id); d.Count != len(want) {
 			t.Errorf("%s: the aggregator counted %d values, want %d", m.Key, d.Count, len(want))
 		}
+		obj := doc.Endpoints[0]
+		if b := m.Group.Block(); b != "" {
+			obj = nil
+			if err := json.Unmarshal(doc.Endpoints[0][b], &obj); err != nil {
+				t.Errorf("%s: JSON block %s: %v", m.Key, b, err)
+			}
+		}
 		switch m.JSON {
 		case metric.Dist:
-			if v := doc.Endpoints[0][m.Key]; len(v) == 0 || string(v) == "null" {
+			if v := obj[m.JSONKey()]; len(v) == 0 || string(v) == "null" {
 				t.Errorf("%s: JSON %q", m.Key, v)
 			}
 			if cell(m.Key+"_p50") == "" || cell(m.Key+"_max") == "" {
 				t.Errorf("%s: no CSV cells %s_p50 … _max", m.Key, m.Key)
 			}
 		case metric.Mean:
-			if v := doc.Endpoints[0][m.Key]; len(v) == 0 || string(v) == "null" {
+			if v := obj[m.JSONKey()]; len(v) == 0 || string(v) == "null" {
 				t.Errorf("%s: JSON %q", m.Key, v)
 			}
 			if cell(m.Key) == "" {

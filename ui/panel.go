@@ -119,11 +119,12 @@ const (
 	lineTPSChart
 	lineTTFT // over the chart below
 	lineTTFTChart
-	lineAxis   // the charts' time axis
-	lineQueue  // open-loop runs only
-	lineSLO    // with objectives (--slo, slo:)
-	lineServer // once the server-metrics scraper reported
-	lineGPU    // with --gpu-metrics (cardlines.go)
+	lineAxis    // the charts' time axis
+	lineQueue   // open-loop runs only
+	lineSLO     // with objectives (--slo, slo:)
+	lineServer  // once the server-metrics scraper reported
+	lineGPU     // with --gpu-metrics (cardlines.go)
+	lineSrvTime // once a response carried the server's own clock (cardlines.go)
 	lineErrors
 	lineLastError
 	nLines
@@ -142,7 +143,8 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	rows := chooseCardRows(h, cardFacts{
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
 		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
-		gpu: es.GPU != nil,
+		gpu:     es.GPU != nil,
+		srvTime: es.ServerTiming.Source != "",
 	})
 	secs := chartSeconds(es.Seconds, w)
 	p.tps.Set(tpsPoints(secs), w, rows.chartH)
@@ -169,6 +171,7 @@ type cardFacts struct {
 	tls, errors, lastError, openLoop bool
 	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
 	gpu                              bool // a GPU exporter reported
+	srvTime                          bool // a response carried the server's own clock
 }
 
 // cardPriority is the order in which a card's optional lines get its spare rows, given the
@@ -198,6 +201,9 @@ func cardPriority(f cardFacts) []int {
 			at = slices.Index(priority, lineServer) + 1
 		}
 		priority = slices.Insert(priority, at, lineGPU)
+	}
+	if f.srvTime { // after the scraper's line: the server's own word on each request
+		priority = slices.Insert(priority, slices.Index(priority, after)+1+b2i(f.server), lineSrvTime)
 	}
 	switch {
 	case f.breach:
@@ -276,6 +282,8 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return serverLine(s, es.Server, w)
 	case lineGPU:
 		return gpuLine(s, es.GPU, w)
+	case lineSrvTime:
+		return srvTimeLine(s, es, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:

@@ -1,0 +1,74 @@
+package export
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"tokscope/metric"
+	"tokscope/stats"
+)
+
+// jsonServerTiming is the "server_timing" block (DESIGN.md, "The server's own clock"): the
+// source, then the registered metrics of Group metric.Server under their Sub keys, then the
+// count of requests that paid for loading the model (kept out of the TTFT figures); null when
+// the endpoint's server said nothing.
+type jsonServerTiming struct {
+	source     string
+	metrics    []jsonMetric
+	modelLoads int
+}
+
+// jsonServerTimingPart is the block as one member of the endpoint's object.
+type jsonServerTimingPart struct {
+	ServerTiming *jsonServerTiming `json:"server_timing"`
+}
+
+func (t *jsonServerTiming) MarshalJSON() ([]byte, error) {
+	src, err := json.Marshal(t.source)
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte(`{"source":`), src...)
+	members, err := jsonMembers(t.metrics)
+	if err != nil {
+		return nil, err
+	}
+	if len(members) > 0 {
+		b = append(append(b, ','), members...)
+	}
+	return append(b, `,"model_loads":`+strconv.Itoa(t.modelLoads)+`}`...), nil
+}
+
+func serverTimingJSON(e *stats.EndpointStats) jsonServerTimingPart {
+	if e.ServerTiming.Source == "" {
+		return jsonServerTimingPart{}
+	}
+	return jsonServerTimingPart{&jsonServerTiming{e.ServerTiming.Source, metricsJSON(&e.Whole, metric.Server),
+		e.ServerTiming.ModelLoads}}
+}
+
+// serverTimingCSVHeader: the source, the Group metric.Server columns, the model loads.
+func serverTimingCSVHeader() []string {
+	h := append([]string{"server_timing_source"}, metricsCSVHeader(metric.Server)...)
+	return append(h, "model_loads")
+}
+
+func serverTimingCSV(e *stats.EndpointStats) []string {
+	row := append([]string{e.ServerTiming.Source}, metricsCSV(&e.Whole, metric.Server)...)
+	return append(row, strconv.Itoa(e.ServerTiming.ModelLoads))
+}
+
+// ModelLoadLine says when requests that paid for loading the model were counted (the warm-up
+// did not absorb them) and that their TTFT was kept out of the figures; "" when none.
+func ModelLoadLine(e *stats.EndpointStats) string {
+	t := &e.ServerTiming
+	if t.ModelLoads == 0 {
+		return ""
+	}
+	l := "model load " + strconv.FormatFloat(t.FirstLoadMs, 'f', 0, 64) + " ms on request " +
+		strconv.FormatUint(t.FirstLoadSeq, 10)
+	if t.ModelLoads > 1 {
+		l += " (" + strconv.Itoa(t.ModelLoads) + " requests)"
+	}
+	return l + ": not absorbed by a warm-up; its TTFT is kept out of the TTFT figures"
+}

@@ -1,0 +1,188 @@
+package probe
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tokscope/config"
+)
+
+// The server's own clock in real llama-server and Ollama streams decodes to what the capture
+// says, exactly (the JSON's decimal digits, Ollama's nanoseconds over 1e6).
+func TestCaptureServerTiming(t *testing.T) {
+	t.Parallel()
+	llama := func(ttft, decode, n, prompt, cached float64) ServerTiming {
+		w := NoServerTiming("llamacpp")
+		w.TTFTms, w.DecodeMs, w.DecodeTokens, w.PromptTokens, w.CachedTokens = ttft, decode, n, prompt, cached
+		return w
+	}
+	ollama := NoServerTiming("ollama")
+	ollama.LoadMs, ollama.TTFTms, ollama.DecodeMs = 2.793584, 2.793584+0.503359, 13.951762
+	ollama.DecodeTokens, ollama.PromptTokens = 8, 4
+	cases := []struct {
+		file, api string
+		want      *ServerTiming
+	}{
+		{"llamacpp-b10470/chat-completions.sse", config.APIChat, ptr(llama(3.201, 1.162, 5, 1, 42))},
+		{"llamacpp-b10470/completions.sse", config.APICompletions, ptr(llama(13.296, 4.877, 5, 5, 0))},
+		{"llamacpp-b10470/responses.sse", config.APIResponses, ptr(llama(1.462, 1.138, 5, 42, 1))},
+		{"llamacpp-b10470/anthropic-messages.sse", config.APIAnthropic, nil}, // none in this API
+		{"ollama-0.17.4/api-chat.ndjson", config.APIOllama, &ollama},
+		{"ollama-0.17.4/v1-chat-completions.sse", config.APIChat, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			g := newGT(t, fixed(script{contentType: captureType(tc.file), events: captureEvents(t, tc.file)}))
+			c := NewClient(testEndpoint(g.Server, func(ep *config.Endpoint) {
+				ep.API = tc.api
+				if tc.api == config.APIOllama {
+					ep.BaseURL = g.URL
+				}
+			}))
+			t.Cleanup(c.CloseIdleConnections)
+			s := c.Do(t.Context(), "hi", nil)
+			outcome(t, s, OutcomeOK, "")
+			switch {
+			case tc.want == nil && s.Server != nil:
+				t.Fatalf("server timing %+v, want none", *s.Server)
+			case tc.want == nil:
+				return
+			case s.Server == nil:
+				t.Fatalf("no server timing, want %+v", *tc.want)
+			case *s.Server != *tc.want:
+				t.Fatalf("server timing\n %+v\nwant\n %+v", *s.Server, *tc.want)
+			}
+			out, ok := s.OutsideMs()
+			ttft, _ := s.TTFT()
+			if !ok || out != float64(ttft)/1e6-tc.want.TTFTms {
+				t.Errorf("outside %v (%v), want client TTFT %v − %v", out, ok, ttft, tc.want.TTFTms)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestServerTimingFigures(t *testing.T) {
+	t.Parallel()
+	l := NoServerTiming("llamacpp")
+	l.DecodeTokens, l.DecodeMs, l.DraftN, l.DraftAccepted = 5, 1.162, 10, 7
+	if r, ok := l.DecodeRate(); !ok || math.Abs(r-3442.3407917383824) > 1e-9 {
+		t.Errorf("llama.cpp decode rate %v %v", r, ok)
+	}
+	if a, ok := l.DraftAcceptance(); !ok || a != 0.7 {
+		t.Errorf("draft acceptance %v %v", a, ok)
+	}
+	v := NoServerTiming("vllm")
+	v.DecodeTPS, v.DecodeMs = 103.2, 1240.5
+	if r, ok := v.DecodeRate(); !ok || r != 103.2 {
+		t.Errorf("vLLM decode rate %v %v, want its own 103.2", r, ok)
+	}
+	if _, ok := v.DraftAcceptance(); ok {
+		t.Error("draft acceptance without draft_n")
+	}
+	o := NoServerTiming("ollama")
+	o.LoadMs, o.TTFTms = 300, 310
+	if !o.ModelLoad() {
+		t.Error("300 ms of a 310 ms TTFT loading the model: not marked")
+	}
+	o.LoadMs, o.TTFTms = 2.79, 3.3
+	if o.ModelLoad() {
+		t.Error("2.79 ms load marked as model load")
+	}
+}
+
+// include_metrics goes only to a server known to be vLLM, and only on chat and completions:
+// another server, or vLLM before it was recognised, never receives the field.
+func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
+	t.Parallel()
+	for _, api := range []string{config.APIChat, config.APICompletions, config.APIResponses, config.APIAnthropic} {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			file := "llamacpp-b10470/chat-completions.sse"
+			switch api {
+			case config.APICompletions:
+				file = "llamacpp-b10470/completions.sse"
+			case config.APIResponses:
+				file = "llamacpp-b10470/responses.sse"
+			case config.APIAnthropic:
+				file = "llamacpp-b10470/anthropic-messages.sse"
+			}
+			g := newGT(t, fixed(script{contentType: captureType(file), events: captureEvents(t, file)}))
+			ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.API = api })
+			c := NewClient(ep)
+			t.Cleanup(c.CloseIdleConnections)
+			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
+			MarkVLLM(ep.BaseURL)
+			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
+			reqs := g.requests()
+			if _, sent := reqs[0].body["include_metrics"]; sent {
+				t.Errorf("include_metrics sent to a server not known to be vLLM: %v", reqs[0].body)
+			}
+			v, sent := reqs[1].body["include_metrics"]
+			wantSent := api == config.APIChat || api == config.APICompletions
+			if sent != wantSent || (sent && v != true) {
+				t.Errorf("known vLLM, %s: include_metrics %v (sent %v), want sent %v", api, v, sent, wantSent)
+			}
+		})
+	}
+}
+
+// vLLM's metrics object on the last chunk decodes exactly; its own tokens_per_second is the
+// server decode rate.
+func TestVLLMMetricsDecode(t *testing.T) {
+	t.Parallel()
+	last := `data: {"id":"chatcmpl-v","choices":[],"usage":{"prompt_tokens":42,"completion_tokens":3,"total_tokens":45},` +
+		`"metrics":{"time_to_first_token_ms":85.21,"generation_time_ms":1240.53,"queue_time_ms":12.34,"mean_itl_ms":9.1,"tokens_per_second":103.27}}` + "\n\n"
+	evs := []event{
+		{5 * time.Millisecond, `data: {"id":"chatcmpl-v","choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n"},
+		{10 * time.Millisecond, `data: {"id":"chatcmpl-v","choices":[{"index":0,"delta":{"content":"b"}}]}` + "\n\n"},
+		{15 * time.Millisecond, `data: {"id":"chatcmpl-v","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"stop"}]}` + "\n\n"},
+		{20 * time.Millisecond, last},
+		{21 * time.Millisecond, "data: [DONE]\n\n"},
+	}
+	g := newGT(t, fixed(script{contentType: "text/event-stream", events: evs}))
+	c := NewClient(testEndpoint(g.Server, func(*config.Endpoint) {}))
+	t.Cleanup(c.CloseIdleConnections)
+	s := c.Do(t.Context(), "hi", nil)
+	outcome(t, s, OutcomeOK, "")
+	want := NoServerTiming("vllm")
+	want.TTFTms, want.DecodeMs, want.QueueMs, want.DecodeTPS = 85.21, 1240.53, 12.34, 103.27
+	if s.Server == nil || *s.Server != want {
+		t.Fatalf("server timing %+v, want %+v", s.Server, want)
+	}
+	if r, ok := s.Server.DecodeRate(); !ok || r != 103.27 {
+		t.Errorf("decode rate %v", r)
+	}
+}
+
+// llama-server's timings over three turns of one conversation (the later turns partly from
+// its prefix cache) read as the server wrote them: cache_n is the cached part, prompt_n the rest.
+func TestMultiturnTimings(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "captures", "llamacpp-b10470", "multiturn-cache.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []struct {
+		Timings wireTimings `json:"timings"`
+	}
+	if err := json.Unmarshal(b, &turns); err != nil {
+		t.Fatal(err)
+	}
+	want := [][4]float64{{2.038, 14, 52, 8.565}, {1.531, 72, 71, 6.133}, {1.527, 144, 74, 7.202}}
+	if len(turns) != len(want) {
+		t.Fatalf("%d turns", len(turns))
+	}
+	for i, tr := range turns {
+		st := tr.Timings.timing()
+		if got := [4]float64{st.TTFTms, st.CachedTokens, st.PromptTokens, st.DecodeMs}; got != want[i] || st.DecodeTokens != 20 {
+			t.Errorf("turn %d: %v n %v, want %v n 20", i+1, got, st.DecodeTokens, want[i])
+		}
+	}
+}
