@@ -25,6 +25,7 @@ import (
 // --log). parseFlags fills and checks them; nothing changes them after.
 type options struct {
 	configFile  string
+	convo       convoFlags
 	urls        []string
 	models      []string
 	apiText     []string // --api as given
@@ -123,6 +124,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
 	addSLOFlags(fs, o)
+	addConvoFlags(fs, o)
 	addFindMaxFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
 	fs.StringVar(&o.inputText, "input-tokens", "", "synthetic prompts of `N[:SD]` tokens (normal, SD optional), counted with the offline tokenizer")
@@ -397,6 +399,9 @@ func (o *options) checkWorkload() error {
 	if o.set("prompts") && strings.TrimSpace(o.prompts) == "" {
 		return usagef("invalid value %q for --prompts: needs a JSONL or ShareGPT JSON file", o.prompts)
 	}
+	if err := o.checkConvo(); err != nil {
+		return err
+	}
 	// One prompt source and one output length, as in each level of the config file.
 	ov := o.overrides()
 	if first, second, group := ov.Conflict(); first != "" {
@@ -432,7 +437,7 @@ func parseSweep(s string) ([]int, error) {
 // overrides are the flags that replace the config file's values on every endpoint: the
 // command line's level of the endpoint settings.
 func (o *options) overrides() config.Overrides {
-	return config.Overrides{
+	ov := config.Overrides{
 		Prompt:       given(o, "prompt", &o.prompt),
 		MaxTokens:    given(o, "max-tokens", &o.maxTokens),
 		Concurrency:  given(o, "concurrency", &o.concurrency),
@@ -444,6 +449,8 @@ func (o *options) overrides() config.Overrides {
 		Prompts:      given(o, "prompts", &o.prompts),
 		Cache:        given(o, "cache", &o.cache),
 	}
+	o.convoOverrides(&ov)
+	return ov
 }
 
 // given is v when the flag was given on the command line, else nil.

@@ -69,6 +69,11 @@ type Endpoint struct {
 	OutputTokens TokenLength // max_tokens = min_tokens = N[:SD], ignore_eos
 	Prompts      string      // JSONL or ShareGPT file, requests cycle through it
 	Cache        string      // CacheBust or CacheReuse
+	// Turns > 1: each stream sends conversations of Turns requests, each re-sending the
+	// earlier turns with the replies as they streamed (0 and 1: single requests).
+	Turns        int
+	ThinkTime    ThinkTime // pause between a reply and the next turn
+	SharedPrefix int       // tokens of system text every prompt starts with (0: none)
 
 	InsecureSkipVerify bool // opt-in per endpoint; shown in its card
 

@@ -27,6 +27,11 @@ type Partial struct {
 	Timeout     *time.Duration
 	Stall       *time.Duration
 
+	// Conversations (convo.go).
+	Turns        *int
+	ThinkTime    *ThinkTime
+	SharedPrefix *int
+
 	SLO       *SLO              // laid over the levels below key by key
 	Price     *Price            // replaces the levels below whole
 	Headers   map[string]string // merged key by key (canonical names), this level's keys winning
@@ -119,6 +124,7 @@ func (e *Endpoint) apply(p *Partial) {
 	set(&e.Interval, p.Interval)
 	set(&e.Timeout, p.Timeout)
 	set(&e.Stall, p.Stall)
+	e.applyConvo(p)
 	e.SLO = mergeSLO(e.SLO, p.SLO)
 	if p.Price != nil {
 		price := *p.Price

@@ -209,7 +209,8 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 	}
 	failures := 0    // consecutive failures of this loop: spaces retries against a dead server
 	started := false // the loop's first counted request has been let go (stagger)
-	for l.wanted(i) {
+	var cv convo     // the stream's conversation under --turns
+	for l.wantedIn(i, &cv) {
 		if !l.waitReady(i) {
 			continue // re-check live/target
 		}
@@ -226,23 +227,27 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 					continue
 				}
 			}
-			if !l.quota.take() {
+			if !cv.midway() && !l.quota.takeConversation(l.turns()) {
 				continue // all of Options.Requests have started: the loop ends
 			}
 		}
 		// The request is built before the wait for an arrival: a long synthetic prompt takes
 		// milliseconds to cut, which would otherwise count as client queue.
-		req := l.nextRequest()
-		var arrival time.Time // zero in the closed loop and for warm-ups
-		if l.open != nil && !warm {
+		req := l.nextTurn(&cv, warm)
+		var arrival time.Time // zero in the closed loop, for warm-ups and later turns
+		if l.open != nil && !warm && req.Turn <= 1 {
 			at, more := l.nextArrival()
 			if !more {
-				l.quota.giveBack()
+				l.quota.giveBack(l.turns())
+				cv.c = nil
 				continue // paused, concurrency changed or stopped: re-check
 			}
 			arrival = at
 		}
-		s, ok := l.once(warm, arrival, req)
+		s, ok := l.once(warm, arrival, req, cv.reply(req))
+		if l.afterTurn(&cv, &s, ok) {
+			continue // the conversation goes on after its think time
+		}
 		if l.open != nil {
 			continue // the arrivals pace the requests: no Interval, no error spacing
 		}
@@ -253,6 +258,7 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 		}
 		l.sleep(l.ep.Interval, failures)
 	}
+	l.endConversation(&cv)
 }
 
 // sleep waits the interval between two requests of a loop, at least errorPause after a run of
