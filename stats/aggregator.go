@@ -174,6 +174,7 @@ type endpoint struct {
 	slo                    sloState
 	server                 serverState
 	work                   workloadState // workload.go
+	turns                  turnState     // turns.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
 	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
@@ -227,6 +228,7 @@ func (e *endpoint) reset() {
 	e.slo.reset()
 	e.server.reset()
 	e.work.reset()
+	e.turns.reset()
 	e.version++
 }
 
@@ -380,6 +382,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 
 	e.version++
 	e.whole.record(s, a.ctx())
+	e.turns.observe(s, a.ctx())
 	done := doneAt(s)
 	sec := done.Unix()
 	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
@@ -553,6 +556,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 	st.Queue, st.Waiting = a.open.queueDist(i, &e.queue, now)
 	e.rl.fill(&st)
 	e.work.fill(&st, e.ok, e.outputToks)
+	e.turns.fill(&st)
 	e.live.fill(&st, now)
 	return st
 }
