@@ -26,7 +26,7 @@ func TestTurnsJSONAndCSV(t *testing.T) {
 	}
 	var doc struct {
 		Endpoints []struct {
-			CacheHitRate *float64                                `json:"cache_hit_rate"`
+			CacheHitRate *float64                                 `json:"cache_hit_rate"`
 			Turns        map[string]map[string]map[string]float64 `json:"turns"`
 		} `json:"endpoints"`
 	}

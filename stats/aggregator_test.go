@@ -490,6 +490,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		}
 		s.ReasoningTokens, s.FirstAnswer = 11, s.Chunks[12].At
 		s.PromptTokens, s.CachedTokens, s.Cache, s.OutputTarget = 500, 100+i, "bust", 21
+		s.Conversation, s.Turn = 1, i+1 // a conversation: figures by turn
 		a.Add(s)
 	}
 	limited := errSample(t0, "http_429")
