@@ -123,6 +123,7 @@ const (
 	lineQueue  // open-loop runs only
 	lineSLO    // with objectives (--slo, slo:)
 	lineServer // once the server-metrics scraper reported
+	lineTurns  // the cache-hit rate and first/later turns (turns.go), when there are figures
 	lineErrors
 	lineLastError
 	nLines
@@ -141,6 +142,7 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	rows := chooseCardRows(h, cardFacts{
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
 		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
+		turns: hasTurnsLine(es),
 	})
 	secs := chartSeconds(es.Seconds, w)
 	p.tps.Set(tpsPoints(secs), w, rows.chartH)
@@ -166,6 +168,7 @@ type cardRows struct {
 type cardFacts struct {
 	tls, errors, lastError, openLoop bool
 	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
+	turns                            bool // a cache-hit rate or figures by turn (turns.go)
 }
 
 // cardPriority is the order in which a card's optional lines get its spare rows, given the
@@ -194,6 +197,9 @@ func cardPriority(f cardFacts) []int {
 		priority = slices.Insert(priority, 0, lineSLO)
 	case f.slo:
 		priority = slices.Insert(priority, slices.Index(priority, after)+1, lineSLO)
+	}
+	if f.turns { // after the model: a card short of rows keeps its health lines first
+		priority = slices.Insert(priority, slices.Index(priority, lineModel)+1, lineTurns)
 	}
 	if !f.lastError {
 		priority = slices.DeleteFunc(priority, func(l int) bool { return l == lineLastError })
@@ -264,6 +270,8 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return sloLine(s, es.SLO, w)
 	case lineServer:
 		return serverLine(s, es.Server, w)
+	case lineTurns:
+		return turnsLine(s, es, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:
