@@ -37,6 +37,9 @@ type Config struct {
 	// Grace is the top-level grace: how long requests in flight may finish when the run ends
 	// (--grace overrides it); nil when the file does not set it.
 	Grace *time.Duration
+	// Trace is the top-level trace: (a Mooncake JSONL file, relative to the config file),
+	// replayed when --trace is not given; "" without.
+	Trace string
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

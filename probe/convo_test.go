@@ -3,11 +3,13 @@ package probe
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -218,4 +220,82 @@ func checkTranscript(t *testing.T, prompt string, byTurn map[[2]uint64]Sample, a
 		t.Errorf("transcript of %d turns carries %d of the earlier replies", n, found)
 	}
 	return found
+}
+
+// TestTraceSchedule: a trace replayed open loop sends request k at its timestamp (here at
+// 4× speed), with its own lengths, whatever order the streams take the arrivals in; a trace
+// faster than one stream shows its backlog as client queue.
+func TestTraceSchedule(t *testing.T) {
+	p := sim.Profile{Name: "tr", Model: "m", TTFT: 5 * time.Millisecond, TokensPerSecond: 2000, PrefixCache: true, Seed: 5}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	var lines []string
+	stamps := []int{0, 200, 400, 400, 600, 1000, 1040}
+	for i, ms := range stamps {
+		lines = append(lines, fmt.Sprintf(`{"timestamp": %d, "input_length": %d, "output_length": %d, "hash_ids": [1, %d]}`, ms, 600+10*i, 2+i, 100+i))
+	}
+	path := t.TempDir() + "/t.jsonl"
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := workload.LoadTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := config.Endpoint{Name: "tr", BaseURL: srv.BaseURL("tr"), Model: "m", MaxTokens: 8, Concurrency: 4,
+		Timeout: 10 * time.Second, Stall: 5 * time.Second, Cache: config.CacheBust}
+	ws, err := workload.ForEndpoints([]config.Endpoint{ep}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws[0].UseTrace(tr); err != nil {
+		t.Fatal(err)
+	}
+	sched := tr.Schedule(4)
+	r := NewRunner([]config.Endpoint{ep}, Options{Requests: len(sched), Workloads: ws, Schedule: sched, QueueLimit: len(sched), Warmup: 1})
+	var samples []Sample
+	for _, d := range collect(t, r) {
+		if !d.Sample.Warmup {
+			samples = append(samples, d.Sample)
+		}
+	}
+	if len(samples) != len(stamps) {
+		t.Fatalf("%d requests, want %d", len(samples), len(stamps))
+	}
+	var first time.Time
+	for _, s := range samples {
+		if first.IsZero() || s.Start.Add(-s.Queue).Before(first) {
+			first = s.Start.Add(-s.Queue)
+		}
+	}
+	// Tolerance: a few ms on a quiet machine; 25 ms for a loaded 2-core one.
+	const tol = 25 * time.Millisecond
+	seen := map[int]bool{}
+	var worst time.Duration
+	defer func() { t.Logf("worst arrival error %v", worst) }()
+	for _, s := range samples {
+		k := s.OutputTarget - 2 // output_length 2+k names the trace line
+		if k < 0 || k >= len(stamps) || seen[k] {
+			t.Fatalf("a request with output target %d", s.OutputTarget)
+		}
+		seen[k] = true
+		want := first.Add(sched[k])
+		if late := s.Start.Sub(want); late < -2*time.Millisecond || late > tol+s.Queue {
+			t.Errorf("request %d sent %v after its timestamp (queue %v)", k, late, s.Queue)
+		}
+		worst = max(worst, s.Start.Add(-s.Queue).Sub(want).Abs())
+		if arrival := s.Start.Add(-s.Queue); arrival.Sub(want).Abs() > tol {
+			t.Errorf("request %d arrived %v from its timestamp", k, arrival.Sub(want))
+		}
+		if s.Tokens != 2+k {
+			t.Errorf("request %d: output %d tokens, trace %d", k, s.Tokens, 2+k)
+		}
+		// Every line shares hash id 1: after the first, the simulator's cache serves that block.
+		if k > 0 && s.CachedTokens <= 0 {
+			t.Errorf("request %d: cached %d of %d prompt tokens, want the shared block", k, s.CachedTokens, s.PromptTokens)
+		}
+	}
 }

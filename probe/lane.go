@@ -67,8 +67,11 @@ func newLane(r *Runner, idx EndpointIndex, ep config.Endpoint) *lane {
 		health: health{stopAfter: r.opts.StopAfterPermanent},
 	}
 	l.status = newStatusQueue(l.state, r.running)
-	if r.opts.Rate > 0 {
-		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, int(idx))
+	if r.opts.Rate > 0 || len(r.opts.Schedule) > 0 {
+		l.open = newArrivals(max(r.opts.Rate, 1), r.opts.QueueLimit, r.opts.RateSeed, int(idx))
+		if len(r.opts.Schedule) > 0 {
+			l.open.schedule = r.opts.Schedule
+		}
 	}
 	return l
 }
@@ -236,13 +239,16 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 		req := l.nextTurn(&cv, warm)
 		var arrival time.Time // zero in the closed loop, for warm-ups and later turns
 		if l.open != nil && !warm && req.Turn <= 1 {
-			at, more := l.nextArrival()
+			at, k, more := l.nextArrival()
 			if !more {
 				l.quota.giveBack(l.turns())
 				cv.c = nil
 				continue // paused, concurrency changed or stopped: re-check
 			}
 			arrival = at
+			if l.work != nil && l.work.TraceLen() > 0 {
+				req = l.work.TraceRequest(k) // cut before the run: nothing to build now
+			}
 		}
 		s, ok := l.once(warm, arrival, req, cv.reply(req))
 		if l.afterTurn(&cv, &s, ok) {

@@ -45,6 +45,10 @@ type Options struct {
 	// concurrency's worker slots; Interval is then unused. 0 keeps the closed loop.
 	Rate       float64
 	RateSeed   uint64 // seeds the arrival gaps (mixed with the endpoint index): same seed, same schedule
+	// Schedule, when not empty, makes every endpoint open-loop on these arrival offsets from
+	// the start (a --trace) instead of Poisson draws; request k of the endpoint's workload
+	// trace (workload.TraceRequest) serves arrival k. Rate is then only reported.
+	Schedule   []time.Duration
 	QueueLimit int    // arrivals that may wait per endpoint; 0 = DefaultQueueFactor × concurrency
 
 	// Workloads[i] builds the requests of endpoint i (workload.ForEndpoints, which reports a

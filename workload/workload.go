@@ -80,6 +80,7 @@ type Workload struct {
 	minInput    int    // the shortest synthetic prompt: the tag and one token of text
 	prefix      string // the --shared-prefix system text; "" without
 	convs       atomic.Uint64
+	trace       []Request // the requests of a --trace, cut by UseTrace
 	next        atomic.Uint64
 	interactive atomic.Uint64
 }
