@@ -211,7 +211,7 @@ func (o *options) check() error {
 	if err := o.checkWorkload(); err != nil {
 		return err
 	}
-	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" {
+	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" && !o.set("trace") {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil
