@@ -3,6 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +137,70 @@ func TestTraceRun(t *testing.T) {
 	out := stdout.String()
 	if !strings.Contains(out, `"requests":3,`) || !strings.Contains(out, `"arrivals":3`) || !strings.Contains(out, `"output_len":{"p50":4,`) {
 		t.Errorf("summary %s", out)
+	}
+}
+
+// TestTurnsLlamaCppUsage: a server answering each turn with the usage a real llama-server
+// b10470 gave for the three turns of one conversation (fixtures/servers/llamacpp-b10470/
+// streams/multiturn-cache.json: 66, 143, 218 prompt tokens, 14, 72, 144 cached) gives the
+// cache-hit rate 230/427 and first/later prompt tokens 66 and 143–218, turn picked by how
+// many replies the request carried.
+func TestTurnsLlamaCppUsage(t *testing.T) {
+	// A copy of the capture (shared/fixtures/servers/llamacpp-b10470/streams/multiturn-cache.json).
+	raw, err := os.ReadFile("testdata/llamacpp-b10470-multiturn-cache.json")
+	if err != nil {
+		t.Fatalf("the capture: %v", err)
+	}
+	var turns []struct {
+		Usage json.RawMessage `json:"usage"`
+	}
+	if err := json.Unmarshal(raw, &turns); err != nil || len(turns) != 3 {
+		t.Fatalf("capture: %v (%d turns)", err, len(turns))
+	}
+	for i := range turns { // one SSE data line each
+		var b bytes.Buffer
+		if err := json.Compact(&b, turns[i].Usage); err != nil {
+			t.Fatal(err)
+		}
+		turns[i].Usage = b.Bytes()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct{ Role string } `json:"messages"`
+		}
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body)
+		k := 0
+		for _, m := range body.Messages {
+			if m.Role == "assistant" {
+				k++
+			}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" reply %d\"},\"finish_reason\":null}]}\n\n", k)
+		fmt.Fprintf(w, "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprintf(w, "data: {\"id\":\"x\",\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n", turns[min(k, 2)].Usage)
+	}))
+	t.Cleanup(srv.Close)
+	var stdout, stderr bytes.Buffer
+	args := []string{"--no-tui", "-o", "json", "--requests", "3", "--warmup", "0", "-i", "0s", "--server-metrics", "off",
+		"-u", srv.URL + "/v1", "-m", "m", "--turns", "3", "-p", "Tell me about caches."}
+	if code := Main("", args, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	var doc struct {
+		Endpoints []struct {
+			CacheHitRate *float64                                               `json:"cache_hit_rate"`
+			Turns        map[string]map[string]*struct{ P50, Min, Max float64 } `json:"turns"`
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	e := doc.Endpoints[0]
+	if e.CacheHitRate == nil || *e.CacheHitRate != 0.539 { // 230/427, rounded to 3 decimals
+		t.Errorf("cache_hit_rate %v, want 0.539", e.CacheHitRate)
+	}
+	if f, l := e.Turns["first"]["prompt_tokens"], e.Turns["later"]["prompt_tokens"]; f == nil || l == nil || f.P50 != 66 || l.Min != 143 || l.Max != 218 {
+		t.Errorf("prompt tokens first %+v later %+v", f, l)
 	}
 }
