@@ -77,7 +77,7 @@ func turnsOf(body map[string]any) (roles, texts []string) {
 // simulator's prefix cache serves the later turns.
 func TestConversationThreading(t *testing.T) {
 	p := sim.Profile{Name: "cv", Model: "m", TTFT: 5 * time.Millisecond, TokensPerSecond: 2000, ReasoningTokens: 3,
-		RoleChunk: true, PrefixCache: true, MaxTokens: 12, Seed: 3}
+		RoleChunk: true, PrefixCache: true, MaxTokens: 33, Seed: 3}
 	srv, err := sim.Start(sim.Options{}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestConversationThreading(t *testing.T) {
 			base := srv.BaseURLFor("cv", api)
 			tap, proxy := newBodyTap(t, srv.URL())
 			ep := config.Endpoint{Name: api, BaseURL: proxy.URL + strings.TrimPrefix(base, srv.URL()), Model: "m", API: api,
-				MaxTokens: 12, Concurrency: 2, Timeout: 10 * time.Second, Stall: 5 * time.Second,
+				MaxTokens: 33, Concurrency: 2, Timeout: 10 * time.Second, Stall: 5 * time.Second,
 				InputTokens: config.TokenLength{N: 40}, Cache: config.CacheBust, Turns: 3, SharedPrefix: 48}
 			checkThreading(t, tap, ep)
 		})
@@ -133,6 +133,11 @@ func checkThreading(t *testing.T, tap *bodyTap, ep config.Endpoint) {
 			}
 			if k > 1 && s.CachedTokens <= 0 {
 				t.Errorf("conversation %d turn %d: cached %d of %d prompt tokens, want a cache hit", c, k, s.CachedTokens, s.PromptTokens)
+			}
+			// The simulator keeps the reply's blocks (as a server keeps the KV it generated):
+			// re-sent exactly, the whole earlier turn is served, more than its prompt alone.
+			if prev := byTurn[[2]uint64{c, k - 1}]; k > 1 && ep.API != config.APICompletions && s.CachedTokens <= prev.PromptTokens {
+				t.Errorf("conversation %d turn %d: cached %d, not beyond the previous prompt's %d", c, k, s.CachedTokens, prev.PromptTokens)
 			}
 			if k > 1 && s.PromptTokens <= byTurn[[2]uint64{c, k - 1}].PromptTokens {
 				t.Errorf("conversation %d turn %d: prompt %d not longer than the turn before", c, k, s.PromptTokens)
