@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -79,4 +81,26 @@ func (e *Endpoint) applyConvo(p *Partial) {
 	set(&e.Turns, p.Turns)
 	set(&e.ThinkTime, p.ThinkTime)
 	set(&e.SharedPrefix, p.SharedPrefix)
+}
+
+// traceFile reads the top-level trace: path; a relative one is relative to the config file's
+// directory. The file must exist now (its lines are read, and refused at the first bad one,
+// before anything is sent).
+func (l *loader) traceFile(e entry) (string, bool, *Error) {
+	v, err := l.text(e, func(s string) string {
+		if msg := checkText("trace", s); msg != "" {
+			return msg + " (a Mooncake JSONL trace)"
+		}
+		return ""
+	})
+	if err != nil {
+		return "", false, err
+	}
+	if !filepath.IsAbs(v) && l.file != "" {
+		v = filepath.Join(filepath.Dir(l.file), v)
+	}
+	if st, serr := os.Stat(v); serr != nil || st.IsDir() {
+		return "", false, l.errValue(e, "trace: cannot read %s (a Mooncake JSONL trace)", v)
+	}
+	return v, true, nil
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +65,28 @@ func TestParseThinkTime(t *testing.T) {
 		if _, err := ParseThinkTime(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}
+	}
+}
+
+// TestTopLevelTrace: trace: is a top-level key, its path relative to the config file.
+func TestTopLevelTrace(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(filepath.Join(dir, "c.yaml"), []byte("trace: t.jsonl\nendpoints:\n  - base_url: http://127.0.0.1:1/v1\n    model: a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Trace != filepath.Join(dir, "t.jsonl") {
+		t.Errorf("trace %q", c.Trace)
+	}
+	if _, err := Parse("c.yaml", []byte("defaults:\n  trace: t.jsonl\nendpoints:\n  - base_url: http://127.0.0.1:1/v1\n")); err == nil ||
+		!strings.Contains(err.Error(), "c.yaml:2:3: ") {
+		t.Errorf("trace in defaults: %v", err)
+	}
+	if _, err := Parse("c.yaml", []byte("trace: missing.jsonl\nendpoints:\n  - base_url: http://127.0.0.1:1/v1\n")); err == nil ||
+		!strings.Contains(err.Error(), "c.yaml:1:8: trace: cannot read") {
+		t.Errorf("a missing trace: %v", err)
 	}
 }

@@ -178,7 +178,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 		case "grace":
 			err = put(&grace)(l.duration(e, true))
 		case "trace":
-			err = put(&trace)(l.promptsFile(e))
+			err = put(&trace)(l.traceFile(e))
 		case "defaults":
 			err = l.defaults(&defaults, e)
 		case "endpoints":
