@@ -124,12 +124,8 @@ func buildPage(in *Input) (*page, error) {
 			return nil, err
 		}
 	}
-	if hasTurns(eps) {
-		if err := add("turns", "Conversations", "Each turn re-sends the conversation so far: TTFT and prompt size by turn, and how much of the prompts a prefix cache served.",
-			turnCharts(eps)); err != nil {
-			return nil, err
-		}
-		p.Sections[len(p.Sections)-1].Table = turnsTable(eps)
+	if err := addTurnsSection(p, eps); err != nil {
+		return nil, err
 	}
 	if in.Sweep != nil {
 		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency.", sweepCharts(in.Sweep, eps)); err != nil {

@@ -381,8 +381,7 @@ func (a *Aggregator) AddAt(ep int, s *probe.Sample) {
 	e.outputToks += int64(s.Tokens)
 
 	e.version++
-	e.whole.record(s, a.ctx())
-	e.turns.observe(s, a.ctx())
+	e.recordWhole(s, a.ctx())
 	done := doneAt(s)
 	sec := done.Unix()
 	sl := &e.slots[int(mod(sec, int64(recentSlots)))]
@@ -559,6 +558,12 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 	e.turns.fill(&st)
 	e.live.fill(&st, now)
 	return st
+}
+
+// recordWhole adds a counted request to the whole-run figures: every metric, and by turn.
+func (e *endpoint) recordWhole(s *probe.Sample, c metric.Context) {
+	e.whole.record(s, c)
+	e.turns.observe(s, c)
 }
 
 func (e *endpoint) wholeWindow() Window {
