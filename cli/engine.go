@@ -46,10 +46,17 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		return nil, err
 	}
 	notePrompts(works, stderr)
+	schedule, err := o.useTrace(cfg, works)
+	if err != nil {
+		return nil, err
+	}
 	eng := &engine{}
 	o.applyGrace(cfg)
 	runOpts := o.probeOptions()
 	runOpts.Workloads = works
+	if schedule != nil {
+		runOpts.Schedule, runOpts.QueueLimit = schedule, len(schedule)
+	}
 	if o.sweepSteps != nil {
 		eng.sweep = planSweep(o, cfg, &runOpts)
 	}

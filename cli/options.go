@@ -25,6 +25,7 @@ import (
 // --log). parseFlags fills and checks them; nothing changes them after.
 type options struct {
 	configFile  string
+	convo       convoFlags
 	urls        []string
 	models      []string
 	apiText     []string // --api as given
@@ -125,6 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
 	addSLOFlags(fs, o)
+	addConvoFlags(fs, o)
 	addFindMaxFlags(fs, o)
 	addShardFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
@@ -215,7 +217,7 @@ func (o *options) check() error {
 	if err := o.checkShard(); err != nil {
 		return err
 	}
-	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" {
+	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" && !o.set("trace") {
 		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
 	}
 	return nil
@@ -406,6 +408,9 @@ func (o *options) checkWorkload() error {
 	if o.set("prompts") && strings.TrimSpace(o.prompts) == "" {
 		return usagef("invalid value %q for --prompts: needs a JSONL or ShareGPT JSON file", o.prompts)
 	}
+	if err := o.checkConvo(); err != nil {
+		return err
+	}
 	// One prompt source and one output length, as in each level of the config file.
 	ov := o.overrides()
 	if first, second, group := ov.Conflict(); first != "" {
@@ -441,7 +446,7 @@ func parseSweep(s string) ([]int, error) {
 // overrides are the flags that replace the config file's values on every endpoint: the
 // command line's level of the endpoint settings.
 func (o *options) overrides() config.Overrides {
-	return config.Overrides{
+	ov := config.Overrides{
 		Prompt:       given(o, "prompt", &o.prompt),
 		MaxTokens:    given(o, "max-tokens", &o.maxTokens),
 		Concurrency:  given(o, "concurrency", &o.concurrency),
@@ -454,6 +459,8 @@ func (o *options) overrides() config.Overrides {
 		Cache:        given(o, "cache", &o.cache),
 		GPUMetrics:   given(o, "gpu-metrics", &o.gpuMetrics),
 	}
+	o.convoOverrides(&ov)
+	return ov
 }
 
 // given is v when the flag was given on the command line, else nil.

@@ -37,6 +37,9 @@ type Config struct {
 	// Grace is the top-level grace: how long requests in flight may finish when the run ends
 	// (--grace overrides it); nil when the file does not set it.
 	Grace *time.Duration
+	// Trace is the top-level trace: (a Mooncake JSONL file, relative to the config file),
+	// replayed when --trace is not given; "" without.
+	Trace string
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.
@@ -69,6 +72,11 @@ type Endpoint struct {
 	OutputTokens TokenLength // max_tokens = min_tokens = N[:SD], ignore_eos
 	Prompts      string      // JSONL or ShareGPT file, requests cycle through it
 	Cache        string      // CacheBust or CacheReuse
+	// Turns > 1: each stream sends conversations of Turns requests, each re-sending the
+	// earlier turns with the replies as they streamed (0 and 1: single requests).
+	Turns        int
+	ThinkTime    ThinkTime // pause between a reply and the next turn
+	SharedPrefix int       // tokens of system text every prompt starts with (0: none)
 
 	InsecureSkipVerify bool // opt-in per endpoint; shown in its card
 

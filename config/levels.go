@@ -173,10 +173,13 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	var defaults level
 	var endpointsEntry *entry
 	var grace *time.Duration
+	var trace *string
 	for i, e := range top {
 		switch e.key {
 		case "grace":
 			err = put(&grace)(l.duration(e, true))
+		case "trace":
+			err = put(&trace)(l.traceFile(e))
 		case "defaults":
 			err = l.defaults(&defaults, e)
 		case "endpoints":
@@ -195,7 +198,11 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{File: l.file, Endpoints: eps, Grace: grace}, nil
+	c := &Config{File: l.file, Endpoints: eps, Grace: grace}
+	if trace != nil {
+		c.Trace = *trace
+	}
+	return c, nil
 }
 
 func (l *loader) defaults(lv *level, e entry) *Error {

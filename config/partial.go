@@ -28,6 +28,11 @@ type Partial struct {
 	Stall       *time.Duration
 	GPUMetrics  *string // a dcgm-exporter /metrics URL (gpu_metrics:, --gpu-metrics)
 
+	// Conversations (convo.go).
+	Turns        *int
+	ThinkTime    *ThinkTime
+	SharedPrefix *int
+
 	SLO       *SLO              // laid over the levels below key by key
 	Price     *Price            // replaces the levels below whole
 	Headers   map[string]string // merged key by key (canonical names), this level's keys winning
@@ -121,6 +126,7 @@ func (e *Endpoint) apply(p *Partial) {
 	set(&e.Timeout, p.Timeout)
 	set(&e.Stall, p.Stall)
 	set(&e.GPUMetrics, p.GPUMetrics)
+	e.applyConvo(p)
 	e.SLO = mergeSLO(e.SLO, p.SLO)
 	if p.Price != nil {
 		price := *p.Price

@@ -262,7 +262,10 @@ func errorKindsText(kinds map[string]int) string {
 func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	cw := csv.NewWriter(w)
 	header := csvHeader()
-	withSLO, withCost := anySLO(&snap), anyCost(&snap)
+	withSLO, withCost, withTurns := anySLO(&snap), anyCost(&snap), anyTurns(&snap)
+	if withTurns {
+		header = append(header, turnsCSVHeader()...)
+	}
 	if withSLO {
 		header = append(header, sloCSVHeader()...)
 	}
@@ -291,6 +294,9 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		row = append(row, metricsCSV(&e.Whole, metric.Core)...)
 		row = append(row, metricsCSV(&e.Whole, metric.Workload)...)
 		row = append(row, workloadCSV(e)...)
+		if withTurns {
+			row = append(row, turnsCSV(e)...)
+		}
 		if withSLO {
 			row = append(row, sloCSV(e)...)
 		}

@@ -39,7 +39,7 @@ func golden(t *testing.T, name string, got []byte) {
 // and its additions ("slo" and "cost" only with objectives and a price: not here).
 var endpointKeys = strings.Fields(`name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens
 	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
-	prompt_tokens cached_tokens prefill_tps e2e_ms output_len output_tps requests_per_s last_error cache output_target
+	prompt_tokens cached_tokens prefill_tps e2e_ms output_len output_tps requests_per_s last_error cache output_target cache_hit_rate
 	server_timing`)
 
 func dist(n int, p50, p90, p99, mean, min, max float64) stats.Dist {
@@ -168,7 +168,7 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	if len(col) != 12+7*6+1+5*6+6+len(serverCSVHeader())+len(serverTimingCSVHeader()) {
+	if len(col) != 12+7*6+1+5*6+7+len(serverCSVHeader())+len(serverTimingCSVHeader()) {
 		t.Errorf("%d columns", len(col))
 	}
 	for _, c := range []struct {

@@ -143,7 +143,7 @@ func (a wireAPI) encode(model string, w workload.Request) ([]byte, error) {
 			limits
 			Stream        bool            `json:"stream"`
 			StreamOptions json.RawMessage `json:"stream_options"`
-		}{model, promptText(w.Messages), limits{w.MaxTokens}, true, json.RawMessage(`{"include_usage":true}`)})
+		}{model, completionsPrompt(w), limits{w.MaxTokens}, true, json.RawMessage(`{"include_usage":true}`)})
 	case apiResponses:
 		return json.Marshal(struct {
 			Model           string         `json:"model"`
@@ -205,6 +205,38 @@ func promptText(msgs []workload.Message) string {
 		texts[i] = messageText(m)
 	}
 	return strings.Join(texts, "\n\n")
+}
+
+// completionsPrompt is the legacy prompt of a request: its messages' texts, one paragraph
+// each; a conversation's turn (--turns) is a transcript instead (transcript).
+func completionsPrompt(w workload.Request) string {
+	if w.Turn > 0 {
+		return transcript(w.Messages)
+	}
+	return promptText(w.Messages)
+}
+
+// transcript is a conversation as one completions prompt: the system text as a paragraph,
+// each user message as "User: …", each reply after "Assistant:" exactly as it streamed, and a
+// final "Assistant:" for the model to go on from. Turn k's prompt is turn k−1's followed by
+// its reply and the new user message, so a prefix cache can serve all of the earlier turns.
+func transcript(msgs []workload.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		switch m.Role {
+		case "assistant":
+			b.WriteString(messageText(m))
+			b.WriteString("\n\n")
+		case "user":
+			b.WriteString("User: ")
+			b.WriteString(messageText(m))
+			b.WriteString("\n\nAssistant:")
+		default:
+			b.WriteString(messageText(m))
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
 }
 
 func withParts(m workload.Message, partType string) partsMsg {

@@ -67,8 +67,11 @@ func newLane(r *Runner, idx EndpointIndex, ep config.Endpoint) *lane {
 		health: health{stopAfter: r.opts.StopAfterPermanent},
 	}
 	l.status = newStatusQueue(l.state, r.running)
-	if r.opts.Rate > 0 {
-		l.open = newArrivals(r.opts.Rate, r.opts.QueueLimit, r.opts.RateSeed, int(idx))
+	if r.opts.Rate > 0 || len(r.opts.Schedule) > 0 {
+		l.open = newArrivals(max(r.opts.Rate, 1), r.opts.QueueLimit, r.opts.RateSeed, int(idx))
+		if len(r.opts.Schedule) > 0 {
+			l.open.schedule = r.opts.Schedule
+		}
 	}
 	return l
 }
@@ -209,7 +212,8 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 	}
 	failures := 0    // consecutive failures of this loop: spaces retries against a dead server
 	started := false // the loop's first counted request has been let go (stagger)
-	for l.wanted(i) {
+	var cv convo     // the stream's conversation under --turns
+	for l.wantedIn(i, &cv) {
 		if !l.waitReady(i) {
 			continue // re-check live/target
 		}
@@ -226,23 +230,30 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 					continue
 				}
 			}
-			if !l.quota.take() {
+			if !cv.midway() && !l.quota.takeConversation(l.turns()) {
 				continue // all of Options.Requests have started: the loop ends
 			}
 		}
 		// The request is built before the wait for an arrival: a long synthetic prompt takes
 		// milliseconds to cut, which would otherwise count as client queue.
-		req := l.nextRequest()
-		var arrival time.Time // zero in the closed loop and for warm-ups
-		if l.open != nil && !warm {
-			at, more := l.nextArrival()
+		req := l.nextTurn(&cv, warm)
+		var arrival time.Time // zero in the closed loop, for warm-ups and later turns
+		if l.open != nil && !warm && req.Turn <= 1 {
+			at, k, more := l.nextArrival()
 			if !more {
-				l.quota.giveBack()
+				l.quota.giveBack(l.turns())
+				cv.c = nil
 				continue // paused, concurrency changed or stopped: re-check
 			}
 			arrival = at
+			if l.work != nil && l.work.TraceLen() > 0 {
+				req = l.work.TraceRequest(k) // cut before the run: nothing to build now
+			}
 		}
-		s, ok := l.once(warm, arrival, req)
+		s, ok := l.once(warm, arrival, req, cv.reply(req))
+		if l.afterTurn(&cv, &s, ok) {
+			continue // the conversation goes on after its think time
+		}
 		if l.open != nil {
 			continue // the arrivals pace the requests: no Interval, no error spacing
 		}
@@ -253,6 +264,7 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 		}
 		l.sleep(l.ep.Interval, failures)
 	}
+	l.endConversation(&cv)
 }
 
 // sleep waits the interval between two requests of a loop, at least errorPause after a run of

@@ -23,11 +23,11 @@ type quota struct {
 
 // take hands out one ticket; false once all have started (the caller's loop then ends).
 func (q *quota) take() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.limit <= 0 {
 		return true
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.started >= q.limit {
 		q.allStarted = true
 		return false
@@ -36,14 +36,50 @@ func (q *quota) take() bool {
 	return true
 }
 
-// giveBack returns a ticket whose request was never sent (an open-loop wait ended by a pause
-// or the end of the run).
-func (q *quota) giveBack() {
-	if q.limit <= 0 {
-		return
+// takeConversation hands out the n tickets of a conversation (--turns) at its first turn:
+// false once all have started. A conversation once begun is finished, so when fewer than n
+// are left the limit grows to take it whole (--requests is then exceeded by at most n−1 per
+// stream; a multiple of n gives exact counts).
+func (q *quota) takeConversation(n int) bool {
+	if n <= 1 {
+		return q.take()
 	}
 	q.mu.Lock()
-	q.started--
+	defer q.mu.Unlock()
+	if q.limit <= 0 {
+		return true
+	}
+	if q.started >= q.limit {
+		q.allStarted = true
+		return false
+	}
+	q.started += n
+	q.limit = max(q.limit, q.started)
+	return true
+}
+
+// skip counts n tickets of a conversation that ended early (a turn failed) as finished:
+// true when that made the last of limit.
+func (q *quota) skip(n int) bool {
+	q.mu.Lock()
+	limit := q.limit
+	q.mu.Unlock()
+	if limit <= 0 || n <= 0 {
+		return false
+	}
+	after := q.finished.Add(int64(n))
+	return after >= int64(limit) && after-int64(n) < int64(limit)
+}
+
+// giveBack returns a ticket whose request was never sent (an open-loop wait ended by a pause
+// or the end of the run).
+func (q *quota) giveBack(n int) {
+	q.mu.Lock()
+	if q.limit <= 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.started -= n
 	q.allStarted = false
 	q.mu.Unlock()
 }
@@ -57,7 +93,10 @@ func (q *quota) exhausted() bool {
 
 // finish counts one counted request that finished (not cut); true for the last of limit.
 func (q *quota) finish() bool {
-	return q.limit > 0 && q.finished.Add(1) == int64(q.limit)
+	q.mu.Lock()
+	limit := q.limit // grows under takeConversation
+	q.mu.Unlock()
+	return limit > 0 && q.finished.Add(1) == int64(limit)
 }
 
 // warmups hands out an endpoint's Options.Warmup warm-up requests, the first ones the loops

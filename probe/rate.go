@@ -31,9 +31,13 @@ type arrivals struct {
 	reset chan struct{} // poked (never blocking) by SetRate: the schedule restarts from now
 	limit int           // fixed queue bound; 0 = DefaultQueueFactor × the concurrency
 	rng   *rand.Rand    // only the generator goroutine draws
+	// schedule, when not nil, replaces the Poisson draws: arrival k comes schedule[k] after
+	// the arrivals start, and there are len(schedule) of them (a --trace).
+	schedule []time.Duration
 
 	mu    sync.Mutex
 	q     []time.Time   // scheduled arrival instants, oldest first
+	ks    []uint64      // each queued arrival's number from 0 (a trace's request index)
 	ready chan struct{} // poked (never blocking) when q may be non-empty
 
 	offered atomic.Uint64 // arrivals generated, dropped ones included
@@ -68,7 +72,7 @@ func arrivalGap(rng *rand.Rand, rate float64) time.Duration {
 // push queues an arrival, or drops it when slots×DefaultQueueFactor (or the fixed limit)
 // arrivals already wait.
 func (a *arrivals) push(at time.Time, slots int) {
-	a.offered.Add(1)
+	k := a.offered.Add(1) - 1
 	limit := a.limit
 	if limit <= 0 {
 		limit = DefaultQueueFactor * max(slots, 1)
@@ -80,6 +84,7 @@ func (a *arrivals) push(at time.Time, slots int) {
 		return
 	}
 	a.q = append(a.q, at)
+	a.ks = append(a.ks, k)
 	a.mu.Unlock()
 	a.poke()
 }
@@ -93,26 +98,26 @@ func (a *arrivals) poke() {
 
 // take blocks until an arrival waits and returns its instant; false when wake is closed
 // (pause, concurrency change) or ctx ends first, so that the caller re-checks its state.
-func (a *arrivals) take(ctx context.Context, wake <-chan struct{}) (time.Time, bool) {
+func (a *arrivals) take(ctx context.Context, wake <-chan struct{}) (time.Time, uint64, bool) {
 	for {
 		a.mu.Lock()
 		if len(a.q) > 0 {
-			at := a.q[0]
-			a.q = a.q[1:]
+			at, k := a.q[0], a.ks[0]
+			a.q, a.ks = a.q[1:], a.ks[1:]
 			more := len(a.q) > 0
 			a.mu.Unlock()
 			if more {
 				a.poke() // one poke may stand for several arrivals: pass it on
 			}
-			return at, true
+			return at, k, true
 		}
 		a.mu.Unlock()
 		select {
 		case <-a.ready:
 		case <-wake:
-			return time.Time{}, false
+			return time.Time{}, 0, false
 		case <-ctx.Done():
-			return time.Time{}, false
+			return time.Time{}, 0, false
 		}
 	}
 }
@@ -121,7 +126,7 @@ func (a *arrivals) take(ctx context.Context, wake <-chan struct{}) (time.Time, b
 // with a queue time that measures the pause).
 func (a *arrivals) clear() {
 	a.mu.Lock()
-	a.q = nil
+	a.q, a.ks = nil, nil
 	a.mu.Unlock()
 }
 
@@ -140,8 +145,17 @@ func (l *lane) arrive() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	next := time.Now()
+	start := next // a schedule's offsets count from here
 	for {
-		next = next.Add(arrivalGap(a.rng, a.perSecond()))
+		if a.schedule != nil {
+			k := int(a.offered.Load())
+			if k >= len(a.schedule) {
+				return // the trace is over
+			}
+			next = start.Add(a.schedule[k])
+		} else {
+			next = next.Add(arrivalGap(a.rng, a.perSecond()))
+		}
 		if d := time.Until(next); d > 0 {
 			timer.Reset(d)
 			select {
@@ -172,6 +186,9 @@ func (l *lane) arrive() {
 		}
 		if resumed {
 			next = time.Now()
+			if k := int(a.offered.Load()); a.schedule != nil && k < len(a.schedule) {
+				start = next.Add(-a.schedule[k]) // the schedule goes on from where it paused
+			}
 			continue
 		}
 		l.mu.Lock()
@@ -182,7 +199,7 @@ func (l *lane) arrive() {
 }
 
 // nextArrival waits for the lane's next arrival; false when loop i should re-check its state.
-func (l *lane) nextArrival() (time.Time, bool) {
+func (l *lane) nextArrival() (time.Time, uint64, bool) {
 	l.mu.Lock()
 	wake := l.wake
 	l.mu.Unlock()

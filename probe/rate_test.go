@@ -70,14 +70,14 @@ func TestArrivalQueue(t *testing.T) {
 		t.Fatalf("offered %d dropped %d, want 5 and 2", off, drop)
 	}
 	for i := range 3 {
-		at, ok := a.take(context.Background(), nil)
+		at, _, ok := a.take(context.Background(), nil)
 		if !ok || !at.Equal(base.Add(time.Duration(i)*time.Second)) {
 			t.Fatalf("take %d = %v %v, want arrival %d in order", i, at, ok, i)
 		}
 	}
 	wake := make(chan struct{})
 	close(wake)
-	if _, ok := a.take(context.Background(), wake); ok {
+	if _, _, ok := a.take(context.Background(), wake); ok {
 		t.Fatal("take on an empty queue returned an arrival after wake")
 	}
 

@@ -14,7 +14,7 @@ import (
 // once sends one background request; ok=false when its sample was not reported (the run was
 // abandoned). arrival, when not zero, is the open-loop arrival it serves: the time from it to
 // t0 is the client queue.
-func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample, bool) {
+func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply func(Delta)) (Sample, bool) {
 	r := l.r
 	seq := l.seq.Add(1)
 	ctx, cancel := context.WithCancelCause(r.reqCtx)
@@ -25,10 +25,12 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request) (Sample,
 	if r.opts.Deltas {
 		live.Delta = l.deltaSink(seq, 0)
 	}
+	live.Delta = tee(reply, live.Delta)
 	l.hooks(r.opts.OnStart, seq)
 	s := l.send(ctx, req, live)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
+	s.Conversation, s.Turn = req.Conversation, req.Turn
 	markCut(ctx, &s)
 	if !arrival.IsZero() {
 		s.Queue = s.Start.Sub(arrival)

@@ -43,9 +43,13 @@ type Options struct {
 	// Rate > 0 makes every endpoint open-loop (rate.go): requests arrive as a Poisson
 	// process of Rate per second per endpoint and wait in a bounded queue for one of the
 	// concurrency's worker slots; Interval is then unused. 0 keeps the closed loop.
-	Rate       float64
-	RateSeed   uint64 // seeds the arrival gaps (mixed with the endpoint index): same seed, same schedule
-	QueueLimit int    // arrivals that may wait per endpoint; 0 = DefaultQueueFactor × concurrency
+	Rate     float64
+	RateSeed uint64 // seeds the arrival gaps (mixed with the endpoint index): same seed, same schedule
+	// Schedule, when not empty, makes every endpoint open-loop on these arrival offsets from
+	// the start (a --trace) instead of Poisson draws; request k of the endpoint's workload
+	// trace (workload.TraceRequest) serves arrival k. Rate is then only reported.
+	Schedule   []time.Duration
+	QueueLimit int // arrivals that may wait per endpoint; 0 = DefaultQueueFactor × concurrency
 
 	// Workloads[i] builds the requests of endpoint i (workload.ForEndpoints, which reports a
 	// bad prompts file before anything is sent). A missing or nil entry is workload.New(ep)

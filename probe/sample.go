@@ -111,6 +111,10 @@ type Sample struct {
 	// Cache is the cache mode the request ran under: "bust" when its prompt started with a
 	// unique tag, "reuse" when not; "" in records written before tokscope had the setting.
 	Cache string
+	// Conversation and Turn place the request in its conversation under --turns (both from
+	// 1); 0 outside conversations.
+	Conversation uint64
+	Turn         int
 
 	// Cut: the request was still in flight when the run ended and its grace period was over
 	// (finish.go). It is not an error (Outcome error, ErrorKind canceled, for readers that

@@ -84,6 +84,7 @@ type Exporter struct {
 	inFlight       *prometheus.GaugeVec
 	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
+	turns          *turnMetrics             // by turn, and the cache-hit counters (turns.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -156,6 +157,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.requests, e.inFlight, e.info, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e.turns = newTurnMetrics(e.reg)
 
 	for _, ep := range eps {
 		name, model := safeLabel(ep.Name), safeLabel(ep.Model)
@@ -168,6 +170,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.tokens.WithLabelValues(name, model)
 		e.prompt.WithLabelValues(name, model)
 		e.cached.WithLabelValues(name, model)
+		e.turns.zero(name, model)
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeOK), "")
 		e.requests.WithLabelValues(name, model, string(probe.OutcomeTruncated), "")
 		e.inFlight.WithLabelValues(name, model).Set(0)
@@ -280,6 +283,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	}
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
 	e.observeUsage(s, name, model)
+	e.turns.observe(s, name, model)
 }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only

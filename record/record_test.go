@@ -95,7 +95,7 @@ func errorSample() probe.Sample {
 		End: 31 * time.Millisecond, Outcome: probe.OutcomeError, ErrorKind: "http_429",
 		ErrorMessage: `rate limited: "slow down" <&>`, HTTPStatus: 429, RetryAfter: 2 * time.Second,
 		Backoff: 2*time.Second + 1234567*time.Nanosecond, RateLimitRemainingRequests: 0, RateLimitRemainingTokens: 1200,
-		CachedTokens: -1, Cache: "reuse",
+		CachedTokens: -1, Cache: "reuse", Conversation: 12, Turn: 3,
 	}
 }
 

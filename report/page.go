@@ -135,6 +135,9 @@ func buildPage(in *Input) (*page, error) {
 			return nil, err
 		}
 	}
+	if err := addTurnsSection(p, eps); err != nil {
+		return nil, err
+	}
 	if in.Sweep != nil {
 		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency.", sweepCharts(in.Sweep, eps)); err != nil {
 			return nil, err

@@ -39,6 +39,7 @@ const maxBodyBytes = 8 << 20
 // output is what one request will produce.
 type output struct {
 	prompt          prompt
+	replied         prompt // the prompt with this answer after it (withReply): cached once sent
 	reasoningTokens int
 	answerTokens    int
 	perChunk        int
@@ -80,6 +81,7 @@ func (ep *endpoint) shape(req *chatRequest) (output, error) {
 	out.prompt = readPrompt(req.Messages, blockTokens)
 	out.reasoningTokens = min(p.ReasoningTokens, total)
 	out.answerTokens = total - out.reasoningTokens
+	out.replied = withReply(req.Messages, Text(out.reasoningTokens, out.answerTokens), blockTokens)
 	return out, nil
 }
 
@@ -487,6 +489,7 @@ func (s *Server) stream(c *call) {
 	if !c.sendTokens(sw, &ka, j) {
 		return
 	}
+	j.eng.served(c.out.replied)
 	includeUsage := c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage
 	_ = sw.end(c.out.finish, includeUsage)
 }

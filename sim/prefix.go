@@ -125,3 +125,29 @@ func (c *prefixCache) insert(blocks []uint64) {
 		delete(c.byHash, c.order.Remove(oldest).(uint64))
 	}
 }
+
+// withReply is the prompt of messages followed by the answer the simulator is about to give
+// (its content, reasoning left out, as a client re-sends it), hashed like readPrompt: the
+// blocks a conversation's next turn starts with when it re-sends this turn's reply. A served
+// request caches them, as a server keeps the KV of the tokens it generated; a client that
+// re-sends the reply exactly then finds the whole earlier turn cached. llama.cpp re-tokenises
+// the reply, which may split the last block differently: the simulator caches exact prefixes.
+func withReply(messages []chatMessage, answer string, blockTokens int) prompt {
+	if blockTokens == 0 {
+		return prompt{}
+	}
+	content, err := json.Marshal(strings.TrimSpace(answer))
+	if err != nil {
+		return prompt{}
+	}
+	all := append(append([]chatMessage(nil), messages...), chatMessage{Role: "assistant", Content: content})
+	return readPrompt(all, blockTokens)
+}
+
+// served caches the blocks of a request's prompt with its reply (withReply) once its answer
+// was sent whole.
+func (e *engine) served(pr prompt) {
+	if e != nil && e.cache != nil && len(pr.blocks) > 0 {
+		e.cache.insert(pr.blocks)
+	}
+}

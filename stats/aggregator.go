@@ -177,6 +177,7 @@ type endpoint struct {
 	gpu                    gpuState      // gpu.go
 	srvTiming              ServerTiming  // the server's own clock (servertiming.go)
 	work                   workloadState // workload.go
+	turns                  turnState     // turns.go
 
 	// Windows are cached between Snapshots: a UI snapshots several times per second while
 	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
@@ -233,6 +234,7 @@ func (e *endpoint) reset() {
 	e.gpu.reset()
 	e.srvTiming = ServerTiming{}
 	e.work.reset()
+	e.turns.reset()
 	e.version++
 }
 
@@ -369,7 +371,7 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	e.gpu.addSample(s)
 
 	e.version++
-	e.whole.record(s, a.ctx())
+	e.recordWhole(s, a.ctx())
 	if m := e.slotOf(doneAt(s).Unix()); m != nil {
 		m.record(s, a.ctx())
 	}
@@ -577,8 +579,15 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 	st.Queue, st.Waiting = a.open.queueDist(i, &e.queue, now)
 	e.rl.fill(&st)
 	e.work.fill(&st, e.ok, e.outputToks)
+	e.turns.fill(&st)
 	e.live.fill(&st, now)
 	return st
+}
+
+// recordWhole adds a counted request to the whole-run figures: every metric, and by turn.
+func (e *endpoint) recordWhole(s *probe.Sample, c metric.Context) {
+	e.whole.record(s, c)
+	e.turns.observe(s, c)
 }
 
 func (e *endpoint) wholeWindow() Window {

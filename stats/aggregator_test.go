@@ -493,6 +493,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		srv := probe.NoServerTiming("llamacpp")
 		srv.TTFTms, srv.QueueMs, srv.DecodeMs, srv.DecodeTokens, srv.DraftN, srv.DraftAccepted = 80, 2, 190, 21, 10, 7
 		s.Server = &srv
+		s.Conversation, s.Turn = 1, i+1 // a conversation: figures by turn
 		a.Add(s)
 	}
 	limited := errSample(t0, "http_429")

@@ -199,6 +199,12 @@ type EndpointStats struct {
 	// TargetRequests counts counted requests that asked for an exact output length
 	// (--output-tokens); TargetReached those that got that many tokens.
 	TargetRequests, TargetReached int
+	// CacheHitRate is the sum of cached over the sum of prompt tokens of the counted requests
+	// whose server reported both; nil without any (turns.go).
+	CacheHitRate *float64
+	// Turns are the figures by turn when a request of a conversation's later turn was seen
+	// (--turns > 1); nil otherwise.
+	Turns *TurnStats
 }
 
 // Snapshot is an immutable view of every endpoint's statistics at At.

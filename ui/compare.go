@@ -168,7 +168,11 @@ func columnsFor(eps []config.Endpoint) []column {
 		cols = append(cols, costColumns...)
 	}
 	cols = append(cols, compareColumns[1:]...)
-	return append(cols, workloadColumns...)
+	cols = append(cols, workloadColumns...)
+	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }) {
+		cols = append(cols, turnColumns()...)
+	}
+	return cols
 }
 
 // Sort keys beyond the numeric columns.

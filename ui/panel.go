@@ -125,6 +125,7 @@ const (
 	lineServer  // once the server-metrics scraper reported
 	lineGPU     // with --gpu-metrics (cardlines.go)
 	lineSrvTime // once a response carried the server's own clock (cardlines.go)
+	lineTurns   // the cache-hit rate and first/later turns (turns.go), when there are figures
 	lineErrors
 	lineLastError
 	nLines
@@ -145,6 +146,7 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
 		gpu:     es.GPU != nil,
 		srvTime: es.ServerTiming.Source != "",
+		turns:   hasTurnsLine(es),
 	})
 	secs := chartSeconds(es.Seconds, w)
 	p.tps.Set(tpsPoints(secs), w, rows.chartH)
@@ -172,6 +174,7 @@ type cardFacts struct {
 	slo, breach, server              bool // objectives set, breached in the recent window; a scrape reported
 	gpu                              bool // a GPU exporter reported
 	srvTime                          bool // a response carried the server's own clock
+	turns                            bool // a cache-hit rate or figures by turn (turns.go)
 }
 
 // cardPriority is the order in which a card's optional lines get its spare rows, given the
@@ -210,6 +213,9 @@ func cardPriority(f cardFacts) []int {
 		priority = slices.Insert(priority, 0, lineSLO)
 	case f.slo:
 		priority = slices.Insert(priority, slices.Index(priority, after)+1, lineSLO)
+	}
+	if f.turns { // after the model: a card short of rows keeps its health lines first
+		priority = slices.Insert(priority, slices.Index(priority, lineModel)+1, lineTurns)
 	}
 	if !f.lastError {
 		priority = slices.DeleteFunc(priority, func(l int) bool { return l == lineLastError })
@@ -284,6 +290,8 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return gpuLine(s, es.GPU, w)
 	case lineSrvTime:
 		return srvTimeLine(s, es, w)
+	case lineTurns:
+		return turnsLine(s, es, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:

@@ -33,6 +33,9 @@ type Item struct {
 	Messages  []Message
 	MaxTokens int // the entry's max_tokens; 0 when it gave none
 	Line      int // where the entry starts in the file
+	// Later are a ShareGPT conversation's later human turns, in order: the user messages of
+	// turns 2, 3, … under --turns (convo.go).
+	Later []string
 }
 
 // Set is a loaded prompts file; it is never modified after Load, and may be shared by
@@ -346,14 +349,15 @@ func parseEntry(raw []byte) (item Item, skip bool, err error) {
 		}
 		item.Messages = msgs
 	case "conversations":
-		text, err := firstHumanTurn(fields["conversations"])
+		texts, err := humanTurns(fields["conversations"])
 		if err != nil {
 			return item, false, err
 		}
-		if text == "" {
+		if len(texts) == 0 {
 			return item, true, nil
 		}
-		item.Messages = []Message{{Role: "user", Content: text}}
+		item.Messages = []Message{{Role: "user", Content: texts[0]}}
+		item.Later = texts[1:]
 	}
 	if raw, ok := fields["max_tokens"]; ok {
 		n, err := strconv.Atoi(string(bytes.TrimSpace(raw)))
@@ -421,9 +425,9 @@ func parseMessages(raw json.RawMessage) ([]Message, error) {
 	return msgs, nil
 }
 
-// firstHumanTurn is the text of a ShareGPT conversation's first turn from "human" (or
-// "user"); "" when it has none. Turns may also be written {"role", "content"} (LMSYS-Chat).
-func firstHumanTurn(raw json.RawMessage) (string, error) {
+// humanTurns are the texts of a ShareGPT conversation's turns from "human" (or "user"), in
+// order; none when it has none. Turns may also be written {"role", "content"} (LMSYS-Chat).
+func humanTurns(raw json.RawMessage) ([]string, error) {
 	var turns []struct {
 		From    string `json:"from"`
 		Role    string `json:"role"`
@@ -431,15 +435,16 @@ func firstHumanTurn(raw json.RawMessage) (string, error) {
 		Content string `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &turns); err != nil {
-		return "", errors.New(`"conversations" must be a list of {"from": "human", "value": "…"} (ShareGPT)`)
+		return nil, errors.New(`"conversations" must be a list of {"from": "human", "value": "…"} (ShareGPT)`)
 	}
+	var texts []string
 	for _, t := range turns {
 		who, text := cmp.Or(t.From, t.Role), cmp.Or(t.Value, t.Content)
 		if (who == "human" || who == "user") && strings.TrimSpace(text) != "" {
-			return text, nil
+			texts = append(texts, text)
 		}
 	}
-	return "", nil
+	return texts, nil
 }
 
 func clip(s string, n int) string {

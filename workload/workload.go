@@ -42,8 +42,13 @@ type Request struct {
 	// PromptTokens is the prompt's length in the offline tokenizer for a synthetic prompt
 	// (tag included), 0 otherwise. The server's count (usage) adds its chat template.
 	PromptTokens int
-	// Tag is the cache-busting tag the prompt starts with; "" under --cache reuse.
+	// Tag is the cache-busting tag the prompt starts with; "" under --cache reuse. A
+	// conversation's turns all carry its first turn's tag.
 	Tag string
+	// Conversation is the request's conversation under --turns (from 1, per endpoint) and
+	// Turn its place in it (from 1); both 0 outside conversations (convo.go).
+	Conversation uint64
+	Turn         int
 }
 
 // Options are a workload's run-wide settings.
@@ -72,7 +77,10 @@ type Workload struct {
 	stream uint64
 	runID  string
 
-	minInput    int // the shortest synthetic prompt: the tag and one token of text
+	minInput    int    // the shortest synthetic prompt: the tag and one token of text
+	prefix      string // the --shared-prefix system text; "" without
+	convs       atomic.Uint64
+	trace       []Request // the requests of a --trace, cut by UseTrace
 	next        atomic.Uint64
 	interactive atomic.Uint64
 }
@@ -92,6 +100,9 @@ func New(ep config.Endpoint, o Options) (*Workload, error) {
 	}
 	if w.runID == "" {
 		w.runID = fmt.Sprintf("%09d", rand.N(1_000_000_000))
+	}
+	if err := w.sharedPrefix(); err != nil {
+		return nil, err
 	}
 	switch {
 	case ep.Prompts != "":
@@ -142,9 +153,14 @@ func (w *Workload) tag(i uint64) string {
 // Next returns the next request. It never fails: every input was checked by New and Load.
 func (w *Workload) Next() Request {
 	i := w.next.Add(1) - 1
+	return w.withPrefix(w.build(i, w.busting()))
+}
+
+// build is request i, behind its tag when tagged.
+func (w *Workload) build(i uint64, tagged bool) Request {
 	rng := rand.New(rand.NewPCG(w.seed, w.stream^i))
 	req := Request{Index: i, MaxTokens: w.ep.MaxTokens}
-	if w.busting() {
+	if tagged {
 		req.Tag = w.tag(i)
 	}
 	// The draws come in a fixed order, each whether it is used or not, so that changing
@@ -161,7 +177,7 @@ func (w *Workload) Next() Request {
 			req.MaxTokens = item.MaxTokens
 		}
 	case w.corpus != nil:
-		text, n := w.synthetic(req.Tag, start, inLen)
+		text, n := w.synthetic(req.Tag, w.busting(), start, inLen)
 		req.Messages = []Message{{Role: "user", Content: text}}
 		req.PromptTokens = n
 	default:
@@ -178,12 +194,14 @@ func (w *Workload) Next() Request {
 // the corpus's beginning, so that a shorter prompt is a prefix of a longer one and a prefix
 // cache can serve it. Should the exact cut fail (it has never been seen to), the prompt is
 // the plain corpus text of n tokens as decoded, and its length is counted, not assumed.
-func (w *Workload) synthetic(tag string, start, n int) (string, int) {
+func (w *Workload) synthetic(tag string, spread bool, start, n int) (string, int) {
 	c := w.corpus
 	at := 0
 	prefix := strings.TrimSuffix(tag, " ") // the text brings its own space
-	if tag != "" {
+	if spread {
 		at = c.starts[start%len(c.starts)]
+	}
+	if tag != "" {
 		if t, err := c.codec.Count(prefix); err == nil && n <= t {
 			n = t + 1 // a later request's tag has more digits than the first one's
 		}

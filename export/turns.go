@@ -1,0 +1,100 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"tokscope/metric"
+	"tokscope/stats"
+)
+
+// Conversations (--turns, DESIGN.md "Conversations, shared prefixes, traces"): per endpoint
+// "turns": {"first": {"ttft_ms": dist, "prompt_tokens": dist}, "later": {…}} when a later
+// turn was seen, and "cache_hit_rate" always (null without data). Both walk metric.Splits and
+// metric.SplitMetrics.
+
+// jsonTurns is "turns": one object per split, its metrics in SplitMetrics order.
+type jsonTurns struct{ t *stats.TurnStats }
+
+func (j jsonTurns) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, sp := range metric.Splits {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + sp.Key + `":{`)
+		for k, id := range metric.SplitMetrics {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			v, err := json.Marshal(toJSONDist(j.t.Splits[i][k]))
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(`"` + metric.Get(id).Key + `":`)
+			b.Write(v)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func turnsJSON(e *stats.EndpointStats) (*jsonTurns, *number) {
+	var rate *number
+	if e.CacheHitRate != nil {
+		r := number(*e.CacheHitRate)
+		rate = &r
+	}
+	if e.Turns == nil {
+		return nil, rate
+	}
+	return &jsonTurns{e.Turns}, rate
+}
+
+// anyTurns reports whether an endpoint of snap has figures by turn (the CSV then has their
+// columns).
+func anyTurns(snap *stats.Snapshot) bool {
+	for i := range snap.Endpoints {
+		if snap.Endpoints[i].Turns != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// turnsCSVHeader: turns_first_ttft_ms_p50 … turns_later_prompt_tokens_max.
+func turnsCSVHeader() []string {
+	var h []string
+	for _, sp := range metric.Splits {
+		for _, id := range metric.SplitMetrics {
+			for _, s := range TableColumns {
+				h = append(h, "turns_"+sp.Key+"_"+metric.Get(id).Key+"_"+s)
+			}
+		}
+	}
+	return h
+}
+
+func turnsCSV(e *stats.EndpointStats) []string {
+	var row []string
+	for i := range metric.Splits {
+		for k := range metric.SplitMetrics {
+			d := stats.Dist{}
+			if e.Turns != nil {
+				d = e.Turns.Splits[i][k]
+			}
+			row = append(row, distCells(d)...)
+		}
+	}
+	return row
+}
+
+// cacheHitCSV is the cache_hit_rate cell: empty without data.
+func cacheHitCSV(e *stats.EndpointStats) string {
+	if e.CacheHitRate == nil {
+		return ""
+	}
+	return formatNumber(*e.CacheHitRate)
+}
