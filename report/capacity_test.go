@@ -20,7 +20,7 @@ func TestCapacitySection(t *testing.T) {
 	}
 	a := sweep.EndpointCapacity{Name: cfg[0].Name, Model: cfg[0].Model, Outcome: sweep.Outcome{Done: true,
 		Steps: []sweep.Measurement{step(1, 20, sweep.Met), step(2, 20, sweep.Met), step(4, 5, sweep.Missed), step(3, 19, sweep.Met)},
-		Max: 3, AttainmentAtMax: 0.95, FirstMiss: 4, AttainmentAtMiss: 0.25}}
+		Max:   3, AttainmentAtMax: 0.95, FirstMiss: 4, AttainmentAtMiss: 0.25}}
 	b := sweep.EndpointCapacity{Name: cfg[1].Name, Model: cfg[1].Model, Outcome: sweep.Outcome{Done: true,
 		Steps: []sweep.Measurement{step(1, 2, sweep.Missed)}, FirstMiss: 1, AttainmentAtMiss: 0.1}}
 	in.Capacity = &sweep.CapacityReport{Plan: sweep.SearchPlan{By: sweep.ByConcurrency, Limit: 256, StepDuration: time.Second, Target: 0.9},
