@@ -72,7 +72,7 @@ func TestLocalWith(t *testing.T) {
 
 	want := []Found{
 		{Server: "Ollama", BaseURL: ollama.URL + "/v1", Models: []string{"llama3.2:3b", "qwen3:8b"}},
-		{Server: "vLLM", BaseURL: vllmOn8080.URL + "/v1", Models: []string{"Qwen/Qwen3-8B"}},
+		{Server: "vLLM", Owned: "vLLM", BaseURL: vllmOn8080.URL + "/v1", Models: []string{"Qwen/Qwen3-8B"}},
 		{Server: "NeedsKey", BaseURL: needsKey.URL + "/v1", NeedsKey: "401 Unauthorized"},
 		{Server: "Forbidden", BaseURL: forbidden.URL + "/v1", NeedsKey: "403 Forbidden"},
 		{Server: "LM Studio", BaseURL: lmStudio.URL + "/v1", Models: []string{}},
