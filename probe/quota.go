@@ -22,28 +22,14 @@ type quota struct {
 }
 
 // take hands out one ticket; false once all have started (the caller's loop then ends).
-func (q *quota) take() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.limit <= 0 {
-		return true
-	}
-	if q.started >= q.limit {
-		q.allStarted = true
-		return false
-	}
-	q.started++
-	return true
-}
+func (q *quota) take() bool { return q.takeConversation(1) }
 
 // takeConversation hands out the n tickets of a conversation (--turns) at its first turn:
 // false once all have started. A conversation once begun is finished, so when fewer than n
 // are left the limit grows to take it whole (--requests is then exceeded by at most n−1 per
 // stream; a multiple of n gives exact counts).
 func (q *quota) takeConversation(n int) bool {
-	if n <= 1 {
-		return q.take()
-	}
+	n = max(n, 1)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.limit <= 0 {

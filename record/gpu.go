@@ -55,12 +55,7 @@ func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 
 // Update is the GPU scrape the line recorded, for endpoint index ep.
 func (l *GPULine) Update(ep int) servermetrics.Update {
-	u := servermetrics.Update{Endpoint: ep, Source: servermetrics.SourceGPU, State: servermetrics.StateUnavailable, Note: l.Note}
-	for st, name := range stateNames {
-		if name == l.State {
-			u.State = st
-		}
-	}
+	u := servermetrics.Update{Endpoint: ep, Source: servermetrics.SourceGPU, State: stateOf(l.State), Note: l.Note}
 	u.GPU.At = l.At
 	if u.State != servermetrics.StateOK {
 		return u

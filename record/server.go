@@ -86,12 +86,7 @@ func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
 // Update is the scrape the line recorded, for endpoint index ep. A state this version does
 // not know reads as unavailable.
 func (l *ServerLine) Update(ep int) servermetrics.Update {
-	u := servermetrics.Update{Endpoint: ep, State: servermetrics.StateUnavailable, Note: l.Note}
-	for st, name := range stateNames {
-		if name == l.State {
-			u.State = st
-		}
-	}
+	u := servermetrics.Update{Endpoint: ep, State: stateOf(l.State), Note: l.Note}
 	u.Reading.At = l.At
 	if u.State != servermetrics.StateOK {
 		return u
@@ -130,4 +125,15 @@ func (r *Recorder) writeLine(line []byte) error {
 	}
 	_, err := r.f.Write(line)
 	return err
+}
+
+// stateOf is the scrape state a line names; a state this version does not know reads as
+// unavailable.
+func stateOf(name string) servermetrics.State {
+	for st, n := range stateNames {
+		if n == name {
+			return st
+		}
+	}
+	return servermetrics.StateUnavailable
 }

@@ -2,9 +2,7 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	"tokscope/stats"
 )
@@ -28,11 +26,7 @@ func GPUSection(snap *stats.Snapshot) Section {
 	}
 	table := &SectionTable{Header: []string{"endpoint", "GPUs", "scrapes", "power W p50 / max", "util % p50 / max",
 		"memory MiB p50", "energy J", "tokens", "tokens per joule"}}
-	eps := make([]*stats.EndpointStats, len(snap.Endpoints))
-	for i := range snap.Endpoints {
-		eps[i] = &snap.Endpoints[i]
-	}
-	slices.SortStableFunc(eps, func(a, b *stats.EndpointStats) int { return strings.Compare(a.Name, b.Name) })
+	eps := byName(snap)
 	for _, e := range eps {
 		g := e.GPU
 		if g == nil || g.Scrapes == 0 {
@@ -48,15 +42,7 @@ func GPUSection(snap *stats.Snapshot) Section {
 		}
 		table.Rows = append(table.Rows, gpuRow(e.Name, g))
 	}
-	for _, ts := range series {
-		if len(ts.Points) > 0 {
-			sec.Series = append(sec.Series, ts)
-		}
-	}
-	if len(table.Rows) > 0 {
-		sec.Table = table
-	}
-	return sec
+	return sec.with(series, table)
 }
 
 func gpuRow(name string, g *stats.GPUStats) []string {

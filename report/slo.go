@@ -126,11 +126,7 @@ func ServerSection(snap *stats.Snapshot) Section {
 	table := &SectionTable{Header: []string{"endpoint", "server", "scrapes", "running p50 / max", "waiting p50 / max", "KV p50 / max", "prefix cache hit", "gen tok/s"}}
 	// By name, like every other part of the report: a replay's endpoints come in the order of
 	// their first record, not the configuration's.
-	eps := make([]*stats.EndpointStats, len(snap.Endpoints))
-	for i := range snap.Endpoints {
-		eps[i] = &snap.Endpoints[i]
-	}
-	slices.SortStableFunc(eps, func(a, b *stats.EndpointStats) int { return strings.Compare(a.Name, b.Name) })
+	eps := byName(snap)
 	for _, e := range eps {
 		s := e.Server
 		if s == nil || s.Scrapes == 0 {
@@ -162,6 +158,22 @@ func ServerSection(snap *stats.Snapshot) Section {
 		table.Rows = append(table.Rows, []string{e.Name, string(s.Kind), strconv.Itoa(s.Scrapes),
 			pair(s.Running, 1), pair(s.Waiting, 1), pair(s.KVCacheUsage, 100), hit, gen})
 	}
+	return sec.with(series, table)
+}
+
+// byName is snap's endpoints ordered by name, as every part of the report lists them: a
+// replay's endpoints come in the order of their first record, not the configuration's.
+func byName(snap *stats.Snapshot) []*stats.EndpointStats {
+	eps := make([]*stats.EndpointStats, len(snap.Endpoints))
+	for i := range snap.Endpoints {
+		eps[i] = &snap.Endpoints[i]
+	}
+	slices.SortStableFunc(eps, func(a, b *stats.EndpointStats) int { return strings.Compare(a.Name, b.Name) })
+	return eps
+}
+
+// with is sec with those of series that have points and the table when it has rows.
+func (sec Section) with(series []TimeSeries, table *SectionTable) Section {
 	for _, ts := range series {
 		if len(ts.Points) > 0 {
 			sec.Series = append(sec.Series, ts)
