@@ -218,22 +218,7 @@ func TestRunner529RetryAfter(t *testing.T) {
 	ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.API = config.APIAnthropic })
 	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 3})
 	dones, all := collectAll(t, r, context.Background())
-	var backoff *Status
-	for _, ev := range all {
-		if st, ok := ev.(*Status); ok && st.State == StateBackoff && backoff == nil {
-			backoff = st
-		}
-	}
-	if backoff == nil || backoff.Backoff != time.Second {
-		t.Fatalf("no back-off status of 1 s: %+v", backoff)
-	}
-	reqs := g.requests()
-	if len(reqs) != 4 {
-		t.Fatalf("%d requests", len(reqs))
-	}
-	if gap := reqs[2].arrival.Sub(reqs[1].arrival); gap < time.Second || gap > time.Second+500*time.Millisecond {
-		t.Errorf("retry after %v, want ≥ 1 s", gap)
-	}
+	retriedAfterOneSecond(t, g, all)
 	kinds := map[string]int{}
 	for _, d := range dones {
 		kinds[d.Sample.ErrorKind]++

@@ -322,22 +322,7 @@ func TestRunner429RetryAfter(t *testing.T) {
 	})
 	r := NewRunner([]config.Endpoint{testEndpoint(g.Server)}, Options{Warmup: 1, Requests: 3})
 	dones, all := collectAll(t, r, context.Background())
-	var backoff *Status
-	for _, ev := range all {
-		if st, ok := ev.(*Status); ok && st.State == StateBackoff && backoff == nil {
-			backoff = st
-		}
-	}
-	if backoff == nil || backoff.Backoff != time.Second {
-		t.Fatalf("no back-off status of 1 s: %+v", backoff)
-	}
-	reqs := g.requests()
-	if len(reqs) != 4 {
-		t.Fatalf("%d requests", len(reqs))
-	}
-	if gap := reqs[2].arrival.Sub(reqs[1].arrival); gap < time.Second || gap > time.Second+500*time.Millisecond {
-		t.Errorf("retry after %v, want ≥ 1 s", gap)
-	}
+	backoff, reqs := retriedAfterOneSecond(t, g, all)
 	if until := backoff.Until.Sub(reqs[1].arrival); until < time.Second || until > time.Second+lateBy {
 		t.Errorf("Until %v after the 429", until)
 	}
@@ -406,4 +391,28 @@ func TestRunnerRunTwice(t *testing.T) {
 	if err := r.Run(context.Background()); err == nil {
 		t.Fatal("second Run succeeded")
 	}
+}
+
+// retriedAfterOneSecond checks a run whose second request was told "Retry-After: 1": a
+// back-off Status of 1 s, four requests in all, the third sent a second after the second.
+// It returns the back-off Status and the requests the server received.
+func retriedAfterOneSecond(t *testing.T, g *gtServer, all []Event) (*Status, []received) {
+	t.Helper()
+	var backoff *Status
+	for _, ev := range all {
+		if st, ok := ev.(*Status); ok && st.State == StateBackoff && backoff == nil {
+			backoff = st
+		}
+	}
+	if backoff == nil || backoff.Backoff != time.Second {
+		t.Fatalf("no back-off status of 1 s: %+v", backoff)
+	}
+	reqs := g.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if gap := reqs[2].arrival.Sub(reqs[1].arrival); gap < time.Second || gap > time.Second+500*time.Millisecond {
+		t.Errorf("retry after %v, want ≥ 1 s", gap)
+	}
+	return backoff, reqs
 }
