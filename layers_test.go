@@ -19,6 +19,7 @@ var importLayers = [][]string{
 	{"probe", "servermetrics"},
 	{"workload"},
 	{"config", "sim"},
+	{"kstamp"},
 }
 
 // testSupport are the packages that only tests import (shared test helpers): they have no

@@ -20,6 +20,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"tokscope/config"
+	"tokscope/kstamp"
 	"tokscope/workload"
 )
 
@@ -309,10 +310,10 @@ func (l *limits) stop() {
 // read reads events until the stream ends, errs or the decoder stops it. Each event is
 // stamped with the arrival of the read that delivered its last byte: by the kernel where kc
 // has its receive time (kstamp.go), else when recv returned; clocks counts which.
-func read(stream eventStream, d *decoder, lim *limits, t0 time.Time, kc *kconn, clocks *clockTally) (readErr error, unparsed bool) {
+func read(stream eventStream, d *decoder, lim *limits, t0 time.Time, kc *kstamp.Conn, clocks *clockTally) (readErr error, unparsed bool) {
 	for {
 		raw, err := stream.recv()
-		at, kernel := kc.since(t0) // before decoding: the decoder's cost is ours, not the server's
+		at, kernel := kc.Since(t0) // before decoding: the decoder's cost is ours, not the server's
 		if err != nil {
 			return err, errors.Is(err, errUnparsed)
 		}
@@ -505,7 +506,7 @@ type exchange struct {
 	conn      atomic.Pointer[watchedConn] // the current attempt's, when the pool dialled it
 	// kc is the current attempt's kernel-stamped connection (nil: none, or HTTP/2);
 	// firstKernel says the kernel stamped firstByte.
-	kc          atomic.Pointer[kconn]
+	kc          atomic.Pointer[kstamp.Conn]
 	firstKernel atomic.Bool
 }
 
@@ -547,7 +548,7 @@ func (x *exchange) stampFirstByte() {
 	if x.firstByte.Load() != -1 {
 		return
 	}
-	at, kernel := x.kc.Load().since(x.t0)
+	at, kernel := x.kc.Load().Since(x.t0)
 	if x.firstByte.CompareAndSwap(-1, int64(at)) {
 		x.firstKernel.Store(kernel)
 	}

@@ -2,18 +2,17 @@ package probe
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"tokscope/config"
+	"tokscope/kstamp"
 )
 
 // lateReader serves one chat stream whose second token is written 5 ms after the first;
@@ -189,8 +188,8 @@ func TestStampConnNotTCP(t *testing.T) {
 	if c := stampConn(a); c != a || stamped(c) != nil {
 		t.Errorf("stampConn(pipe) = %T, stamped %v", c, stamped(c))
 	}
-	var k *kconn
-	if _, ok := k.since(time.Now()); ok {
+	var k *kstamp.Conn
+	if _, ok := k.Since(time.Now()); ok {
 		t.Error("no connection, yet a kernel stamp")
 	}
 	s := newClient(config.Endpoint{Name: "mem", BaseURL: "http://mem/v1", Model: "m", Timeout: time.Minute, Stall: time.Minute},
@@ -234,7 +233,7 @@ func BenchmarkStampedRead(b *testing.B) {
 				c = stampConn(raw)
 			}
 			defer c.Close()
-			kc, _ := c.(*kconn)
+			kc, _ := c.(*kstamp.Conn)
 			if clock == ClockKernel && kc == nil {
 				b.Skip("no kernel receive timestamps here")
 			}
@@ -246,7 +245,7 @@ func BenchmarkStampedRead(b *testing.B) {
 				if _, err := io.ReadFull(c, buf); err != nil {
 					b.Fatal(err)
 				}
-				if _, ok := kc.since(t0); ok {
+				if _, ok := kc.Since(t0); ok {
 					kernel++
 				}
 			}
@@ -254,44 +253,5 @@ func BenchmarkStampedRead(b *testing.B) {
 				b.Fatal("no read was stamped by the kernel")
 			}
 		})
-	}
-}
-
-// A kernel-stamped connection reads like a TCP one: deadlines time out as net.Errors, the
-// peer's close is io.EOF, and the bytes come back whole.
-func TestStampedConnReads(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("kernel receive timestamps are Linux's")
-	}
-	withKernelClock(t, true)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	raw, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := stampConn(raw)
-	defer c.Close()
-	if _, ok := c.(*kconn); !ok {
-		t.Fatalf("stampConn(tcp) = %T, want *kconn", c)
-	}
-	w, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	var ne net.Error
-	if _, err := c.Read(make([]byte, 8)); !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("read past the deadline: %v, want a timeout", err)
-	}
-	_ = c.SetReadDeadline(time.Time{})
-	_, _ = w.Write([]byte("hello"))
-	w.Close()
-	got, err := io.ReadAll(c)
-	if string(got) != "hello" || err != nil {
-		t.Errorf("read %q, %v; want hello, nil (EOF)", got, err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"tokscope/kstamp"
 )
 
 // chatRequest is the part of an OpenAI chat request the simulator reads. Unknown fields
@@ -320,9 +322,12 @@ type call struct {
 	draw    draw
 	id      string
 	arrival time.Time
-	wt      *waiter
-	ticket  *ticket // its place in the engine; nil for a 429 or 500 answer
-	api     string  // APIChat, APICompletions, ...
+	// received: when the request's last bytes reached the server's socket, by the kernel's
+	// clock (kstamp), before the handler ran; zero unless Options.TrackSends stamps them.
+	received time.Time
+	wt       *waiter
+	ticket   *ticket // its place in the engine; nil for a 429 or 500 answer
+	api      string  // APIChat, APICompletions, ...
 }
 
 // serve serves a POST of api (apis.go) on a profile: /v1/chat/completions, /v1/completions,
@@ -333,6 +338,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep *endpoint, api
 	if err != nil {
 		writeAPIError(w, api, http.StatusBadRequest, "cannot read request body: "+err.Error(), "invalid_request_error", nil)
 		return
+	}
+	if kc, ok := r.Context().Value(connKey{}).(*kstamp.Conn); ok {
+		c.received, _ = kc.At() // the read that delivered the body's last byte
 	}
 	if err := parseRequest(api, body, &c.req); err != nil {
 		writeAPIError(w, api, http.StatusBadRequest, "invalid JSON body: "+err.Error(), "invalid_request_error", nil)
@@ -501,7 +509,7 @@ func (s *Server) startStream(c *call) *streamWriter {
 	sw.w, sw.rc = w, http.NewResponseController(w)
 	if s.sends != nil {
 		sw.record = s.sends.start(c.id, c.out.chunks()+4)
-		sw.record.arrival = c.arrival
+		sw.record.arrival, sw.record.received = c.arrival, c.received
 	}
 	h := w.Header()
 	h.Set("Content-Type", sw.contentType())

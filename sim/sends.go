@@ -72,6 +72,23 @@ func (s *Server) Arrival(id string) (time.Time, bool) {
 	return rec.arrival, true
 }
 
+// Received returns when the request of a streamed response id reached the server's socket,
+// by the kernel's receive time of the read that delivered its last byte (package kstamp):
+// before Arrival by the server's own wait to read and route it (a CPU, the HTTP server).
+// False when Options.TrackSends is off, the id is unknown or forgotten, or the kernel
+// stamped nothing (not Linux). A client's TTFT minus (the first content frame's send time
+// minus Received) is what the client added, with the server's every wait counted as its own.
+func (s *Server) Received(id string) (time.Time, bool) {
+	if s.sends == nil {
+		return time.Time{}, false
+	}
+	rec := s.sends.get(id)
+	if rec == nil || rec.received.IsZero() {
+		return time.Time{}, false
+	}
+	return rec.received, true
+}
+
 // sendLog remembers the frames of the last len(ring) responses.
 type sendLog struct {
 	mu   sync.Mutex
@@ -81,9 +98,10 @@ type sendLog struct {
 }
 
 type sendRecord struct {
-	mu      sync.Mutex
-	sends   []Send
-	arrival time.Time // when the handler got the request
+	mu       sync.Mutex
+	sends    []Send
+	arrival  time.Time // when the handler got the request
+	received time.Time // when its bytes reached the socket (kernel clock); zero: not stamped
 	// clock is what the response said of the server's own clock (servertiming.go).
 	clock    Clock
 	clockSet bool

@@ -27,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"tokscope/kstamp"
 )
 
 // Options configure a Server.
@@ -138,6 +140,9 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	s.url = "http://" + ln.Addr().String()
+	if opts.TrackSends {
+		ln = kstamp.Listen(ln) // Received: each request's arrival by the kernel's clock
+	}
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.route),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1078,5 +1081,54 @@ func TestArrival(t *testing.T) {
 	}
 	if _, ok := s.Arrival("chatcmpl-sim-unknown"); ok {
 		t.Error("an unknown id has an arrival")
+	}
+}
+
+// Received is when the request's last byte reached the server's socket, by the kernel's
+// clock: a body sent 40 ms after its headers is received inside the write of the body, after
+// the handler started (Arrival); without TrackSends nothing is stamped.
+func TestReceived(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive timestamps are Linux's")
+	}
+	s := start(t, Options{TrackSends: true}, Profile{Name: "p", TTFT: 5 * time.Millisecond, TokensPerSecond: 1000, TokensPerChunk: 1})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := streamBody(2, "")
+	head := "POST /p/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n"
+	if _, err := conn.Write([]byte(head)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(40 * time.Millisecond)
+	before := time.Now()
+	if _, err := conn.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("X-Request-Id")
+	got, ok := s.Received(id)
+	if !ok {
+		t.Fatal("no receive time")
+	}
+	if got.Before(before.Add(-time.Millisecond)) || got.After(after.Add(time.Millisecond)) {
+		t.Errorf("received %v after the body's write began (it took %v)", got.Sub(before), after.Sub(before))
+	}
+	if at, _ := s.Arrival(id); !at.Before(got) {
+		t.Errorf("handler started %v after the body arrived, want before it (it waited for the body)", at.Sub(got))
+	}
+	plain := start(t, Options{}, Profile{Name: "p", TokensPerSecond: 1000, TokensPerChunk: 1})
+	r := chat(t, newClient(t), plain, "p", streamBody(2, ""))
+	if _, ok := plain.Received(r.header.Get("X-Request-Id")); ok {
+		t.Error("received time without TrackSends")
 	}
 }

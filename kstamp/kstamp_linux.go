@@ -1,9 +1,8 @@
 //go:build linux
 
-package probe
+package kstamp
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -16,13 +15,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// kconn is a TCP connection that reads with recvmsg and keeps, for its last read that
+// Conn is a TCP connection that reads with recvmsg and keeps, for its last read that
 // returned bytes, the kernel's receive time of the last segment that read consumed
 // (SO_TIMESTAMPNS: Linux stamps each incoming segment with CLOCK_REALTIME when the network
 // stack takes it, and tcp_recvmsg hands back the stamp of the last segment it read; segments
 // that wait in the receive queue are merged keeping the later stamp). Reads are serialised
 // by mu: the buffers of one recvmsg live in the connection so that a read allocates nothing.
-type kconn struct {
+type Conn struct {
 	net.Conn // the *net.TCPConn: writes, deadlines, addresses, Close
 	rc       syscall.RawConn
 	recvFn   func(fd uintptr) bool // c.recv, bound once
@@ -37,15 +36,14 @@ type kconn struct {
 	// stamp is the CLOCK_REALTIME nanoseconds of the last read's last segment; 0 when that
 	// read carried no stamp (a segment that arrived before stamping was on).
 	stamp atomic.Int64
-	wall  atomic.Int64 // wallOffset() at the dial (kstamp.go)
+	wall  atomic.Int64 // wallOffset() when wrapped (kstamp.go)
 }
 
-// stampConn turns on the kernel's receive timestamps on c, a TCP connection, and returns it
-// wrapped so that its reads carry them; c itself when it is not TCP, the kernel clock is
-// off, or the socket refuses the option (the user clock stamps its reads then).
-func stampConn(c net.Conn) net.Conn {
+// Wrap turns on the kernel's receive timestamps on c, a TCP connection, and returns it as a
+// *Conn whose reads carry them; c itself when it is not TCP or the socket refuses the option.
+func Wrap(c net.Conn) net.Conn {
 	tc, ok := c.(*net.TCPConn)
-	if !ok || !kernelClock.Load() {
+	if !ok {
 		return c
 	}
 	rc, err := tc.SyscallConn()
@@ -58,7 +56,7 @@ func stampConn(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
-	k := &kconn{Conn: tc, rc: rc}
+	k := &Conn{Conn: tc, rc: rc}
 	k.recvFn = k.recv
 	k.wall.Store(wallOffset())
 	k.msg.Iov = &k.iov
@@ -67,18 +65,7 @@ func stampConn(c net.Conn) net.Conn {
 	return k
 }
 
-// stampDial dials through dial and turns on kernel receive timestamps on what it returns.
-func stampDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return stampConn(c), nil
-	}
-}
-
-func (c *kconn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -106,7 +93,7 @@ func (c *kconn) Read(p []byte) (int, error) {
 }
 
 // recv is one non-blocking recvmsg; false asks the poller to wait for data.
-func (c *kconn) recv(fd uintptr) bool {
+func (c *Conn) recv(fd uintptr) bool {
 	for {
 		c.msg.SetControllen(len(c.oob))
 		n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
@@ -144,4 +131,4 @@ func rxStamp(b []byte) int64 {
 
 // arrival is the CLOCK_REALTIME nanoseconds at which the bytes of c's last read arrived,
 // 0 when the kernel did not stamp them.
-func (c *kconn) arrival() int64 { return c.stamp.Load() }
+func (c *Conn) arrival() int64 { return c.stamp.Load() }
