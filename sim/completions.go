@@ -170,11 +170,16 @@ type schedule struct {
 	eng      *engine // nil: no contention
 	next     time.Time
 	i        int
+	step     time.Duration // Profile.Step: chunks leave on the engine's step boundaries
 }
 
 func newSchedule(p Profile, out output, d draw, first time.Time, eng *engine) *schedule {
-	return &schedule{out: out, tps: p.TokensPerSecond, slowdown: p.BatchSlowdown, jitter: p.Jitter,
+	sc := &schedule{out: out, tps: p.TokensPerSecond, slowdown: p.BatchSlowdown, jitter: p.Jitter,
 		rng: d.rng, eng: eng, next: first}
+	if eng != nil {
+		sc.step = p.Step
+	}
+	return sc
 }
 
 // target returns chunk i's send time; call it for i = 0, 1, 2, ... in order.
@@ -184,7 +189,12 @@ func (sc *schedule) target(i int) time.Time {
 		gap := float64(n) / sc.speed() * (1 + sc.jitter*(2*sc.rng.Float64()-1))
 		sc.next = sc.next.Add(time.Duration(gap * float64(time.Second)))
 	}
-	return sc.next
+	if sc.step <= 0 {
+		return sc.next
+	}
+	// The next step boundary; the stream's own times stay unrounded, so no drift builds up.
+	since := sc.next.Sub(sc.eng.epoch)
+	return sc.eng.epoch.Add((since + sc.step - 1) / sc.step * sc.step)
 }
 
 // speed is one stream's decode rate now: TokensPerSecond / (1 + BatchSlowdown·(running−1)).

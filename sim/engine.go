@@ -10,7 +10,8 @@ import (
 // and its slots, the queue in front of them, the KV cache and the prefix cache, and the
 // counters /metrics exposes.
 type engine struct {
-	maxRunning int // 0 = unlimited
+	maxRunning int       // 0 = unlimited
+	epoch      time.Time // step 0 of Profile.Step's clock: when the engine was made
 	kvCapacity int64
 	cache      *prefixCache // nil when the profile has no prefix cache
 
@@ -28,7 +29,7 @@ type engine struct {
 }
 
 func newEngine(p Profile) *engine {
-	e := &engine{maxRunning: p.MaxRunning, kvCapacity: int64(p.KVCacheTokens)}
+	e := &engine{maxRunning: p.MaxRunning, kvCapacity: int64(p.KVCacheTokens), epoch: time.Now()}
 	if p.PrefixCache {
 		e.cache = newPrefixCache(p.KVCacheTokens / p.PrefixBlockTokens)
 	}

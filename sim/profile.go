@@ -51,6 +51,11 @@ type Profile struct {
 	// aggregate tok/s n·TokensPerSecond/(1 + BatchSlowdown·(n−1)) grows sub-linearly towards
 	// TokensPerSecond/BatchSlowdown. 0 = no contention (every stream decodes at TokensPerSecond).
 	BatchSlowdown float64
+	// Step puts every chunk on the engine's decode-step clock, as a batching server sends
+	// them: a chunk goes out at the first step boundary (multiples of Step since the server
+	// started) at or after its own time, so the chunks of all running streams leave together,
+	// once a step. 0 = each stream on its own clock.
+	Step time.Duration
 	// MaxRunning caps the requests running at once (vLLM max_num_seqs, llama.cpp slots). Further
 	// requests wait first in, first out; their headers still come after HeadersDelay, and their
 	// TTFT starts at admission, so the client's TTFT includes the wait. 0 = unlimited.

@@ -338,6 +338,43 @@ func TestDrawJitterBounds(t *testing.T) {
 	}
 }
 
+// With Step, the chunks of every stream leave on the engine's step boundaries, as a batching
+// server sends them: three streams started 13 and 27 ms apart (on their own clocks their
+// chunks could never all fall within 8 ms of one boundary) send every frame of content just
+// after a multiple of 40 ms since the engine started.
+func TestStepClock(t *testing.T) {
+	p := Profile{Name: "p", TTFT: 10 * time.Millisecond, TokensPerSecond: 25, TokensPerChunk: 1, Step: 40 * time.Millisecond}
+	s := start(t, Options{TrackSends: true}, p)
+	c := newClient(t)
+	ids := make([]string, 3)
+	var wg sync.WaitGroup
+	for i, delay := range []time.Duration{0, 13 * time.Millisecond, 27 * time.Millisecond} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(delay)
+			ids[i] = chat(t, c, s, "p", streamBody(4, "")).header.Get("X-Request-Id")
+		}()
+	}
+	wg.Wait()
+	epoch := s.endpoints["p"].engine.epoch
+	for i, id := range ids {
+		frames := 0
+		for _, f := range s.Sends(id) {
+			if f.Kind != FrameContent {
+				continue
+			}
+			frames++
+			if phase := f.At.Sub(epoch) % p.Step; phase > 8*time.Millisecond {
+				t.Errorf("stream %d: a content frame left %v after a step boundary", i, phase)
+			}
+		}
+		if frames != 4 {
+			t.Errorf("stream %d: %d content frames, want 4", i, frames)
+		}
+	}
+}
+
 // ---- stream shape ------------------------------------------------------------------------------
 
 func TestStreamShape(t *testing.T) {
