@@ -287,21 +287,34 @@ func (l *lane) sleep(interval time.Duration, failures int) {
 
 // streamStagger spaces the first counted requests of an endpoint's streams when many start
 // at once (the run's start after the warm-ups, '+', a sweep step): stream i waits i × this,
-// at most maxStagger. Released at one instant, 64 requests queue for the CPU on the client
-// (and, against the in-process simulator, on the server): TTFT error p99 was 6–8 ms at 64
-// streams; staggered by 0.5 ms it is under 2 ms (BenchmarkConcurrentStreams64). The ramp
-// (32 ms at 64 streams) is short against any request, and closed-loop streams drift apart
-// anyway after their first request.
+// the ramp at most maxStagger. Released at one instant, 64 requests queue for the CPU on the
+// client (and, against the in-process simulator, on the server): TTFT error p99 was 6–8 ms at
+// 64 streams; staggered by 0.5 ms it is under 2 ms (BenchmarkConcurrentStreams64). Above
+// maxStagger / streamStagger streams (500) the spacing shrinks so that all of them spread
+// over maxStagger: cut off at the cap instead, 524 of 1024 streams started at its one instant,
+// and stayed in step (BenchmarkCeiling). The ramp is short against any run, and closed-loop
+// streams keep their places after their first request.
 const (
 	streamStagger = 500 * time.Microsecond
 	maxStagger    = 250 * time.Millisecond
 )
 
+// staggerDelay is stream i's place in the ramp of n streams.
+func staggerDelay(i, n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration(i) * min(streamStagger, maxStagger/time.Duration(n))
+}
+
 // stagger holds loop i's first counted request for its place in the ramp; false when the
 // lane stopped meanwhile. Open-loop lanes are paced by their arrivals instead.
 func (l *lane) stagger(i int) bool {
-	d := min(time.Duration(i)*streamStagger, maxStagger)
-	if d <= 0 || l.open != nil {
+	l.mu.Lock()
+	n := l.target
+	l.mu.Unlock()
+	d := staggerDelay(i, n)
+	if d <= 0 || l.open != nil || l.r.opts.lockstep {
 		return true
 	}
 	t := time.NewTimer(d)

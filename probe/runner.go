@@ -58,6 +58,7 @@ type Options struct {
 	Workloads []*workload.Workload
 
 	coldConns bool // no connection warm-up (WarmConns): benchmarks show what it removes
+	lockstep  bool // no stagger: every stream's first request at one instant (the ceiling's worst case)
 }
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.

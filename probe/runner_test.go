@@ -125,6 +125,47 @@ func TestRunnerWarmupFirst(t *testing.T) {
 	}
 }
 
+// The first counted requests of n streams start on a ramp, one every 0.5 ms, or, beyond 500
+// streams, spread evenly over 250 ms: never two streams at one instant, and none past the cap
+// (cut off at the cap, 524 of 1024 streams started together and stayed in step).
+func TestStaggerDelay(t *testing.T) {
+	if got := staggerDelay(63, 64); got != 63*streamStagger {
+		t.Errorf("stream 63 of 64 waits %v, want %v", got, 63*streamStagger)
+	}
+	for _, n := range []int{1, 500, 501, 1024, 4096} {
+		prev := time.Duration(-1)
+		for i := range n {
+			d := staggerDelay(i, n)
+			if d <= prev || d >= maxStagger {
+				t.Fatalf("%d streams: stream %d waits %v after %v (cap %v)", n, i, d, prev, maxStagger)
+			}
+			prev = d
+		}
+	}
+}
+
+// A run's streams start on that ramp: 100 streams' first counted requests span 49.5 ms (the
+// timers never fire early; the bound above allows a loaded machine).
+func TestStreamsStartOnARamp(t *testing.T) {
+	g := newGT(t, fixed(quickStream(1, ms(200)))) // longer than the ramp: one request a stream
+	ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.Concurrency = 100 })
+	dones := collect(t, NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 100}))
+	var first, last time.Time
+	for _, d := range dones {
+		if at := d.Sample.Start; !d.Sample.Warmup {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+	}
+	if span := last.Sub(first); span < 99*streamStagger-ms(1) || span > 2*time.Second {
+		t.Errorf("100 streams started over %v, want the ramp's %v", span, 99*streamStagger)
+	}
+}
+
 // Duration without a grace ends everything at once: the request in flight is reported as cut
 // (not an error, its TTFT kept), and Run returns promptly.
 func TestRunnerDuration(t *testing.T) {
