@@ -3,7 +3,6 @@ package record
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"tokscope/config"
 	"tokscope/servermetrics"
@@ -17,13 +16,7 @@ const gpuType = "gpu"
 // line of a --record file, so that a replay shows the live run's "gpu" figures, tokens per
 // joule included: the energy since the previous scrape is kept as the live run read it.
 type GPULine struct {
-	Type     string    `json:"type"`
-	Endpoint string    `json:"endpoint"`
-	Model    string    `json:"model"`
-	Stream   uint64    `json:"stream"`
-	At       time.Time `json:"at"`
-	State    string    `json:"state"`
-	Note     string    `json:"note,omitempty"`
+	scrape
 
 	GPUs          int      `json:"gpus,omitempty"`
 	GPUModel      string   `json:"gpu_model,omitempty"`
@@ -42,8 +35,7 @@ type GPULine struct {
 // GPULineOf is the line of one GPU scrape of the endpoint named name.
 func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 	r := &u.GPU
-	l := GPULine{Type: gpuType, Endpoint: name, Model: model, Stream: serverStream,
-		At: r.At, State: stateNames[u.State], Note: u.Note}
+	l := GPULine{scrape: scrapeOf(gpuType, name, model, r.At, u)}
 	if u.State != servermetrics.StateOK {
 		return l
 	}
@@ -55,7 +47,8 @@ func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 
 // Update is the GPU scrape the line recorded, for endpoint index ep.
 func (l *GPULine) Update(ep int) servermetrics.Update {
-	u := servermetrics.Update{Endpoint: ep, Source: servermetrics.SourceGPU, State: stateOf(l.State), Note: l.Note}
+	u := l.update(ep)
+	u.Source = servermetrics.SourceGPU
 	u.GPU.At = l.At
 	if u.State != servermetrics.StateOK {
 		return u
