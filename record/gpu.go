@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"tokscope/config"
 	"tokscope/servermetrics"
 )
 
@@ -84,24 +83,3 @@ func (f *File) addGPU(line []byte) error {
 // not a URL (none is recorded, nothing is scraped), only the mark that the endpoint had a GPU
 // exporter, so that its statistics place the tokens of its requests in the energy window.
 const RecordedGPU = "recorded"
-
-// addGPU adds the recorded GPU scrapes, by endpoint name, as addServer does the server's.
-func (rp *Replay) addGPU(lines []GPULine) {
-	index := map[string]int{}
-	for i, ep := range rp.Endpoints {
-		if _, dup := index[ep.Name]; !dup {
-			index[ep.Name] = i
-		}
-	}
-	for i := range lines {
-		l := &lines[i]
-		ep, ok := index[l.Endpoint]
-		if !ok {
-			ep = len(rp.Endpoints)
-			index[l.Endpoint] = ep
-			rp.Endpoints = append(rp.Endpoints, config.Endpoint{Name: l.Endpoint, Model: l.Model})
-		}
-		rp.Endpoints[ep].GPUMetrics = RecordedGPU
-		rp.Server = append(rp.Server, l.Update(ep))
-	}
-}

@@ -188,3 +188,36 @@ func TestMergeKeepsModelsApart(t *testing.T) {
 		t.Errorf("events by endpoint %v", eps)
 	}
 }
+
+// A GPU scrape joins the endpoint of its name and model as a server scrape does, also when
+// records of that name under two models were named apart.
+func TestMergeGPUScrapesJoinTheirEndpoint(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	x, y := replaySample("a", t0, time.Second), replaySample("a", t0.Add(time.Second), time.Second)
+	y.Model = "other"
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	rec, err := NewRecorder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := servermetrics.Update{Source: servermetrics.SourceGPU, State: servermetrics.StateOK,
+		GPU: servermetrics.GPUReading{At: t0.Add(2 * time.Second), GPUs: 1, PowerW: servermetrics.Value{V: 300, OK: true}}}
+	for _, err := range []error{rec.Write(&x), rec.Write(&y), rec.WriteServer("a", "other", gpu), rec.Close()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rp, err := LoadReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(rp.Endpoints); !slices.Equal(got, []string{"a (model-a)/model-a", "a (other)/other"}) {
+		t.Fatalf("endpoints %v", got)
+	}
+	if rp.Endpoints[0].GPUMetrics != "" || rp.Endpoints[1].GPUMetrics != RecordedGPU {
+		t.Errorf("GPU exporters %q, %q: want only a (other)'s", rp.Endpoints[0].GPUMetrics, rp.Endpoints[1].GPUMetrics)
+	}
+	if len(rp.Server) != 1 || rp.Server[0].Endpoint != 1 || rp.Server[0].Source != servermetrics.SourceGPU {
+		t.Errorf("scrapes %+v", rp.Server)
+	}
+}

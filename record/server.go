@@ -43,6 +43,14 @@ func (s *scrape) update(ep int) servermetrics.Update {
 	return servermetrics.Update{Endpoint: ep, State: stateOf(s.State), Note: s.Note}
 }
 
+// scrapeLine is a line of a scrape: a *ServerLine or a *GPULine.
+type scrapeLine interface {
+	head() *scrape
+	Update(ep int) servermetrics.Update
+}
+
+func (s *scrape) head() *scrape { return s }
+
 // ServerLine is one scrape of an endpoint's server (servermetrics.Update) as one line of a
 // --record file, so that a replay shows the live run's "server" figures. Its "type" is
 // "server"; request lines have none. A figure the server did not expose is null.
