@@ -16,6 +16,8 @@ const gpuType = "gpu"
 // joule included: the energy since the previous scrape is kept as the live run read it.
 type GPULine struct {
 	scrape
+	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
+	Shard
 
 	GPUs          int      `json:"gpus,omitempty"`
 	GPUModel      string   `json:"gpu_model,omitempty"`
@@ -63,6 +65,7 @@ func (l *GPULine) Update(ep int) servermetrics.Update {
 // writeGPU appends one GPU scrape as one line.
 func (r *Recorder) writeGPU(name, model string, u servermetrics.Update) error {
 	l := GPULineOf(name, model, u)
+	l.Shard = r.shard
 	line, err := marshalLine(&l)
 	if err != nil {
 		return fmt.Errorf("record gpu %s: %w", name, err)

@@ -161,7 +161,7 @@ func merge(files []source) *Replay {
 			m.addScrape(&f.file.Server[i], f.file.Server[i].Shard, f.path)
 		}
 		for i := range f.file.GPU {
-			m.addScrape(&f.file.GPU[i], Shard{}, f.path)
+			m.addScrape(&f.file.GPU[i], f.file.GPU[i].Shard, f.path)
 		}
 	}
 	if len(files) > 1 || len(m.shards) > 1 {

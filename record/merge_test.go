@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ func writeShard(t *testing.T, path string, s config.Shard, samples ...probe.Samp
 	}
 }
 
-// A sharded run's lines say "shard": I and "shards": N, requests and scrapes alike; an
+// A sharded run's lines say "shard": I and "shards": N, requests and scrapes (server and GPU) alike; an
 // unsharded run's say neither (shard 0 is written, not left out as a zero).
 func TestRecorderWritesTheShard(t *testing.T) {
 	dir := t.TempDir()
@@ -47,9 +48,17 @@ func TestRecorderWritesTheShard(t *testing.T) {
 	}{{config.Shard{Index: 0, Of: 2}, `"shard":0,"shards":2`}, {config.Shard{Index: 1, Of: 2}, `"shard":1,"shards":2`}, {config.Shard{}, ""}} {
 		path := filepath.Join(dir, c.shard.Label()+"x.jsonl")
 		writeShard(t, path, c.shard, s)
+		rec, err := NewRecorder(path, WithShard(c.shard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpu := servermetrics.Update{Source: servermetrics.SourceGPU, State: servermetrics.StateUnavailable, GPU: servermetrics.GPUReading{At: s.Start}}
+		if err := errors.Join(rec.WriteServer(s.Endpoint, s.Model, gpu), rec.Close()); err != nil {
+			t.Fatal(err)
+		}
 		b, _ := os.ReadFile(path)
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if len(lines) != 2 {
+		if len(lines) != 3 {
 			t.Fatalf("%d lines", len(lines))
 		}
 		for _, l := range lines {
@@ -58,7 +67,7 @@ func TestRecorderWritesTheShard(t *testing.T) {
 			}
 		}
 		f, err := ReadFile(bytes.NewReader(b))
-		if err != nil || len(f.Records) != 1 || len(f.Server) != 1 {
+		if err != nil || len(f.Records) != 1 || len(f.Server) != 1 || len(f.GPU) != 1 {
 			t.Fatalf("read back: %+v %v", f, err)
 		}
 		if got := f.Records[0].Shard; c.shard.On() != (got.Index != nil) || got.Index != nil && (*got.Index != c.shard.Index || got.Of != c.shard.Of) {
