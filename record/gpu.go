@@ -3,9 +3,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
-	"tokscope/config"
 	"tokscope/servermetrics"
 )
 
@@ -17,13 +15,9 @@ const gpuType = "gpu"
 // line of a --record file, so that a replay shows the live run's "gpu" figures, tokens per
 // joule included: the energy since the previous scrape is kept as the live run read it.
 type GPULine struct {
-	Type     string    `json:"type"`
-	Endpoint string    `json:"endpoint"`
-	Model    string    `json:"model"`
-	Stream   uint64    `json:"stream"`
-	At       time.Time `json:"at"`
-	State    string    `json:"state"`
-	Note     string    `json:"note,omitempty"`
+	scrape
+	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
+	Shard
 
 	GPUs          int      `json:"gpus,omitempty"`
 	GPUModel      string   `json:"gpu_model,omitempty"`
@@ -42,8 +36,7 @@ type GPULine struct {
 // GPULineOf is the line of one GPU scrape of the endpoint named name.
 func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 	r := &u.GPU
-	l := GPULine{Type: gpuType, Endpoint: name, Model: model, Stream: serverStream,
-		At: r.At, State: stateNames[u.State], Note: u.Note}
+	l := GPULine{scrape: scrapeOf(gpuType, name, model, r.At, u)}
 	if u.State != servermetrics.StateOK {
 		return l
 	}
@@ -55,7 +48,8 @@ func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 
 // Update is the GPU scrape the line recorded, for endpoint index ep.
 func (l *GPULine) Update(ep int) servermetrics.Update {
-	u := servermetrics.Update{Endpoint: ep, Source: servermetrics.SourceGPU, State: stateOf(l.State), Note: l.Note}
+	u := l.update(ep)
+	u.Source = servermetrics.SourceGPU
 	u.GPU.At = l.At
 	if u.State != servermetrics.StateOK {
 		return u
@@ -71,6 +65,7 @@ func (l *GPULine) Update(ep int) servermetrics.Update {
 // writeGPU appends one GPU scrape as one line.
 func (r *Recorder) writeGPU(name, model string, u servermetrics.Update) error {
 	l := GPULineOf(name, model, u)
+	l.Shard = r.shard
 	line, err := marshalLine(&l)
 	if err != nil {
 		return fmt.Errorf("record gpu %s: %w", name, err)
@@ -91,24 +86,3 @@ func (f *File) addGPU(line []byte) error {
 // not a URL (none is recorded, nothing is scraped), only the mark that the endpoint had a GPU
 // exporter, so that its statistics place the tokens of its requests in the energy window.
 const RecordedGPU = "recorded"
-
-// addGPU adds the recorded GPU scrapes, by endpoint name, as addServer does the server's.
-func (rp *Replay) addGPU(lines []GPULine) {
-	index := map[string]int{}
-	for i, ep := range rp.Endpoints {
-		if _, dup := index[ep.Name]; !dup {
-			index[ep.Name] = i
-		}
-	}
-	for i := range lines {
-		l := &lines[i]
-		ep, ok := index[l.Endpoint]
-		if !ok {
-			ep = len(rp.Endpoints)
-			index[l.Endpoint] = ep
-			rp.Endpoints = append(rp.Endpoints, config.Endpoint{Name: l.Endpoint, Model: l.Model})
-		}
-		rp.Endpoints[ep].GPUMetrics = RecordedGPU
-		rp.Server = append(rp.Server, l.Update(ep))
-	}
-}

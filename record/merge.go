@@ -116,7 +116,7 @@ type merger struct {
 	rp     *Replay
 	names  map[string][]int // endpoints by name
 	events []event
-	server []serverEvent
+	server []scrapeEvent
 	shards map[int][]string // the files each shard's lines came from
 	of     map[int]bool     // the shard counts the lines say
 	// seqs are the request numbers each shard's endpoints used: one seen twice is a second
@@ -137,8 +137,9 @@ type event struct {
 	shard int       // -1: unsharded
 }
 
-type serverEvent struct {
-	line  *ServerLine
+// scrapeEvent is one recorded scrape, a server's or its GPUs', and the endpoint it joins.
+type scrapeEvent struct {
+	line  scrapeLine
 	ep    int
 	shard int
 }
@@ -157,7 +158,10 @@ func merge(files []source) *Replay {
 	}
 	for _, f := range files {
 		for i := range f.file.Server {
-			m.addServer(&f.file.Server[i], f.path)
+			m.addScrape(&f.file.Server[i], f.file.Server[i].Shard, f.path)
+		}
+		for i := range f.file.GPU {
+			m.addScrape(&f.file.GPU[i], f.file.GPU[i].Shard, f.path)
 		}
 	}
 	if len(files) > 1 || len(m.shards) > 1 {
@@ -180,8 +184,8 @@ func merge(files []source) *Replay {
 // their first scrape), so that nothing depends on how the lines were split into files.
 func (m *merger) sortByWallClock() {
 	slices.SortStableFunc(m.events, compareEvents)
-	slices.SortStableFunc(m.server, func(a, b serverEvent) int {
-		return cmp.Or(a.line.At.Compare(b.line.At), cmp.Compare(a.shard, b.shard),
+	slices.SortStableFunc(m.server, func(a, b scrapeEvent) int {
+		return cmp.Or(a.line.head().At.Compare(b.line.head().At), cmp.Compare(a.shard, b.shard),
 			cmp.Compare(m.rp.Endpoints[a.ep].Name, m.rp.Endpoints[b.ep].Name))
 	})
 	renum := make([]int, len(m.rp.Endpoints))
@@ -246,9 +250,15 @@ func (m *merger) addRecord(rec *Record, path string) {
 	m.events = append(m.events, event{done: &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: s}, at: done, shard: shard})
 }
 
-func (m *merger) addServer(l *ServerLine, path string) {
-	ep := m.endpoint(l.Endpoint, l.Model, true)
-	m.server = append(m.server, serverEvent{line: l, ep: ep, shard: m.noteShard(l.Shard, path)})
+// addScrape adds a scrape line (of shard s) to the endpoint of its name; a GPU scrape marks
+// the endpoint as having had a GPU exporter (RecordedGPU).
+func (m *merger) addScrape(l scrapeLine, s Shard, path string) {
+	h := l.head()
+	ep := m.endpoint(h.Endpoint, h.Model, true)
+	if h.Type == gpuType {
+		m.rp.Endpoints[ep].GPUMetrics = RecordedGPU
+	}
+	m.server = append(m.server, scrapeEvent{line: l, ep: ep, shard: m.noteShard(s, path)})
 }
 
 // endpoint is the index of the endpoint named name serving model, added when new: records

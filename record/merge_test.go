@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ func writeShard(t *testing.T, path string, s config.Shard, samples ...probe.Samp
 	}
 }
 
-// A sharded run's lines say "shard": I and "shards": N, requests and scrapes alike; an
+// A sharded run's lines say "shard": I and "shards": N, requests and scrapes (server and GPU) alike; an
 // unsharded run's say neither (shard 0 is written, not left out as a zero).
 func TestRecorderWritesTheShard(t *testing.T) {
 	dir := t.TempDir()
@@ -47,9 +48,17 @@ func TestRecorderWritesTheShard(t *testing.T) {
 	}{{config.Shard{Index: 0, Of: 2}, `"shard":0,"shards":2`}, {config.Shard{Index: 1, Of: 2}, `"shard":1,"shards":2`}, {config.Shard{}, ""}} {
 		path := filepath.Join(dir, c.shard.Label()+"x.jsonl")
 		writeShard(t, path, c.shard, s)
+		rec, err := NewRecorder(path, WithShard(c.shard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpu := servermetrics.Update{Source: servermetrics.SourceGPU, State: servermetrics.StateUnavailable, GPU: servermetrics.GPUReading{At: s.Start}}
+		if err := errors.Join(rec.WriteServer(s.Endpoint, s.Model, gpu), rec.Close()); err != nil {
+			t.Fatal(err)
+		}
 		b, _ := os.ReadFile(path)
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if len(lines) != 2 {
+		if len(lines) != 3 {
 			t.Fatalf("%d lines", len(lines))
 		}
 		for _, l := range lines {
@@ -58,7 +67,7 @@ func TestRecorderWritesTheShard(t *testing.T) {
 			}
 		}
 		f, err := ReadFile(bytes.NewReader(b))
-		if err != nil || len(f.Records) != 1 || len(f.Server) != 1 {
+		if err != nil || len(f.Records) != 1 || len(f.Server) != 1 || len(f.GPU) != 1 {
 			t.Fatalf("read back: %+v %v", f, err)
 		}
 		if got := f.Records[0].Shard; c.shard.On() != (got.Index != nil) || got.Index != nil && (*got.Index != c.shard.Index || got.Of != c.shard.Of) {
@@ -186,5 +195,38 @@ func TestMergeKeepsModelsApart(t *testing.T) {
 	}
 	if !slices.Equal(eps, []probe.EndpointIndex{0, 1, 0}) {
 		t.Errorf("events by endpoint %v", eps)
+	}
+}
+
+// A GPU scrape joins the endpoint of its name and model as a server scrape does, also when
+// records of that name under two models were named apart.
+func TestMergeGPUScrapesJoinTheirEndpoint(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	x, y := replaySample("a", t0, time.Second), replaySample("a", t0.Add(time.Second), time.Second)
+	y.Model = "other"
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	rec, err := NewRecorder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := servermetrics.Update{Source: servermetrics.SourceGPU, State: servermetrics.StateOK,
+		GPU: servermetrics.GPUReading{At: t0.Add(2 * time.Second), GPUs: 1, PowerW: servermetrics.Value{V: 300, OK: true}}}
+	for _, err := range []error{rec.Write(&x), rec.Write(&y), rec.WriteServer("a", "other", gpu), rec.Close()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rp, err := LoadReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(rp.Endpoints); !slices.Equal(got, []string{"a (model-a)/model-a", "a (other)/other"}) {
+		t.Fatalf("endpoints %v", got)
+	}
+	if rp.Endpoints[0].GPUMetrics != "" || rp.Endpoints[1].GPUMetrics != RecordedGPU {
+		t.Errorf("GPU exporters %q, %q: want only a (other)'s", rp.Endpoints[0].GPUMetrics, rp.Endpoints[1].GPUMetrics)
+	}
+	if len(rp.Server) != 1 || rp.Server[0].Endpoint != 1 || rp.Server[0].Source != servermetrics.SourceGPU {
+		t.Errorf("scrapes %+v", rp.Server)
 	}
 }

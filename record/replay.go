@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -68,12 +67,6 @@ func LoadReplay(args ...string) (*Replay, error) {
 		return nil, fmt.Errorf("%s: no records in any of its %d files (are they --record files?)", strings.Join(args, " "), len(paths))
 	}
 	rp := merge(files)
-	var gpu []GPULine // every file's GPU scrapes, in time order (each shard's exporter its own)
-	for _, f := range files {
-		gpu = append(gpu, f.file.GPU...)
-	}
-	slices.SortStableFunc(gpu, func(a, b GPULine) int { return a.At.Compare(b.At) })
-	rp.addGPU(gpu)
 	rp.Warning = strings.Join(append(warnings, rp.shardNotes...), "; ")
 	return rp, nil
 }

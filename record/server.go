@@ -17,18 +17,46 @@ const serverType = "server"
 // scrape as a request.
 const serverStream = 1<<63 - 1
 
-// ServerLine is one scrape of an endpoint's server (servermetrics.Update) as one line of a
-// --record file, so that a replay shows the live run's "server" figures. Its "type" is
-// "server"; request lines have none. A figure the server did not expose is null.
-type ServerLine struct {
+// scrape is how every line of a scrape begins, a server's (ServerLine) or its GPUs' (GPULine):
+// its "type", the endpoint, serverStream, when the scrape's response arrived (its reading's
+// At), whether it worked and the note of a failure.
+type scrape struct {
 	Type     string    `json:"type"`
 	Endpoint string    `json:"endpoint"`
 	Model    string    `json:"model"`
 	Stream   uint64    `json:"stream"`
-	At       time.Time `json:"at"` // when the scrape's response arrived (its reading's At)
+	At       time.Time `json:"at"`
 	State    string    `json:"state"`
 	Note     string    `json:"note,omitempty"`
-	Kind     string    `json:"kind,omitempty"`
+}
+
+// scrapeOf is the beginning of the line of type typ for the scrape u, taken at at, of the
+// endpoint named name.
+func scrapeOf(typ, name, model string, at time.Time, u servermetrics.Update) scrape {
+	return scrape{Type: typ, Endpoint: name, Model: model, Stream: serverStream,
+		At: at, State: stateNames[u.State], Note: u.Note}
+}
+
+// update is the Update the line recorded, for endpoint index ep, as far as its beginning says:
+// a state this version does not know reads as unavailable.
+func (s *scrape) update(ep int) servermetrics.Update {
+	return servermetrics.Update{Endpoint: ep, State: stateOf(s.State), Note: s.Note}
+}
+
+// scrapeLine is a line of a scrape: a *ServerLine or a *GPULine.
+type scrapeLine interface {
+	head() *scrape
+	Update(ep int) servermetrics.Update
+}
+
+func (s *scrape) head() *scrape { return s }
+
+// ServerLine is one scrape of an endpoint's server (servermetrics.Update) as one line of a
+// --record file, so that a replay shows the live run's "server" figures. Its "type" is
+// "server"; request lines have none. A figure the server did not expose is null.
+type ServerLine struct {
+	scrape
+	Kind string `json:"kind,omitempty"`
 	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
 	Shard
 
@@ -70,8 +98,7 @@ func fromValue(p *float64) servermetrics.Value {
 // ServerLineOf is the line of one scrape of the endpoint named name.
 func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
 	r := &u.Reading
-	l := ServerLine{Type: serverType, Endpoint: name, Model: model, Stream: serverStream,
-		At: r.At, State: stateNames[u.State], Note: u.Note}
+	l := ServerLine{scrape: scrapeOf(serverType, name, model, r.At, u)}
 	if u.State != servermetrics.StateOK {
 		return l
 	}
@@ -86,7 +113,7 @@ func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
 // Update is the scrape the line recorded, for endpoint index ep. A state this version does
 // not know reads as unavailable.
 func (l *ServerLine) Update(ep int) servermetrics.Update {
-	u := servermetrics.Update{Endpoint: ep, State: stateOf(l.State), Note: l.Note}
+	u := l.update(ep)
 	u.Reading.At = l.At
 	if u.State != servermetrics.StateOK {
 		return u
