@@ -20,19 +20,6 @@ var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
 const msD = time.Millisecond
 
-// okSample is a counted request on a reused connection (probetest): request written at
-// ttft/4, headers at ttft/2, a role-only chunk at ttft − 1 ms, then chunks content chunks at
-// ttft, ttft+gap, …, carrying tokens tokens in total (reported by usage); End 1 ms after.
-func okSample(start time.Time, ttft time.Duration, chunks int, gap time.Duration, tokens int) *probe.Sample {
-	return probetest.OK("a", "m", 0, start).Times(ttft/4, ttft/2).Role(ttft-msD).
-		Chunks(chunks, ttft, gap, 4).Tokens(tokens, probe.SourceUsage).EndAfter(msD).Ptr()
-}
-
-// errSample is a 429 of kind whose headers came at 5 ms.
-func errSample(start time.Time, kind string) *probe.Sample {
-	return probetest.Err("a", "", 0, start, kind, 429, "boom "+kind).Times(msD, 5*msD).EndAt(6 * msD).Ptr()
-}
-
 func newAgg() *Aggregator {
 	return New([]config.Endpoint{{Name: "a", Model: "m", BaseURL: "http://x/v1"}, {Name: "b", Model: "n"}})
 }
@@ -59,7 +46,7 @@ func TestDistributions(t *testing.T) {
 	// Three requests: TTFT 100/200/300 ms, 11 content chunks 100 ms apart, 11 tokens, so
 	// decode = 10 tok/s, TPOT = 100 ms, e2e = 11/(ttft+1 s).
 	for i, ttft := range []time.Duration{100 * msD, 200 * msD, 300 * msD} {
-		a.Add(okSample(t0.Add(time.Duration(i)*time.Second), ttft, 11, 100*msD, 11))
+		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(ttft, 11, 100*msD, 11).Ptr())
 	}
 	st := a.Snapshot(t0.Add(5 * time.Second)).Endpoints[0]
 	w := st.Whole
@@ -114,7 +101,7 @@ func TestQuantilesResolution(t *testing.T) {
 	a := newAgg()
 	// TTFT 1..1000 ms in 1 ms steps, plus sub-ms values on endpoint b.
 	for i := 1; i <= 1000; i++ {
-		a.Add(okSample(t0, time.Duration(i)*msD, 2, 10*msD, 2))
+		a.Add(probetest.OK("a", "m", 0, t0).Stream(time.Duration(i)*msD, 2, 10*msD, 2).Ptr())
 	}
 	s := &probe.Sample{Endpoint: "b", Start: t0, Outcome: probe.OutcomeOK, FirstToken: 1234 * time.Microsecond,
 		Headers: probe.Absent, FirstEvent: probe.Absent, FirstAnswer: probe.Absent, LastToken: probe.Absent,
@@ -135,20 +122,20 @@ func TestQuantilesResolution(t *testing.T) {
 
 func TestCountsAndErrorExclusion(t *testing.T) {
 	a := newAgg()
-	a.Add(okSample(t0, 100*msD, 5, 10*msD, 5))
-	a.Add(errSample(t0.Add(time.Second), "http_429"))
-	a.Add(errSample(t0.Add(2*time.Second), "http_429"))
-	a.Add(errSample(t0.Add(3*time.Second), "timeout"))
-	tr := okSample(t0, 1*msD, 5, 900*msD, 500) // would skew every figure if it counted
+	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(3*time.Second), "timeout", 429, "boom timeout").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	tr := probetest.OK("a", "m", 0, t0).Stream(1*msD, 5, 900*msD, 500).Ptr() // would skew every figure if it counted
 	tr.Outcome, tr.FinishReason = probe.OutcomeTruncated, ""
 	a.Add(tr)
-	wu := okSample(t0, 5000*msD, 5, 10*msD, 5)
+	wu := probetest.OK("a", "m", 0, t0).Stream(5000*msD, 5, 10*msD, 5).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
-	wuErr := errSample(t0, "dns")
+	wuErr := probetest.Err("a", "", 0, t0, "dns", 429, "boom dns").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	wuErr.Warmup = true
 	a.Add(wuErr)
-	weird := errSample(t0.Add(4*time.Second), "")
+	weird := probetest.Err("a", "", 0, t0.Add(4*time.Second), "", 429, "boom ").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	weird.Outcome = ""
 	a.Add(weird)
 
@@ -181,7 +168,7 @@ func TestCountsAndErrorExclusion(t *testing.T) {
 
 func TestRecentWindowExpiry(t *testing.T) {
 	a := newAgg()
-	s := okSample(t0, 100*msD, 3, 10*msD, 3) // finishes at t0 + 121 ms, in second t0
+	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr() // finishes at t0 + 121 ms, in second t0
 	a.Add(s)
 	for _, c := range []struct {
 		after time.Duration
@@ -193,13 +180,13 @@ func TestRecentWindowExpiry(t *testing.T) {
 		}
 	}
 	// 60 s later the same slot is reused: the old second is dropped, not merged.
-	a.Add(okSample(t0.Add(60*time.Second), 300*msD, 3, 10*msD, 3))
+	a.Add(probetest.OK("a", "m", 0, t0.Add(60*time.Second)).Stream(300*msD, 3, 10*msD, 3).Ptr())
 	st := a.Snapshot(t0.Add(60 * time.Second)).Endpoints[0]
 	if st.Recent.TTFT.Count != 1 || st.Recent.TTFT.Mean != 300 || st.Whole.TTFT.Count != 2 {
 		t.Errorf("slot reuse: recent %+v whole %d", st.Recent.TTFT, st.Whole.TTFT.Count)
 	}
 	// A sample that finished more than a window before the newest enters the whole run only.
-	a.Add(okSample(t0.Add(-5*time.Second), 50*msD, 3, 10*msD, 3))
+	a.Add(probetest.OK("a", "m", 0, t0.Add(-5*time.Second)).Stream(50*msD, 3, 10*msD, 3).Ptr())
 	st = a.Snapshot(t0.Add(60 * time.Second)).Endpoints[0]
 	if st.Recent.TTFT.Count != 1 || st.Whole.TTFT.Count != 3 || st.Whole.TTFT.Min != 50 {
 		t.Errorf("late sample: recent %d whole %+v", st.Recent.TTFT.Count, st.Whole.TTFT)
@@ -207,7 +194,7 @@ func TestRecentWindowExpiry(t *testing.T) {
 	// The window spans many slots and merges them, with exact mean/min/max.
 	b := newAgg()
 	for i := range 120 {
-		b.Add(okSample(t0.Add(time.Duration(i)*time.Second), time.Duration(i+1)*msD, 3, 10*msD, 3))
+		b.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(time.Duration(i+1)*msD, 3, 10*msD, 3).Ptr())
 	}
 	st = b.Snapshot(t0.Add(119*time.Second + 500*msD)).Endpoints[0]
 	r := st.Recent.TTFT
@@ -224,9 +211,9 @@ func TestRecentWindowExpiry(t *testing.T) {
 func TestAggregateTPS(t *testing.T) {
 	a := newAgg()
 	// Endpoint a: 10 chunks 100 ms apart from t0+1 s, 20 tokens by usage → 2 per chunk.
-	a.Add(okSample(t0, time.Second, 10, 100*msD, 20))
+	a.Add(probetest.OK("a", "m", 0, t0).Stream(time.Second, 10, 100*msD, 20).Ptr())
 	// Endpoint b: per-chunk token counts, reported as 1,2,3 but usage says 12 → scaled ×2.
-	s := okSample(t0, 500*msD, 3, 100*msD, 12)
+	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 3, 100*msD, 12).Ptr()
 	s.Endpoint = "b"
 	s.Chunks[1].Tokens, s.Chunks[2].Tokens, s.Chunks[3].Tokens = 1, 2, 3
 	a.Add(s)
@@ -249,14 +236,14 @@ func TestAggregateTPS(t *testing.T) {
 	// Concurrent streams of one endpoint add up.
 	c := newAgg()
 	for i := range 4 {
-		c.Add(okSample(t0.Add(time.Duration(i)*msD), 100*msD, 50, 20*msD, 50))
+		c.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*msD)).Stream(100*msD, 50, 20*msD, 50).Ptr())
 	}
 	exact(t, "4 streams", c.Snapshot(t0.Add(20 * time.Second)).Endpoints[0].AggregateTPS, 0)
 	exact(t, "4 streams live", c.Snapshot(t0.Add(10 * time.Second)).Endpoints[0].AggregateTPS, 200.0/9.9)
 
 	// Errors and truncations never enter the aggregate.
 	d := newAgg()
-	tr := okSample(t0, 100*msD, 5, 10*msD, 5)
+	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr()
 	tr.Outcome = probe.OutcomeTruncated
 	d.Add(tr)
 	exact(t, "truncated", d.Snapshot(t0.Add(time.Second)).Endpoints[0].AggregateTPS, 0)
@@ -267,20 +254,21 @@ func TestTokenSources(t *testing.T) {
 	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "" {
 		t.Errorf("no requests: %q", got)
 	}
-	e := okSample(t0, 100*msD, 3, 10*msD, 3)
+	e := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	e.Source = probe.SourceEstimate
 	a.Add(e)
 	a.Add(e)
-	errS := errSample(t0, "timeout") // no source; must not make the endpoint "mixed"
+	// No source; must not make the endpoint "mixed".
+	errS := probetest.Err("a", "", 0, t0, "timeout", 429, "boom timeout").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	a.Add(errS)
 	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "estimate" {
 		t.Errorf("all estimate: %q", got)
 	}
-	a.Add(okSample(t0, 100*msD, 3, 10*msD, 3)) // usage
+	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()) // usage
 	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "mixed" {
 		t.Errorf("estimate+usage: %q", got)
 	}
-	c := okSample(t0, 100*msD, 3, 10*msD, 3)
+	c := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	c.Endpoint, c.Source = "b", probe.SourceChunks
 	a.Add(c)
 	if got := a.Snapshot(t0).Endpoints[1].TokenSource; got != "chunks" {
@@ -290,7 +278,7 @@ func TestTokenSources(t *testing.T) {
 
 func TestPhasesAndConnection(t *testing.T) {
 	a := newAgg()
-	s := okSample(t0, 100*msD, 21, 10*msD, 21)
+	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 21, 10*msD, 21).Ptr()
 	// A fresh connection with every phase, and a reasoning model: 11 reasoning chunks then
 	// 10 content chunks, 11 reasoning tokens.
 	s.Reused, s.DNS, s.Connect, s.TLS = false, 2*msD, 3*msD, 4*msD
@@ -314,8 +302,8 @@ func TestResetAndBounds(t *testing.T) {
 	a := newAgg()
 	for i := range 1500 {
 		at := t0.Add(time.Duration(i) * time.Second)
-		a.Add(okSample(at, 100*msD, 3, 10*msD, 3))
-		a.Add(errSample(at, "stall"))
+		a.Add(probetest.OK("a", "m", 0, at).Stream(100*msD, 3, 10*msD, 3).Ptr())
+		a.Add(probetest.Err("a", "", 0, at, "stall", 429, "boom stall").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
 	a.AddBackoff(0, 3*time.Second)
 	a.AddBackoff(0, 2*time.Second)
@@ -342,7 +330,7 @@ func TestResetAndBounds(t *testing.T) {
 		z.BackoffTotal != 0 || z.TokenSource != "" || z.OutputTokens != 0 || z.Queue.Count != 0 || z.LastTTFT != nil {
 		t.Errorf("after Reset: %+v", z)
 	}
-	a.Add(okSample(t0.Add(1500*time.Second), 42*msD, 3, 10*msD, 3))
+	a.Add(probetest.OK("a", "m", 0, t0.Add(1500*time.Second)).Stream(42*msD, 3, 10*msD, 3).Ptr())
 	z = a.Snapshot(t0.Add(1501 * time.Second)).Endpoints[0]
 	if z.Whole.TTFT.Count != 1 || z.Recent.TTFT.Mean != 42 || z.AggregateTPS == 0 {
 		t.Errorf("after Reset and Add: %+v", z.Whole.TTFT)
@@ -351,7 +339,7 @@ func TestResetAndBounds(t *testing.T) {
 
 func TestUnknownEndpointIsAdded(t *testing.T) {
 	a := newAgg()
-	s := okSample(t0, 100*msD, 3, 10*msD, 3)
+	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	s.Endpoint, s.Model = "replayed", "mx"
 	a.Add(s)
 	a.AddAt(2, s)
@@ -364,8 +352,8 @@ func TestUnknownEndpointIsAdded(t *testing.T) {
 // Snapshots share nothing mutable with the Aggregator: run with -race.
 func TestSnapshotIsolated(t *testing.T) {
 	a := newAgg()
-	a.Add(okSample(t0, 100*msD, 3, 10*msD, 3))
-	a.Add(errSample(t0, "http_500"))
+	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	snaps := make(chan Snapshot)
 	done := make(chan struct{})
 	go func() {
@@ -381,8 +369,8 @@ func TestSnapshotIsolated(t *testing.T) {
 	}()
 	for i := range 200 {
 		snaps <- a.Snapshot(t0)
-		a.Add(okSample(t0.Add(time.Duration(i)*msD), 100*msD, 3, 10*msD, 3))
-		a.Add(errSample(t0, "http_500"))
+		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*msD)).Stream(100*msD, 3, 10*msD, 3).Ptr())
+		a.Add(probetest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
 	close(snaps)
 	<-done
@@ -419,17 +407,20 @@ func TestBootstrapMedianDiff(t *testing.T) {
 	exact(t, "even median", median([]float64{4, 1, 3, 2}), 2.5)
 }
 
-// realistic is a 256-token request: role chunk, 256 content chunks 12 ms apart, usage.
-func realistic(i int) *probe.Sample {
-	return okSample(t0.Add(time.Duration(i)*100*msD), time.Duration(80+i%50)*msD, 256, time.Duration(10+i%5)*msD, 256)
+// realistic is the benchmarks' traffic: n 256-token requests 100 ms apart, each a role chunk
+// then 256 content chunks 10–14 ms apart, counted by usage.
+func realistic(n int) []*probe.Sample {
+	samples := make([]*probe.Sample, n)
+	for i := range samples {
+		ttft, gap := time.Duration(80+i%50)*msD, time.Duration(10+i%5)*msD
+		samples[i] = probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(ttft, 256, gap, 256).Ptr()
+	}
+	return samples
 }
 
 func BenchmarkAdd(b *testing.B) {
 	a := newAgg()
-	samples := make([]*probe.Sample, 1000)
-	for i := range samples {
-		samples[i] = realistic(i)
-	}
+	samples := realistic(1000)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		s := *samples[i%len(samples)]
@@ -444,14 +435,14 @@ func BenchmarkSnapshot(b *testing.B) {
 		eps[i] = config.Endpoint{Name: fmt.Sprint("ep", i)}
 	}
 	a := New(eps)
-	for i := range 3000 { // 5 minutes at 10 req/s: full history, every recent slot populated
+	for i, s := range realistic(3000) { // 5 minutes at 10 req/s: full history, every recent slot populated
 		for e := range eps {
-			s := realistic(i)
+			s := *s
 			s.Endpoint = eps[e].Name
-			a.Add(s)
+			a.Add(&s)
 		}
 		if i%10 == 0 {
-			a.Add(errSample(t0.Add(time.Duration(i)*100*msD), "http_429"))
+			a.Add(probetest.Err("a", "", 0, t0.Add(time.Duration(i)*100*msD), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 		}
 	}
 	now := t0.Add(300 * time.Second)
@@ -468,8 +459,8 @@ func BenchmarkSnapshot(b *testing.B) {
 // same second, so the cached windows are reused.
 func BenchmarkSnapshotUnchanged(b *testing.B) {
 	a := New([]config.Endpoint{{Name: "a"}})
-	for i := range 3000 {
-		a.Add(realistic(i))
+	for _, s := range realistic(3000) {
+		a.Add(s)
 	}
 	now := t0.Add(300 * time.Second)
 	b.ReportAllocs()
@@ -483,7 +474,7 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 func TestSnapshotFillsEveryField(t *testing.T) {
 	a := newAgg()
 	for i := range 5 {
-		s := okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 21, 10*msD, 21)
+		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Reused, s.DNS, s.Connect, s.TLS, s.Queue = false, 2*msD, 3*msD, 4*msD, 5*msD
 		for j := 1; j <= 11; j++ {
 			s.Chunks[j].Content, s.Chunks[j].Reasoning = 0, 5
@@ -496,16 +487,16 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		s.Conversation, s.Turn = 1, i+1 // a conversation: figures by turn
 		a.Add(s)
 	}
-	limited := errSample(t0, "http_429")
+	limited := probetest.Err("a", "", 0, t0, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens, limited.RetryAfter = 3, 1200, 2*time.Second
 	a.Add(limited)
-	tr := okSample(t0, 100*msD, 3, 10*msD, 3)
+	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	tr.Outcome = probe.OutcomeTruncated
 	a.Add(tr)
-	wu := okSample(t0, 100*msD, 3, 10*msD, 3)
+	wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
-	cut := okSample(t0, 100*msD, 3, 10*msD, 3)
+	cut := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	cut.Outcome, cut.ErrorKind, cut.Cut = probe.OutcomeError, probe.ErrCanceled, true
 	a.Add(cut)
 	a.AddBackoff(0, time.Second)
@@ -556,7 +547,7 @@ func TestQueueIncludesWaitingArrivals(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a"}})
 	WithRate(4)(a)
 	for i := range 4 {
-		s := okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 21, 10*msD, 21)
+		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Queue = 200 * msD
 		a.Add(s)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // normal is n values around mean with standard deviation sd, from a fixed seed.
@@ -105,9 +106,9 @@ func TestHeadToHeadFromAggregator(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a"}, {Name: "b"}})
 	for i := range 30 {
 		at := t0.Add(time.Duration(i) * time.Second)
-		s := okSample(at, time.Duration(100+i%7)*msD, 11, 10*msD, 11)
+		s := probetest.OK("a", "m", 0, at).Stream(time.Duration(100+i%7)*msD, 11, 10*msD, 11).Ptr()
 		a.AddAt(0, s)
-		s = okSample(at, time.Duration(200+i%7)*msD, 11, 20*msD, 11)
+		s = probetest.OK("a", "m", 0, at).Stream(time.Duration(200+i%7)*msD, 11, 20*msD, 11).Ptr()
 		s.Endpoint = "b"
 		a.AddAt(1, s)
 	}
@@ -136,7 +137,7 @@ func TestTTFTFrom(t *testing.T) {
 	} {
 		a := newAgg()
 		WithTTFTFrom(c.from)(a)
-		a.Add(okSample(t0, 100*msD, 11, 100*msD, 11))
+		a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr())
 		snap := a.Snapshot(t0.Add(2 * time.Second))
 		e := snap.Endpoints[0]
 		exact(t, string(c.from)+" ttft p50", e.Whole.TTFT.P50, c.ttft)
@@ -152,7 +153,7 @@ func TestTTFTFrom(t *testing.T) {
 	// A reasoning request: first-answer is later than first-token.
 	a := newAgg()
 	WithTTFTFrom(probe.TTFTFirstAnswer)(a)
-	s := okSample(t0, 100*msD, 11, 100*msD, 11)
+	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr()
 	s.FirstAnswer = 400 * msD
 	a.Add(s)
 	exact(t, "first-answer ttft", a.Snapshot(t0).Endpoints[0].Whole.TTFT.P50, 400)
@@ -164,19 +165,19 @@ func TestRateLimitsAndBackoff(t *testing.T) {
 	if e.RateLimitRemainingRequests != -1 || e.RateLimitRemainingTokens != -1 || !e.RateLimitAt.IsZero() || e.LastRetryAfter != 0 {
 		t.Fatalf("no headers yet: %+v", e)
 	}
-	s := okSample(t0, 100*msD, 11, 10*msD, 11)
+	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 10*msD, 11).Ptr()
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 99, 40000
 	a.Add(s)
-	older := okSample(t0.Add(-time.Second), 100*msD, 11, 10*msD, 11) // finished later, started earlier
+	older := probetest.OK("a", "m", 0, t0.Add(-time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr() // finished later, started earlier
 	older.RateLimitRemainingRequests = 100
 	a.Add(older)
-	plain := okSample(t0.Add(time.Second), 100*msD, 11, 10*msD, 11) // no headers: keeps the last seen
+	plain := probetest.OK("a", "m", 0, t0.Add(time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr() // no headers: keeps the last seen
 	a.Add(plain)
-	limited := errSample(t0.Add(2*time.Second), "http_429")
+	limited := probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens = 0, -1
 	limited.RetryAfter = 12 * time.Second
 	a.Add(limited)
-	warm := okSample(t0.Add(3*time.Second), 100*msD, 11, 10*msD, 11)
+	warm := probetest.OK("a", "m", 0, t0.Add(3*time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr()
 	warm.Warmup, warm.RateLimitRemainingRequests, warm.RateLimitRemainingTokens = true, -1, 5
 	a.Add(warm)
 	a.AddBackoff(0, 12*time.Second)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // Observe is what headless, replay and the UI feed events through: counted Done samples and
@@ -14,16 +15,16 @@ import (
 func TestObserve(t *testing.T) {
 	a := newAgg()
 	now := time.Now()
-	limited := *errSample(now, "http_429")
+	limited := probetest.Err("a", "", 0, now, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Sample()
 	limited.Backoff = 2 * time.Second
 	cases := []struct {
 		name    string
 		ev      probe.Event
 		changed bool
 	}{
-		{"background done", &probe.Done{Endpoint: 0, Sample: *okSample(now, 50*time.Millisecond, 4, 10*time.Millisecond, 4)}, true},
-		{"interactive done", &probe.Done{Endpoint: 0, Stream: 3, Sample: *okSample(now, 50*time.Millisecond, 4, 10*time.Millisecond, 4)}, false},
-		{"out-of-range endpoint", &probe.Done{Endpoint: 9, Sample: *okSample(now, 50*time.Millisecond, 4, 10*time.Millisecond, 4)}, false},
+		{"background done", &probe.Done{Endpoint: 0, Sample: probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()}, true},
+		{"interactive done", &probe.Done{Endpoint: 0, Stream: 3, Sample: probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()}, false},
+		{"out-of-range endpoint", &probe.Done{Endpoint: 9, Sample: probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()}, false},
 		{"429 that started a back-off", &probe.Done{Endpoint: 0, Sample: limited}, true},
 		{"back-off status", &probe.Status{Endpoint: 0, State: probe.StateBackoff, Backoff: 2 * time.Second}, false},
 		{"other status", &probe.Status{Endpoint: 0, State: probe.StateStreaming, Backoff: time.Second}, false},
@@ -49,7 +50,7 @@ func TestTokenCountQuantilesAreWhole(t *testing.T) {
 	a := newAgg()
 	now := time.Now()
 	for i, n := range []int{785, 785, 786, 4099, 123457} {
-		s := okSample(now, 50*time.Millisecond, 4, 10*time.Millisecond, 4)
+		s := probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Ptr()
 		s.Seq = uint64(i + 1)
 		s.PromptTokens, s.CachedTokens = n, n/2
 		a.AddAt(0, s)

@@ -6,6 +6,7 @@ import (
 
 	"tokscope/metric"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // A counted request that paid for loading the model is marked and kept out of the TTFT
@@ -17,12 +18,12 @@ func TestModelLoadKeptOutOfTTFT(t *testing.T) {
 		st.LoadMs, st.TTFTms, st.DecodeMs, st.DecodeTokens = loadMs, loadMs+5, 100, 21
 		s.Server = &st
 	}
-	wu := okSample(t0, 400*msD, 3, 10*msD, 3)
+	wu := probetest.OK("a", "m", 0, t0).Stream(400*msD, 3, 10*msD, 3).Ptr()
 	wu.Warmup = true
 	load(wu, 300)
 	a.Add(wu)
 	for i := range 4 {
-		s := okSample(t0.Add(time.Duration(i+1)*time.Second), 100*msD, 21, 10*msD, 21)
+		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i+1)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Seq = uint64(i + 2)
 		load(s, 1)
 		if i == 0 {

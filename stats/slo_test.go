@@ -7,6 +7,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/servermetrics"
 )
 
@@ -14,7 +15,7 @@ const ns = time.Nanosecond
 
 // Exactly at an objective meets it; one nanosecond over misses it.
 func TestSLOBoundaries(t *testing.T) {
-	noTTFT := okSample(t0, 100*msD, 3, 10*msD, 3)
+	noTTFT := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	noTTFT.FirstToken, noTTFT.FirstAnswer = probe.Absent, probe.Absent
 	for i := range noTTFT.Chunks {
 		noTTFT.Chunks[i].Content = 0
@@ -26,22 +27,22 @@ func TestSLOBoundaries(t *testing.T) {
 		good bool
 		miss string
 	}{
-		{"ttft at", config.SLO{TTFT: 500 * msD}, okSample(t0, 500*msD, 3, 10*msD, 3), true, ""},
-		{"ttft over", config.SLO{TTFT: 500 * msD}, okSample(t0, 500*msD+ns, 3, 10*msD, 3), false, "ttft"},
+		{"ttft at", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 3, 10*msD, 3).Ptr(), true, ""},
+		{"ttft over", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).Stream(500*msD+ns, 3, 10*msD, 3).Ptr(), false, "ttft"},
 		{"ttft never came", config.SLO{TTFT: 500 * msD}, noTTFT, false, "ttft"},
 		// TPOT = 10 gaps of 50 ms over 10 tokens after the first.
-		{"tpot at", config.SLO{TPOT: 50 * msD}, okSample(t0, 100*msD, 11, 50*msD, 11), true, ""},
-		{"tpot over", config.SLO{TPOT: 50 * msD}, okSample(t0, 100*msD, 11, 50*msD+ns, 11), false, "tpot"},
-		{"tpot of one token", config.SLO{TPOT: ns}, okSample(t0, 100*msD, 1, 0, 1), true, ""},
+		{"tpot at", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD, 11).Ptr(), true, ""},
+		{"tpot over", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD+ns, 11).Ptr(), false, "tpot"},
+		{"tpot of one token", config.SLO{TPOT: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 1).Ptr(), true, ""},
 		// e2e = t0 → last chunk = 500 ms + 10 × 50 ms.
-		{"e2e at", config.SLO{E2E: time.Second}, okSample(t0, 500*msD, 11, 50*msD, 11), true, ""},
-		{"e2e over", config.SLO{E2E: time.Second}, okSample(t0, 500*msD, 11, 50*msD+ns, 11), false, "e2e"},
+		{"e2e at", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
+		{"e2e over", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD+ns, 11).Ptr(), false, "e2e"},
 		// itl = the longest gap between token-bearing chunks.
-		{"itl at", config.SLO{ITL: 200 * msD}, okSample(t0, 100*msD, 4, 200*msD, 4), true, ""},
-		{"itl over", config.SLO{ITL: 200 * msD}, okSample(t0, 100*msD, 4, 200*msD+ns, 4), false, "itl"},
-		{"itl of one chunk", config.SLO{ITL: ns}, okSample(t0, 100*msD, 1, 0, 5), true, ""},
+		{"itl at", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD, 4).Ptr(), true, ""},
+		{"itl over", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD+ns, 4).Ptr(), false, "itl"},
+		{"itl of one chunk", config.SLO{ITL: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 5).Ptr(), true, ""},
 		{"every objective at once", config.SLO{TTFT: 500 * msD, TPOT: 50 * msD, E2E: time.Second, ITL: 50 * msD},
-			okSample(t0, 500*msD, 11, 50*msD, 11), true, ""},
+			probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := New([]config.Endpoint{{Name: "a", SLO: tc.slo}})
@@ -71,18 +72,18 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 	slo := config.SLO{TTFT: 300 * msD, ITL: 50 * msD}
 	a := New([]config.Endpoint{{Name: "a", SLO: slo}})
 	for i := range 8 {
-		a.Add(okSample(t0.Add(time.Duration(i)*time.Second), 200*msD, 5, 20*msD, 5))
+		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr())
 	}
-	a.Add(okSample(t0.Add(8*time.Second), 400*msD, 5, 60*msD, 5)) // misses ttft and itl
-	a.Add(errSample(t0.Add(8*time.Second), "http_500"))
-	tr := okSample(t0.Add(9*time.Second), 200*msD, 5, 20*msD, 5)
+	a.Add(probetest.OK("a", "m", 0, t0.Add(8*time.Second)).Stream(400*msD, 5, 60*msD, 5).Ptr()) // misses ttft and itl
+	a.Add(probetest.Err("a", "", 0, t0.Add(8*time.Second), "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	tr := probetest.OK("a", "m", 0, t0.Add(9*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	tr.Outcome = probe.OutcomeTruncated
 	a.Add(tr)
-	a.Add(errSample(t0.Add(9*time.Second), probe.ErrCanceled))
-	wu := okSample(t0, 200*msD, 5, 20*msD, 5)
+	a.Add(probetest.Err("a", "", 0, t0.Add(9*time.Second), probe.ErrCanceled, 429, "boom "+probe.ErrCanceled).Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	wu := probetest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
-	inter := okSample(t0, 200*msD, 5, 20*msD, 5)
+	inter := probetest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	inter.Stream = 7
 	a.Add(inter)
 
@@ -106,7 +107,7 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 func TestSLORecentBreach(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a", SLO: config.SLO{TPOT: 20 * msD}}})
 	for i := range 10 {
-		a.Add(okSample(t0.Add(time.Duration(i)*100*msD), 100*msD, 5, 10*msD, 5))
+		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(100*msD, 5, 10*msD, 5).Ptr())
 	}
 	later := t0.Add(100 * time.Second)
 	for i := range 10 {
@@ -114,7 +115,7 @@ func TestSLORecentBreach(t *testing.T) {
 		if i < 3 {
 			gap = 30 * msD // TPOT 30 ms
 		}
-		a.Add(okSample(later.Add(time.Duration(i)*100*msD), 100*msD, 5, gap, 5))
+		a.Add(probetest.OK("a", "m", 0, later.Add(time.Duration(i)*100*msD)).Stream(100*msD, 5, gap, 5).Ptr())
 	}
 	st := a.Snapshot(later.Add(5 * time.Second)).Endpoints[0].SLO
 	if st.Attainment != 17.0/20 || st.RecentCounted != 10 || st.RecentAttainment != 0.7 {
@@ -130,13 +131,13 @@ func TestSLORecentBreach(t *testing.T) {
 	}
 	WithSLOTarget(0.95)(a)
 	for i := range 5 {
-		a.Add(errSample(later.Add(6*time.Second+time.Duration(i)), "http_503"))
+		a.Add(probetest.Err("a", "", 0, later.Add(6*time.Second+time.Duration(i)), "http_503", 429, "boom http_503").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
 	if st := a.Snapshot(later.Add(7 * time.Second)).Endpoints[0].SLO; !st.Breach || st.Worst != "tpot" {
 		t.Fatalf("breach %v worst %q", st.Breach, st.Worst)
 	}
 	b := New([]config.Endpoint{{Name: "b", SLO: config.SLO{TTFT: time.Second}}})
-	b.AddAt(0, errSample(t0, "http_503"))
+	b.AddAt(0, probetest.Err("a", "", 0, t0, "http_503", 429, "boom http_503").Times(msD, 5*msD).EndAt(6*msD).Ptr())
 	if st := b.Snapshot(t0.Add(time.Second)).Endpoints[0].SLO; !st.Breach || st.Worst != "errors" {
 		t.Fatalf("failures alone: breach %v worst %q, want errors", st.Breach, st.Worst)
 	}
@@ -144,14 +145,14 @@ func TestSLORecentBreach(t *testing.T) {
 
 func TestSLONoneAndReplay(t *testing.T) {
 	a := New(nil)
-	a.Add(okSample(t0, 100*msD, 3, 10*msD, 3))
+	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
 	if st := a.Snapshot(t0.Add(time.Second)).Endpoints[0]; st.SLO != nil || st.Cost != nil || st.Server != nil {
 		t.Fatalf("no objectives, price or scrape: nil figures, got %+v %+v %+v", st.SLO, st.Cost, st.Server)
 	}
 	// --slo on a replay: endpoints the records add later get the objectives too.
 	r := New(nil)
 	r.SetSLO(config.SLO{TTFT: 50 * msD})
-	r.Add(okSample(t0, 100*msD, 3, 10*msD, 3))
+	r.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
 	if st := r.Snapshot(t0.Add(time.Second)).Endpoints[0].SLO; st == nil || st.Counted != 1 || st.Good != 0 {
 		t.Fatalf("replayed endpoint: %+v", st)
 	}
@@ -161,15 +162,15 @@ func TestCost(t *testing.T) {
 	tokens := func() *Aggregator {
 		a := New([]config.Endpoint{{Name: "a", Price: &config.Price{Input: 0.15, Output: 0.6}}})
 		for i := range 4 {
-			s := okSample(t0.Add(time.Duration(i)*time.Second), 100*msD, 5, 10*msD, 500)
+			s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 5, 10*msD, 500).Ptr()
 			s.PromptTokens = 1000
 			a.Add(s)
 		}
-		a.Add(errSample(t0.Add(5*time.Second), "http_429"))
-		tr := okSample(t0.Add(6*time.Second), 100*msD, 5, 10*msD, 100) // a cut stream: no usage, no prompt count
+		a.Add(probetest.Err("a", "", 0, t0.Add(5*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+		tr := probetest.OK("a", "m", 0, t0.Add(6*time.Second)).Stream(100*msD, 5, 10*msD, 100).Ptr() // a cut stream: no usage, no prompt count
 		tr.Outcome = probe.OutcomeTruncated
 		a.Add(tr)
-		wu := okSample(t0, 100*msD, 5, 10*msD, 9999)
+		wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 9999).Ptr()
 		wu.Warmup, wu.PromptTokens = true, 9999
 		a.Add(wu)
 		return a
@@ -186,7 +187,7 @@ func TestCost(t *testing.T) {
 	gpu := New([]config.Endpoint{{Name: "g", Price: &config.Price{GPUHour: 2}}})
 	// Three requests over exactly half an hour: the last one (141 ms long) ends at 30 min.
 	for _, start := range []time.Duration{0, 10 * time.Minute, 30*time.Minute - 141*msD} {
-		gpu.AddAt(0, okSample(t0.Add(start), 100*msD, 5, 10*msD, 700))
+		gpu.AddAt(0, probetest.OK("a", "m", 0, t0.Add(start)).Stream(100*msD, 5, 10*msD, 700).Ptr())
 	}
 	c = gpu.Snapshot(t0.Add(time.Hour)).Endpoints[0].Cost // idle after the run: not billed
 	// Half an hour at 2 USD/h; 2100 tokens in 1800 s is 1.1667 tok/s, so 1M tokens take

@@ -51,8 +51,8 @@ func (b *Builder) Role(at time.Duration) *Builder {
 	return b
 }
 
-// Chunk adds a token-bearing chunk at at with content and reasoning tokens: the first one
-// sets the first token (and the first event, if none came before), the first with content the
+// Chunk adds a token-bearing chunk at at with content and reasoning bytes of text: the first
+// one sets the first token (and the first event, if none came before), the first with content the
 // first answer; each is the last token so far.
 func (b *Builder) Chunk(at time.Duration, content, reasoning int) *Builder {
 	b.s.Chunks = append(b.s.Chunks, probe.Chunk{At: at, Content: content, Reasoning: reasoning})
@@ -67,12 +67,29 @@ func (b *Builder) Chunk(at time.Duration, content, reasoning int) *Builder {
 	return b
 }
 
-// Chunks adds n chunks of content tokens each, the first at first, then every gap.
+// Chunks adds n chunks of content bytes of text each, the first at first, then every gap.
 func (b *Builder) Chunks(n int, first, gap time.Duration, content int) *Builder {
 	for i := range n {
 		b.Chunk(first+time.Duration(i)*gap, content, 0)
 	}
 	return b
+}
+
+// ChunksAt adds a chunk of content bytes of text at each of the instants at.
+func (b *Builder) ChunksAt(content int, at ...time.Duration) *Builder {
+	for _, d := range at {
+		b.Chunk(d, content, 0)
+	}
+	return b
+}
+
+// Stream is the usual streamed answer, its first token at ttft: the request written at
+// ttft/4, its headers at ttft/2, a role-only chunk 1 ms before the first token, then n chunks
+// of 4 bytes of content every gap from ttft; tokens output tokens counted by usage; the end
+// 1 ms after the last chunk. A test that needs another shape spells it with the parts.
+func (b *Builder) Stream(ttft time.Duration, n int, gap time.Duration, tokens int) *Builder {
+	return b.Times(ttft/4, ttft/2).Role(ttft-time.Millisecond).Chunks(n, ttft, gap, 4).
+		Tokens(tokens, probe.SourceUsage).EndAfter(time.Millisecond)
 }
 
 func (b *Builder) event(at time.Duration) {
@@ -84,6 +101,20 @@ func (b *Builder) event(at time.Duration) {
 // Tokens sets N, the output tokens, and where the count came from.
 func (b *Builder) Tokens(n int, src probe.TokenSource) *Builder {
 	b.s.Tokens, b.s.Source = n, src
+	return b
+}
+
+// Prompt sets the prompt's tokens and how many of them the server's cache held (-1: not
+// reported).
+func (b *Builder) Prompt(tokens, cached int) *Builder {
+	b.s.PromptTokens, b.s.CachedTokens = tokens, cached
+	return b
+}
+
+// NewConn makes the request the one that opened its connection: its DNS, connect and TLS
+// phases (probe.Absent for a phase that did not happen, as TLS over http).
+func (b *Builder) NewConn(dns, connect, tls time.Duration) *Builder {
+	b.s.DNS, b.s.Connect, b.s.TLS, b.s.Reused = dns, connect, tls, false
 	return b
 }
 
