@@ -19,18 +19,6 @@ var base = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
 func at(sec float64) time.Time { return base.Add(time.Duration(sec * float64(time.Second))) }
 
-// okSample started at start: first token after ttft, then tokens one per chunk every gap.
-func okSample(seq uint64, start time.Time, ttft time.Duration, tokens int, gap time.Duration) probe.Sample {
-	return probetest.OK("a", "m", seq, start).Times(time.Millisecond, ttft/2).
-		Chunks(tokens, ttft, gap, 3).Tokens(tokens, probe.SourceUsage).EndAfter(0).Sample()
-}
-
-// errSample is a 500 whose headers came at 5 ms.
-func errSample(seq uint64, start time.Time) probe.Sample {
-	return probetest.Err("a", "m", seq, start, "http_500", 500, "").Times(time.Millisecond, 5*time.Millisecond).
-		EndAt(5 * time.Millisecond).Sample()
-}
-
 type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
@@ -44,31 +32,37 @@ func TestStepAttribution(t *testing.T) {
 	tr := sw.Track(eps, clk.now)
 	done := func(s probe.Sample) { tr.Observe(&probe.Done{Endpoint: 0, Sample: s}) }
 
-	// Before the first step: a warm-up (no step) and a counted request (step 1).
-	w := okSample(1, at(-2), 100*time.Millisecond, 10, 10*time.Millisecond)
+	// Before the first step: a warm-up (no step) and a counted request (step 1). Each request
+	// is written at 1 ms, its headers half way to its first token, one token per chunk.
+	const ms = time.Millisecond
+	w := probetest.OK("a", "m", 1, at(-2)).Times(ms, 50*ms).Chunks(10, 100*ms, 10*ms, 3).
+		Tokens(10, probe.SourceUsage).EndAfter(0).Sample()
 	w.Warmup = true
 	done(w)
 	sw.Begin(at(0))
-	done(okSample(2, at(-0.5), 100*time.Millisecond, 10, 100*time.Millisecond)) // tokens at -0.4 … 0.5
+	// Its tokens at -0.4 … 0.5.
+	done(probetest.OK("a", "m", 2, at(-0.5)).Times(ms, 50*ms).Chunks(10, 100*ms, 100*ms, 3).Tokens(10, probe.SourceUsage).EndAfter(0).Sample())
 	// Step 1: one request entirely inside, one crossing into step 2 (10 tokens: 5 in each window).
-	done(okSample(3, at(2), 0, 20, 50*time.Millisecond))
+	done(probetest.OK("a", "m", 3, at(2)).Times(ms, 0).Chunks(20, 0, 50*ms, 3).Tokens(20, probe.SourceUsage).EndAfter(0).Sample())
 	tr.Observe(&probe.Started{Endpoint: 0, Seq: 4, At: at(9.5)})
 	sw.Begin(at(10))
 	clk.t = at(11)
 	if tr.Refresh(); tr.Progress().Finished != 0 {
 		t.Fatal("step 1 final while a request it started is in flight")
 	}
-	done(okSample(4, at(9.5), 0, 10, 100*time.Millisecond)) // tokens at 9.5 … 10.4
+	// Its tokens at 9.5 … 10.4.
+	done(probetest.OK("a", "m", 4, at(9.5)).Times(ms, 0).Chunks(10, 0, 100*ms, 3).Tokens(10, probe.SourceUsage).EndAfter(0).Sample())
 	if p := tr.Progress(); p.Finished != 1 || p.Step != 1 || p.Concurrency != 2 || p.Left != 9*time.Second {
 		t.Fatalf("progress %+v, want step 1 final, step 2 of c2 running with 9 s left", p)
 	}
 	// Step 2: an error and a request; step 3: one request; then one started after the end.
-	done(errSample(5, at(12)))
-	done(okSample(6, at(13), 0, 30, 100*time.Millisecond))
+	done(probetest.Err("a", "m", 5, at(12), "http_500", 500, "").Times(ms, 5*ms).EndAt(5 * ms).Sample())
+	done(probetest.OK("a", "m", 6, at(13)).Times(ms, 0).Chunks(30, 0, 100*ms, 3).Tokens(30, probe.SourceUsage).EndAfter(0).Sample())
 	sw.Begin(at(20))
-	done(okSample(7, at(21), 200*time.Millisecond, 40, 100*time.Millisecond))
+	done(probetest.OK("a", "m", 7, at(21)).Times(ms, 100*ms).Chunks(40, 200*ms, 100*ms, 3).Tokens(40, probe.SourceUsage).EndAfter(0).Sample())
 	sw.Finish(at(30))
-	done(okSample(8, at(30.1), 0, 50, time.Millisecond)) // in the drain: no step
+	// In the drain: no step.
+	done(probetest.OK("a", "m", 8, at(30.1)).Times(ms, 0).Chunks(50, 0, ms, 3).Tokens(50, probe.SourceUsage).EndAfter(0).Sample())
 	clk.t = at(30.1)
 	if tr.Refresh(); tr.Complete() {
 		t.Fatal("complete before the settle time")
