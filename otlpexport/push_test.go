@@ -19,16 +19,6 @@ import (
 
 const ms = time.Millisecond
 
-// okSample is an ok request (probetest): headers at 5 ms, a role-only chunk at 6 ms, then
-// token-bearing chunks at the offsets; its end 1 ms after the last.
-func okSample(endpoint, model string, seq uint64, chunks []time.Duration, tokens, prompt int) *probe.Sample {
-	b := probetest.OK(endpoint, model, seq, time.Time{}).Times(0, 5*ms).Role(6 * ms)
-	for _, at := range chunks {
-		b.Chunk(at, 3, 0)
-	}
-	return b.Tokens(tokens, probe.SourceUsage).EndAfter(ms).With(func(s *probe.Sample) { s.PromptTokens = prompt }).Ptr()
-}
-
 func testEndpoints() []config.Endpoint {
 	return []config.Endpoint{
 		{Name: "local", Model: "m1", BaseURL: "http://127.0.0.1:8080/v1"},
@@ -57,7 +47,8 @@ func TestPushNamesAttributesValues(t *testing.T) {
 	rcv := newReceiver(t)
 	eps := testEndpoints()
 	exp := promexport.New(eps)
-	exp.Observe(okSample("local", "m1", 1, []time.Duration{20 * ms, 30 * ms, 45 * ms}, 9, 100))
+	exp.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
+		ChunksAt(3, 20*ms, 30*ms, 45*ms).Tokens(9, probe.SourceUsage).Prompt(100, 0).EndAfter(ms).Ptr())
 	exp.Observe(&probe.Sample{Endpoint: "groq", Model: "llama", Seq: 1, Outcome: probe.OutcomeError, ErrorKind: "http_429"})
 
 	push, err := otlpexport.Start(context.Background(), exp.Registry(), otlpexport.Options{
@@ -66,7 +57,8 @@ func TestPushNamesAttributesValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "two periodic pushes", func() bool { return rcv.count() >= 2 })
-	exp.Observe(okSample("local", "m1", 2, []time.Duration{40 * ms, 50 * ms}, 6, 50)) // only the push at exit has it
+	exp.Observe(probetest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
+		ChunksAt(3, 40*ms, 50*ms).Tokens(6, probe.SourceUsage).Prompt(50, 0).EndAfter(ms).Ptr()) // only the push at exit has it
 	if err := push.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 const dashboardFile = "../grafana/tokscope-dashboard.json"
@@ -54,7 +55,8 @@ func exposedSeries(t *testing.T) map[string][]string {
 	t.Helper()
 	e := New(testEndpoints())
 	// Families that only exist once observed.
-	e.Observe(okSample("local", 1, 10*ms, []time.Duration{20 * ms, 30 * ms}, 2, probe.SourceUsage, 40*ms))
+	e.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).
+		ChunksAt(3, 20*ms, 30*ms).Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr())
 	e.Observe(&probe.Sample{Endpoint: "local", Model: "m1", Seq: 2, Outcome: probe.OutcomeError, ErrorKind: "http_500"})
 	families, err := e.Registry().Gather()
 	if err != nil {

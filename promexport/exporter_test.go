@@ -117,16 +117,6 @@ func checkHistogram(t *testing.T, families map[string]*dto.MetricFamily, name st
 	}
 }
 
-// okSample builds an ok request: token-bearing chunks at the given offsets after a role-only
-// chunk at first event.
-func okSample(endpoint string, seq uint64, headers time.Duration, chunks []time.Duration, tokens int, src probe.TokenSource, end time.Duration) *probe.Sample {
-	b := probetest.OK(endpoint, "m1", seq, time.Time{}).Times(0, headers).Role(headers + ms)
-	for _, at := range chunks {
-		b.Chunk(at, 3, 0)
-	}
-	return b.Tokens(tokens, src).EndAt(end).Ptr()
-}
-
 func testEndpoints() []config.Endpoint {
 	return []config.Endpoint{
 		{Name: "local", Model: "m1", BaseURL: "http://127.0.0.1:8080/v1"},
@@ -139,20 +129,25 @@ func TestObserveExposition(t *testing.T) {
 	url := serve(t, e)
 
 	// A: TTFT 100 ms, TTFB 50 ms, gaps 20/30/100 ms, 7 tokens over 150 ms → TPOT 25 ms.
-	a := okSample("local", 1, 50*ms, []time.Duration{100 * ms, 120 * ms, 150 * ms, 250 * ms}, 7, probe.SourceUsage, 260*ms)
+	a := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
+		ChunksAt(3, 100*ms, 120*ms, 150*ms, 250*ms).Tokens(7, probe.SourceUsage).EndAt(260 * ms).Ptr()
 	// B: TTFT 1.5 s, TTFB 200 ms, one gap of 5 ms, 2 tokens → TPOT 5 ms.
-	b := okSample("local", 2, 200*ms, []time.Duration{1500 * ms, 1505 * ms}, 2, probe.SourceEstimate, 1510*ms)
+	b := probetest.OK("local", "m1", 2, time.Time{}).Times(0, 200*ms).Role(201*ms).
+		ChunksAt(3, 1500*ms, 1505*ms).Tokens(2, probe.SourceEstimate).EndAt(1510 * ms).Ptr()
 	// C: one token: TTFT 30 ms, no gap, no TPOT.
-	c := okSample("local", 3, 10*ms, []time.Duration{30 * ms}, 1, probe.SourceUsage, 40*ms)
+	c := probetest.OK("local", "m1", 3, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 30*ms).
+		Tokens(1, probe.SourceUsage).EndAt(40 * ms).Ptr()
 	// D: truncated — counts as a request, never in latency or tokens.
-	d := okSample("local", 4, 5*ms, []time.Duration{7 * ms, 9 * ms}, 50, probe.SourceUsage, 20*ms)
+	d := probetest.OK("local", "m1", 4, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 7*ms, 9*ms).
+		Tokens(50, probe.SourceUsage).EndAt(20 * ms).Ptr()
 	d.Outcome, d.FinishReason = probe.OutcomeTruncated, ""
 	// E: a 429.
 	e429 := &probe.Sample{Endpoint: "local", Model: "m1", Seq: 5, Headers: 3 * ms,
 		FirstToken: probe.Absent, LastToken: probe.Absent, End: 4 * ms,
 		Outcome: probe.OutcomeError, ErrorKind: "http_429", HTTPStatus: 429}
 	// F: a warm-up with absurd numbers: must leave no trace.
-	f := okSample("local", 6, 9000*ms, []time.Duration{9100 * ms, 9200 * ms}, 1000, probe.SourceUsage, 9300*ms)
+	f := probetest.OK("local", "m1", 6, time.Time{}).Times(0, 9000*ms).Role(9001*ms).
+		ChunksAt(3, 9100*ms, 9200*ms).Tokens(1000, probe.SourceUsage).EndAt(9300 * ms).Ptr()
 	f.Warmup = true
 	// G: a stream error on the other endpoint, whose API code rides on the kind.
 	g := &probe.Sample{Endpoint: "remote", Model: "m2", Seq: 1, Headers: 80 * ms,
@@ -281,7 +276,8 @@ func TestConcurrentObserve(t *testing.T) {
 			for i := range each {
 				seq := uint64(w*each + i + 1)
 				e.Started("local", seq)
-				e.Observe(okSample("local", seq, 10*ms, []time.Duration{20 * ms, 30 * ms}, 2, probe.SourceUsage, 40*ms))
+				e.Observe(probetest.OK("local", "m1", seq, time.Time{}).Times(0, 10*ms).Role(11*ms).
+					ChunksAt(3, 20*ms, 30*ms).Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr())
 			}
 		})
 	}
@@ -316,7 +312,8 @@ func TestNoSecretsInExposition(t *testing.T) {
 	url := serve(t, e)
 	for i, ep := range eps {
 		e.Started(ep.Name, 1)
-		e.Observe(okSample(ep.Name, uint64(i+2), 10*ms, []time.Duration{20 * ms, 30 * ms}, 2, probe.SourceUsage, 40*ms))
+		e.Observe(probetest.OK(ep.Name, "m1", uint64(i+2), time.Time{}).Times(0, 10*ms).Role(11*ms).
+			ChunksAt(3, 20*ms, 30*ms).Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr())
 	}
 	body := scrapeBody(t, url)
 	for _, secret := range []string{"hunter2", "alice", "pa55", "bob:", "sk-test", "sk-header", "Bearer", "Authorization"} {
@@ -448,15 +445,18 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 		{"in flight", func() { progress(1, 10) }, 10},
 		{"a late Progress counts nothing twice", func() { progress(1, 8) }, 10},
 		{"usage above the estimate", func() {
-			e.Observe(okSample("local", 1, 5*ms, []time.Duration{10 * ms, 20 * ms}, 12, probe.SourceUsage, 30*ms))
+			e.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
+				ChunksAt(3, 10*ms, 20*ms).Tokens(12, probe.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 12},
 		{"estimate above the usage: 3 owed", func() {
 			progress(2, 9)
-			e.Observe(okSample("local", 2, 5*ms, []time.Duration{10 * ms, 20 * ms}, 6, probe.SourceUsage, 30*ms))
+			e.Observe(probetest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
+				ChunksAt(3, 10*ms, 20*ms).Tokens(6, probe.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 21},
 		{"a failed request pays the 3 owed, then owes its 4", func() {
 			progress(3, 4)
-			s := okSample("local", 3, 5*ms, []time.Duration{10 * ms}, 4, probe.SourceUsage, 30*ms)
+			s := probetest.OK("local", "m1", 3, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 10*ms).
+				Tokens(4, probe.SourceUsage).EndAt(30 * ms).Ptr()
 			s.Outcome, s.ErrorKind = probe.OutcomeError, "stream_error"
 			e.Observe(s)
 		}, 22},
@@ -468,7 +468,8 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 		{"later tokens pay the 4 owed first", func() { progress(6, 5) }, 23},
 		{"then count", func() { progress(6, 10) }, 28},
 		{"and end exact", func() {
-			e.Observe(okSample("local", 6, 5*ms, []time.Duration{10 * ms, 20 * ms}, 10, probe.SourceUsage, 30*ms))
+			e.Observe(probetest.OK("local", "m1", 6, time.Time{}).Times(0, 5*ms).Role(6*ms).
+				ChunksAt(3, 10*ms, 20*ms).Tokens(10, probe.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 28},
 	}
 	for _, s := range steps {
@@ -485,7 +486,8 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 func TestObserveCut(t *testing.T) {
 	e := New(testEndpoints())
 	url := serve(t, e)
-	cut := okSample("local", 1, 20*ms, []time.Duration{40 * ms, 60 * ms}, 2, probe.SourceUsage, 70*ms)
+	cut := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 20*ms).Role(21*ms).ChunksAt(3, 40*ms, 60*ms).
+		Tokens(2, probe.SourceUsage).EndAt(70 * ms).Ptr()
 	cut.Outcome, cut.ErrorKind, cut.FinishReason, cut.Cut = probe.OutcomeError, probe.ErrCanceled, "", true
 	e.Observe(cut)
 	fams := scrape(t, url)

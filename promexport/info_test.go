@@ -6,6 +6,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // tokscope_endpoint_info says each endpoint's API, at 1, from the first scrape: a configured
@@ -27,10 +28,12 @@ func TestEndpointInfoNamesTheAPI(t *testing.T) {
 		t.Errorf("%d info series before any request, want 2", n)
 	}
 
-	s := okSample("extra", 1, 10*ms, []time.Duration{20 * ms, 30 * ms}, 2, probe.SourceUsage, 40*ms)
+	s := probetest.OK("extra", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
+		Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr()
 	s.API = config.APIOllama
 	e.Observe(s)
-	remote := okSample("remote", 1, 10*ms, []time.Duration{20 * ms, 30 * ms}, 2, probe.SourceUsage, 40*ms)
+	remote := probetest.OK("remote", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).
+		ChunksAt(3, 20*ms, 30*ms).Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr()
 	remote.Model, remote.API = "m2", config.APIAnthropic
 	e.Observe(remote)
 	fams = scrape(t, url)

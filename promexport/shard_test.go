@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // A sharded run labels every series shard="I", the runtime's and the process's too, so that
@@ -12,7 +13,8 @@ import (
 func TestShardLabelOnEverySeries(t *testing.T) {
 	for _, shard := range []string{"", "2"} {
 		e := New(testEndpoints(), WithShard(shard))
-		s := okSample("local", 1, 50*ms, []time.Duration{100 * ms, 120 * ms}, 2, probe.SourceUsage, 130*ms)
+		s := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
+			ChunksAt(3, 100*ms, 120*ms).Tokens(2, probe.SourceUsage).EndAt(130 * ms).Ptr()
 		e.Started("local", 1)
 		e.Observe(s)
 		e.Finished("local", 1)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // TestRequestTokensHistogram: ok requests add one output observation each, and one input
@@ -12,9 +13,11 @@ import (
 func TestRequestTokensHistogram(t *testing.T) {
 	e := New(testEndpoints())
 	url := serve(t, e)
-	a := okSample("local", 1, 10*ms, []time.Duration{20 * ms, 30 * ms}, 5, probe.SourceUsage, 40*ms)
+	a := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
+		Tokens(5, probe.SourceUsage).EndAt(40 * ms).Ptr()
 	a.PromptTokens = 100
-	b := okSample("local", 2, 10*ms, []time.Duration{20 * ms}, 300, probe.SourceUsage, 40*ms) // no usage prompt count
+	b := probetest.OK("local", "m1", 2, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms).
+		Tokens(300, probe.SourceUsage).EndAt(40 * ms).Ptr() // no usage prompt count
 	failed := &probe.Sample{Endpoint: "local", Model: "m1", Seq: 3, Outcome: probe.OutcomeError,
 		ErrorKind: "http_500", Tokens: 7, PromptTokens: 9}
 	for _, s := range []*probe.Sample{a, b, failed} {

@@ -123,9 +123,12 @@ func TestQuantilesResolution(t *testing.T) {
 func TestCountsAndErrorExclusion(t *testing.T) {
 	a := newAgg()
 	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0.Add(time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0.Add(3*time.Second), "timeout", 429, "boom timeout").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).
+		EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
+		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(3*time.Second), "timeout", 429, "boom timeout").Times(msD, 5*msD).
+		EndAt(6 * msD).Ptr())
 	tr := probetest.OK("a", "m", 0, t0).Stream(1*msD, 5, 900*msD, 500).Ptr() // would skew every figure if it counted
 	tr.Outcome, tr.FinishReason = probe.OutcomeTruncated, ""
 	a.Add(tr)
@@ -194,7 +197,8 @@ func TestRecentWindowExpiry(t *testing.T) {
 	// The window spans many slots and merges them, with exact mean/min/max.
 	b := newAgg()
 	for i := range 120 {
-		b.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(time.Duration(i+1)*msD, 3, 10*msD, 3).Ptr())
+		b.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).
+			Stream(time.Duration(i+1)*msD, 3, 10*msD, 3).Ptr())
 	}
 	st = b.Snapshot(t0.Add(119*time.Second + 500*msD)).Endpoints[0]
 	r := st.Recent.TTFT

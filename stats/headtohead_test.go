@@ -168,12 +168,15 @@ func TestRateLimitsAndBackoff(t *testing.T) {
 	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 10*msD, 11).Ptr()
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 99, 40000
 	a.Add(s)
-	older := probetest.OK("a", "m", 0, t0.Add(-time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr() // finished later, started earlier
+	older := probetest.OK("a", "m", 0, t0.Add(-time.Second)).Stream(100*msD, 11, 10*msD, 11).
+		Ptr() // finished later, started earlier
 	older.RateLimitRemainingRequests = 100
 	a.Add(older)
-	plain := probetest.OK("a", "m", 0, t0.Add(time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr() // no headers: keeps the last seen
+	plain := probetest.OK("a", "m", 0, t0.Add(time.Second)).Stream(100*msD, 11, 10*msD, 11).
+		Ptr() // no headers: keeps the last seen
 	a.Add(plain)
-	limited := probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+	limited := probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
+		Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens = 0, -1
 	limited.RetryAfter = 12 * time.Second
 	a.Add(limited)

@@ -15,16 +15,18 @@ import (
 func TestObserve(t *testing.T) {
 	a := newAgg()
 	now := time.Now()
-	limited := probetest.Err("a", "", 0, now, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Sample()
+	ok := probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()
+	limited := probetest.Err("a", "", 0, now, "http_429", 429, "boom http_429").Times(msD, 5*msD).
+		EndAt(6 * msD).Sample()
 	limited.Backoff = 2 * time.Second
 	cases := []struct {
 		name    string
 		ev      probe.Event
 		changed bool
 	}{
-		{"background done", &probe.Done{Endpoint: 0, Sample: probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()}, true},
-		{"interactive done", &probe.Done{Endpoint: 0, Stream: 3, Sample: probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()}, false},
-		{"out-of-range endpoint", &probe.Done{Endpoint: 9, Sample: probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()}, false},
+		{"background done", &probe.Done{Endpoint: 0, Sample: ok}, true},
+		{"interactive done", &probe.Done{Endpoint: 0, Stream: 3, Sample: ok}, false},
+		{"out-of-range endpoint", &probe.Done{Endpoint: 9, Sample: ok}, false},
 		{"429 that started a back-off", &probe.Done{Endpoint: 0, Sample: limited}, true},
 		{"back-off status", &probe.Status{Endpoint: 0, State: probe.StateBackoff, Backoff: 2 * time.Second}, false},
 		{"other status", &probe.Status{Endpoint: 0, State: probe.StateStreaming, Backoff: time.Second}, false},

@@ -27,20 +27,30 @@ func TestSLOBoundaries(t *testing.T) {
 		good bool
 		miss string
 	}{
-		{"ttft at", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 3, 10*msD, 3).Ptr(), true, ""},
-		{"ttft over", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).Stream(500*msD+ns, 3, 10*msD, 3).Ptr(), false, "ttft"},
+		{"ttft at", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 3, 10*msD, 3).
+			Ptr(), true, ""},
+		{"ttft over", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).
+			Stream(500*msD+ns, 3, 10*msD, 3).Ptr(), false, "ttft"},
 		{"ttft never came", config.SLO{TTFT: 500 * msD}, noTTFT, false, "ttft"},
 		// TPOT = 10 gaps of 50 ms over 10 tokens after the first.
-		{"tpot at", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD, 11).Ptr(), true, ""},
-		{"tpot over", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD+ns, 11).Ptr(), false, "tpot"},
-		{"tpot of one token", config.SLO{TPOT: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 1).Ptr(), true, ""},
+		{"tpot at", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD, 11).
+			Ptr(), true, ""},
+		{"tpot over", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).
+			Stream(100*msD, 11, 50*msD+ns, 11).Ptr(), false, "tpot"},
+		{"tpot of one token", config.SLO{TPOT: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 1).
+			Ptr(), true, ""},
 		// e2e = t0 → last chunk = 500 ms + 10 × 50 ms.
-		{"e2e at", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
-		{"e2e over", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD+ns, 11).Ptr(), false, "e2e"},
+		{"e2e at", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).
+			Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
+		{"e2e over", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).
+			Stream(500*msD, 11, 50*msD+ns, 11).Ptr(), false, "e2e"},
 		// itl = the longest gap between token-bearing chunks.
-		{"itl at", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD, 4).Ptr(), true, ""},
-		{"itl over", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD+ns, 4).Ptr(), false, "itl"},
-		{"itl of one chunk", config.SLO{ITL: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 5).Ptr(), true, ""},
+		{"itl at", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD, 4).
+			Ptr(), true, ""},
+		{"itl over", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).
+			Stream(100*msD, 4, 200*msD+ns, 4).Ptr(), false, "itl"},
+		{"itl of one chunk", config.SLO{ITL: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 5).
+			Ptr(), true, ""},
 		{"every objective at once", config.SLO{TTFT: 500 * msD, TPOT: 50 * msD, E2E: time.Second, ITL: 50 * msD},
 			probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
 	} {
@@ -75,11 +85,13 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr())
 	}
 	a.Add(probetest.OK("a", "m", 0, t0.Add(8*time.Second)).Stream(400*msD, 5, 60*msD, 5).Ptr()) // misses ttft and itl
-	a.Add(probetest.Err("a", "", 0, t0.Add(8*time.Second), "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(8*time.Second), "http_500", 429, "boom http_500").
+		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	tr := probetest.OK("a", "m", 0, t0.Add(9*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	tr.Outcome = probe.OutcomeTruncated
 	a.Add(tr)
-	a.Add(probetest.Err("a", "", 0, t0.Add(9*time.Second), probe.ErrCanceled, 429, "boom "+probe.ErrCanceled).Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(probetest.Err("a", "", 0, t0.Add(9*time.Second), probe.ErrCanceled, 429, "boom "+probe.ErrCanceled).
+		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	wu := probetest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
@@ -166,8 +178,10 @@ func TestCost(t *testing.T) {
 			s.PromptTokens = 1000
 			a.Add(s)
 		}
-		a.Add(probetest.Err("a", "", 0, t0.Add(5*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-		tr := probetest.OK("a", "m", 0, t0.Add(6*time.Second)).Stream(100*msD, 5, 10*msD, 100).Ptr() // a cut stream: no usage, no prompt count
+		a.Add(probetest.Err("a", "", 0, t0.Add(5*time.Second), "http_429", 429, "boom http_429").
+			Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+		tr := probetest.OK("a", "m", 0, t0.Add(6*time.Second)).Stream(100*msD, 5, 10*msD, 100).
+			Ptr() // a cut stream: no usage, no prompt count
 		tr.Outcome = probe.OutcomeTruncated
 		a.Add(tr)
 		wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 9999).Ptr()
