@@ -29,7 +29,9 @@ var synthEndpoints = []synthEndpoint{
 
 // synthRun makes perEndpoint finished requests for each endpoint (plus one warm-up each),
 // `streams` in flight per endpoint, closed loop, from a fixed seed: the same arguments give
-// the same Samples. Prompt sizes vary when varyPrompt.
+// the same Samples. Prompt sizes vary when varyPrompt. A request fails (http_500) at the
+// endpoint's error rate; an ok one decodes all its tokens (finish_reason length), 4 bytes a
+// chunk, at ±10 % of the endpoint's rate with ±40 % jitter between chunks.
 func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([]config.Endpoint, []probe.Sample) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	t0 := time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -48,32 +50,28 @@ func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([
 				prompt = 100 + rng.IntN(4000)
 			}
 			ttft := time.Duration(float64(ep.ttft) * (0.7 + 0.6*rng.Float64()) * (1 + float64(prompt)/8000))
-			s := synthSample(ep, uint64(seq+1), clock[k], ttft, prompt, rng)
+			var s probe.Sample
+			if rng.Float64() < ep.errRate {
+				s = probetest.Err(ep.name, ep.model, uint64(seq+1), clock[k], "http_500", 500, "internal server error").
+					Times(200*time.Microsecond, ttft/2).EndAt(ttft/2).Prompt(prompt, 0).Sample()
+			} else {
+				b := probetest.OK(ep.name, ep.model, uint64(seq+1), clock[k]).Times(200*time.Microsecond, ttft/2).Prompt(prompt, 0)
+				at, tps := ttft, ep.tps*(0.9+0.2*rng.Float64())
+				for i := range ep.tokens {
+					if i > 0 {
+						at += time.Duration(float64(time.Second) / tps * (0.6 + 0.8*rng.Float64()))
+					}
+					b.Chunk(at, 4, 0)
+				}
+				s = b.Tokens(ep.tokens, probe.SourceUsage).EndAfter(time.Millisecond).
+					With(func(s *probe.Sample) { s.FinishReason = "length" }).Sample()
+			}
 			s.Warmup = seq == 0
 			out = append(out, s)
 			clock[k] = clock[k].Add(s.End + 50*time.Millisecond)
 		}
 	}
 	return cfg, out
-}
-
-func synthSample(ep synthEndpoint, seq uint64, start time.Time, ttft time.Duration, prompt int, rng *rand.Rand) probe.Sample {
-	prompted := func(s *probe.Sample) { s.PromptTokens = prompt }
-	if rng.Float64() < ep.errRate {
-		return probetest.Err(ep.name, ep.model, seq, start, "http_500", 500, "internal server error").
-			Times(200*time.Microsecond, ttft/2).EndAt(ttft / 2).With(prompted).Sample()
-	}
-	b := probetest.OK(ep.name, ep.model, seq, start).Times(200*time.Microsecond, ttft/2).With(prompted)
-	at := ttft
-	tps := ep.tps * (0.9 + 0.2*rng.Float64())
-	for i := 0; i < ep.tokens; i++ {
-		if i > 0 {
-			at += time.Duration(float64(time.Second) / tps * (0.6 + 0.8*rng.Float64()))
-		}
-		b.Chunk(at, 4, 0)
-	}
-	return b.Tokens(ep.tokens, probe.SourceUsage).EndAfter(time.Millisecond).
-		With(func(s *probe.Sample) { s.FinishReason = "length" }).Sample()
 }
 
 // synthInput feeds samples to a Collector and an Aggregator, as a headless run does.
