@@ -6,13 +6,17 @@ import (
 	"time"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // The detail view says when an endpoint's server closes every connection (connect time is
 // then in every TTFT there), and only for that endpoint.
 func TestDetailSaysConnPerRequest(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
-	s := okSample(m.eps[0], 6, t0.Add(-time.Second), 100, 100, 20, 0)
+	ep, ms := m.eps[0], time.Millisecond
+	s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
 	m = update(t, m, eventsMsg{events: []probe.Event{
 		&probe.Done{Endpoint: 0, Sample: s},
 		&probe.Status{Endpoint: 0, State: probe.StateIdle, Concurrency: 1, ConnPerRequest: true},
@@ -60,7 +64,9 @@ func TestFooterSaysFinishing(t *testing.T) {
 // After identical permanent errors the card says why the endpoint backs off.
 func TestCardSaysWhyItBacksOff(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
-	e := errSample(m.eps[0], 6, t0.Add(-time.Second), "http_404", "404 Not Found: The model does not exist", 404)
+	ep, ms := m.eps[0], time.Millisecond
+	e := probetest.Err(ep.Name, ep.Model, 6, t0.Add(-time.Second), "http_404", 404, "404 Not Found: The model does not exist").
+		Times(ms, 40*ms).EndAt(41 * ms).Sample()
 	m = update(t, m, eventsMsg{events: []probe.Event{
 		&probe.Done{Endpoint: 0, Sample: e},
 		&probe.Status{Endpoint: 0, State: probe.StateBackoff, Until: t0.Add(4 * time.Second), Backoff: 4 * time.Second,

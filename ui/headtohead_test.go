@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 // h2hResult runs a head-to-head Cmd (as bubbletea would, off the event loop) and returns its
@@ -141,9 +142,13 @@ func TestReplayWithoutEngine(t *testing.T) {
 
 func TestDetailShowsRateLimits(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
-	s := okSample(m.eps[0], 6, t0.Add(-time.Second), 100, 100, 20, 0)
+	ep, ms := m.eps[0], time.Millisecond
+	s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 42, -1
-	lim := errSample(m.eps[0], 7, t0.Add(-500*time.Millisecond), "http_429", "slow down", 429)
+	lim := probetest.Err(ep.Name, ep.Model, 7, t0.Add(-500*ms), "http_429", 429, "slow down").
+		Times(ms, 40*ms).EndAt(41 * ms).Sample()
 	lim.RetryAfter, lim.Backoff = 12*time.Second, 12*time.Second
 	m = update(t, m, eventsMsg{events: []probe.Event{
 		&probe.Done{Endpoint: 0, Sample: s},

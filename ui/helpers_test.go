@@ -90,51 +90,69 @@ func testEndpoints(n int) []config.Endpoint {
 // jitter is a deterministic value in [-1, 1] for endpoint ep, request seq.
 func jitter(ep, seq int) float64 { return math.Sin(float64(ep*7919+seq*104729) * 0.001) }
 
-// okSample is a finished request (probetest): TTFT ttftMs, then tokens chunks at decode
-// chunks/s (reasoning ones first, 4 tokens each, a stall every 40th), on a connection opened
-// by the first request and reused by the others.
-func okSample(ep config.Endpoint, seq int, start time.Time, ttftMs, decode float64, tokens int, reasoning int) probe.Sample {
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	b := probetest.OK(ep.Name, ep.Model, uint64(seq), start).Times(ms(0.3), ms(ttftMs*0.6)).Role(ms(ttftMs * 0.95))
-	at := ttftMs
-	for i := 0; i < tokens; i++ {
-		if i < reasoning {
-			b.Chunk(ms(at), 0, 4)
-		} else {
-			b.Chunk(ms(at), 4, 0)
-		}
-		gap := 1000 / decode
-		if i%40 == 39 {
-			gap *= 6 // an occasional stall
-		}
-		at += gap
-	}
-	b.Tokens(tokens, probe.SourceUsage).EndAfter(ms(1)).With(func(s *probe.Sample) {
-		s.ReasoningTokens = reasoning
-		// The prompt side: a 512-token prompt and the template; bust's prompts miss the
-		// server's cache, reuse's hit all but the last block from the second on; OpenRouter
-		// reports no cached count.
-		s.PromptTokens, s.CachedTokens, s.Cache = 530, 0, ep.Cache
-		switch {
-		case ep.Cache == config.CacheReuse && seq > 1:
-			s.CachedTokens = 528
-		case strings.HasPrefix(ep.Name, "openrouter"):
-			s.CachedTokens = -1
-		}
-		if seq == 1 {
-			s.DNS, s.Connect, s.Reused = ms(1.2), ms(0.8), false
-			if ep.BaseURL[:5] == "https" {
-				s.TLS = ms(24)
-			}
-		}
-	})
-	return b.Sample()
+// request is one request of a generated data set: of endpoint eps[i], number seq, started at
+// start; ok at a speed (TTFT ms, decode chunks/s, its tokens and how many are reasoning), or
+// failed when kind is set.
+type request struct {
+	i, seq            int
+	start             time.Time
+	ttft, decode      float64
+	tokens, reasoning int
+	kind, message     string
+	status            int
 }
 
-// errSample is a failed request whose headers came at 40 ms.
-func errSample(ep config.Endpoint, seq int, start time.Time, kind, msg string, status int) probe.Sample {
-	return probetest.Err(ep.Name, ep.Model, uint64(seq), start, kind, status, msg).
-		Times(time.Millisecond, 40*time.Millisecond).EndAt(41 * time.Millisecond).Sample()
+// traffic is the Samples of the planned requests, as the probe reports them. An ok request is
+// written at 0.3 ms, its headers at 60 % of its TTFT, a role-only chunk at 95 %; then its
+// token chunks at its decode rate (reasoning ones first, 4 bytes each, a stall every 40th),
+// counted by usage; its prompt 530 tokens, which the server's cache misses under bust, holds
+// all but the last block of from the second request on under reuse, and OpenRouter does not
+// report. The first request of an endpoint opens its connection (DNS, connect, TLS over
+// https), the others reuse it. A failed request's headers come at 40 ms.
+func traffic(eps []config.Endpoint, plan []request) []probe.Sample {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	out := make([]probe.Sample, 0, len(plan))
+	for _, r := range plan {
+		ep := eps[r.i]
+		if r.kind != "" {
+			out = append(out, probetest.Err(ep.Name, ep.Model, uint64(r.seq), r.start, r.kind, r.status, r.message).
+				Times(ms(1), ms(40)).EndAt(ms(41)).Sample())
+			continue
+		}
+		b := probetest.OK(ep.Name, ep.Model, uint64(r.seq), r.start).Times(ms(0.3), ms(r.ttft*0.6)).
+			Role(ms(r.ttft * 0.95))
+		at := r.ttft
+		for k := range r.tokens {
+			if k < r.reasoning {
+				b.Chunk(ms(at), 0, 4)
+			} else {
+				b.Chunk(ms(at), 4, 0)
+			}
+			gap := 1000 / r.decode
+			if k%40 == 39 {
+				gap *= 6 // an occasional stall
+			}
+			at += gap
+		}
+		cached := 0
+		switch {
+		case ep.Cache == config.CacheReuse && r.seq > 1:
+			cached = 528
+		case strings.HasPrefix(ep.Name, "openrouter"):
+			cached = -1
+		}
+		b.Tokens(r.tokens, probe.SourceUsage).Prompt(530, cached).EndAfter(ms(1)).
+			With(func(s *probe.Sample) { s.ReasoningTokens, s.Cache = r.reasoning, ep.Cache })
+		if r.seq == 1 {
+			tls := probe.Absent
+			if strings.HasPrefix(ep.BaseURL, "https") {
+				tls = ms(24)
+			}
+			b.NewConn(ms(1.2), ms(0.8), tls)
+		}
+		out = append(out, b.Sample())
+	}
+	return out
 }
 
 // profile is each test endpoint's speed: TTFT ms, decode tok/s, tokens, reasoning tokens.
@@ -149,22 +167,24 @@ var profiles = []struct {
 // history is n finished requests per endpoint over the last minutes before t0, with a few
 // errors on endpoint 3 (rate limited) and the last request of endpoint 1 failing.
 func history(eps []config.Endpoint, n int) []probe.Event {
-	var evs []probe.Event
+	var plan []request
 	for seq := 1; seq <= n; seq++ {
-		for i, ep := range eps {
+		for i := range eps {
 			p := profiles[i%len(profiles)]
-			start := t0.Add(-time.Duration(n-seq+1) * 3 * time.Second).Add(time.Duration(i) * 100 * time.Millisecond)
-			var s probe.Sample
+			r := request{i: i, seq: seq, start: t0.Add(-time.Duration(n-seq+1) * 3 * time.Second).Add(time.Duration(i) * 100 * time.Millisecond),
+				ttft: p.ttft * (1 + 0.25*jitter(i, seq)), decode: p.decode * (1 + 0.15*jitter(i+11, seq)), tokens: p.tokens, reasoning: p.reasoning}
 			switch {
 			case i == 3 && seq%5 == 0:
-				s = errSample(ep, seq, start, "http_429", "Rate limit exceeded: free-models-per-min (retry after 12s)", 429)
+				r.kind, r.message, r.status = "http_429", "Rate limit exceeded: free-models-per-min (retry after 12s)", 429
 			case i == 1 && seq == n:
-				s = errSample(ep, seq, start, "timeout", "context deadline exceeded after 120s", 0)
-			default:
-				s = okSample(ep, seq, start, p.ttft*(1+0.25*jitter(i, seq)), p.decode*(1+0.15*jitter(i+11, seq)), p.tokens, p.reasoning)
+				r.kind, r.message, r.status = "timeout", "context deadline exceeded after 120s", 0
 			}
-			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Sample: s})
+			plan = append(plan, r)
 		}
+	}
+	var evs []probe.Event
+	for k, s := range traffic(eps, plan) {
+		evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(plan[k].i), Sample: s})
 	}
 	return evs
 }
@@ -265,11 +285,11 @@ func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
 			FirstEvent: first.Sub(start), FirstToken: first.Sub(start), FirstAnswer: first.Sub(start),
 			Tokens: 1.5 * float64(chunks), Estimated: true, Chunks: chunks, MaxTokens: 256})
 		if i == 0 {
-			s := okSample(eps[i], 1, start, profiles[0].ttft, profiles[0].decode, len(words), 0)
+			s := traffic(eps, []request{{i: i, seq: 1, start: start, ttft: profiles[0].ttft, decode: profiles[0].decode, tokens: len(words)}})[0]
 			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Stream: id, Sample: s})
 		}
 		if i == 3 {
-			s := errSample(eps[i], 1, start, "stream_error", "upstream provider error: overloaded", 200)
+			s := traffic(eps, []request{{i: i, seq: 1, start: start, kind: "stream_error", message: "upstream provider error: overloaded", status: 200}})[0]
 			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Stream: id, Sample: s})
 		}
 	}

@@ -143,17 +143,17 @@ func longRun(b *testing.B, target string) {
 // longRunPool is 1024 distinct finished requests per profile: ok ones at each test
 // profile's speed, and one in fifty failed.
 func longRunPool(eps []config.Endpoint) []probe.Sample {
-	pool := make([]probe.Sample, 0, 1024)
-	for i := range cap(pool) {
-		ep := eps[i%len(eps)]
+	plan := make([]request, 1024)
+	for i := range plan {
 		if i%50 == 49 {
-			pool = append(pool, errSample(ep, i, t0, "http_503", "", 503))
+			plan[i] = request{i: i % len(eps), seq: i, start: t0, kind: "http_503", status: 503}
 			continue
 		}
 		p := profiles[i%len(profiles)]
-		pool = append(pool, okSample(ep, i+2, t0, p.ttft*(1+0.25*jitter(i, 1)), p.decode*(1+0.15*jitter(i, 2)), longRunTokens, min(p.reasoning, longRunTokens/2)))
+		plan[i] = request{i: i % len(eps), seq: i + 2, start: t0, ttft: p.ttft * (1 + 0.25*jitter(i, 1)), decode: p.decode * (1 + 0.15*jitter(i, 2)),
+			tokens: longRunTokens, reasoning: min(p.reasoning, longRunTokens/2)}
 	}
-	return pool
+	return traffic(eps, plan)
 }
 
 func liveHeapMiB() float64 {

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 )
 
 func isQuit(cmd tea.Cmd) bool {
@@ -152,7 +153,11 @@ func TestEventsFeedStatisticsThrottled(t *testing.T) {
 func TestInteractiveDoneSkipsStatistics(t *testing.T) {
 	m, _ := newTestModel(t, 2, 80, 24, 0)
 	m = press(t, m, "4", "enter") // stream to endpoint 0, id 1
-	s := okSample(m.eps[0], 1, t0, 100, 50, 20, 0)
+	ep, ms := m.eps[0], time.Millisecond
+	s := probetest.OK(ep.Name, ep.Model, 1, t0).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		NewConn(1200*time.Microsecond, 800*time.Microsecond, probe.Absent). // the first request, over http
+		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
 	m = update(t, m, eventsMsg{events: []probe.Event{
 		&probe.Started{Endpoint: 0, Stream: 1, At: t0},
 		&probe.Delta{Endpoint: 0, Stream: 1, At: t0.Add(100 * time.Millisecond), Text: "hello"},

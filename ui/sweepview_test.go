@@ -12,6 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -23,7 +24,7 @@ var sweepPlan = sweep.Plan{Concurrency: []int{1, 2, 4, 8, 16}, StepDuration: 30 
 // three steps are over (and final at t0), the fourth runs with 20 s left. Each endpoint runs
 // the step's concurrency of back-to-back streams that slow down as it grows.
 func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
-	var evs []probe.Event
+	var plan []request
 	seq := 0
 	for k := range 4 {
 		start := t0.Add(time.Duration(-100+30*k) * time.Second)
@@ -32,7 +33,7 @@ func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
 			break // running: nothing finished yet
 		}
 		conc := sweepPlan.Concurrency[k]
-		for i, ep := range eps {
+		for i := range eps {
 			p := profiles[i%len(profiles)]
 			ttft := p.ttft * (1 + 0.3*float64(k))
 			decode := p.decode / (1 + 0.12*float64(k)*float64(i+1))
@@ -41,17 +42,19 @@ func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
 				at := start.Add(time.Duration(stream) * 37 * time.Millisecond)
 				for at.Add(dur).Before(start.Add(sweepPlan.StepDuration)) {
 					seq++
-					var s probe.Sample
+					r := request{i: i, seq: seq, start: at, ttft: ttft * (1 + 0.1*jitter(i, seq)), decode: decode, tokens: p.tokens}
 					if i == 3 && seq%4 == 0 {
-						s = errSample(ep, seq, at, "http_429", "rate limited", 429)
-					} else {
-						s = okSample(ep, seq, at, ttft*(1+0.1*jitter(i, seq)), decode, p.tokens, 0)
+						r.kind, r.message, r.status = "http_429", "rate limited", 429
 					}
-					evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Sample: s})
+					plan = append(plan, r)
 					at = at.Add(dur + 50*time.Millisecond)
 				}
 			}
 		}
+	}
+	var evs []probe.Event
+	for k, s := range traffic(eps, plan) {
+		evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(plan[k].i), Sample: s})
 	}
 	return evs
 }
@@ -189,7 +192,11 @@ func TestSweepFillsInLive(t *testing.T) {
 		t.Fatalf("before the first step:\n%s", m.View())
 	}
 	sw.Begin(t0)
-	s := okSample(eps[0], 1, t0.Add(time.Second), 100, 50, 20, 0)
+	ep, ms := eps[0], time.Millisecond
+	s := probetest.OK(ep.Name, ep.Model, 1, t0.Add(time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		NewConn(1200*time.Microsecond, 800*time.Microsecond, probe.Absent). // the first request, over http
+		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
 	m = update(t, m, eventsMsg{events: []probe.Event{&probe.Done{Endpoint: 0, Sample: s}}})
 	now = t0.Add(3 * time.Second)
 	m = update(t, m, redrawMsg{})
