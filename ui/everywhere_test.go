@@ -15,6 +15,7 @@ import (
 	"tokscope/export"
 	"tokscope/metric"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/promexport"
 	"tokscope/record"
 	"tokscope/report"
@@ -25,27 +26,20 @@ import (
 // connect, TLS), reasoning then an answer, usage with prompt and cached tokens.
 func everySample(t0 time.Time) probe.Sample {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	s := probe.Sample{
-		Endpoint: "e", Model: "m", Seq: 1, Start: t0,
-		DNS: ms(1.5), Connect: ms(2.25), TLS: ms(4.5), Wrote: ms(9), Headers: ms(30),
-		FirstEvent: ms(35), FirstToken: ms(40), FirstAnswer: ms(70), LastToken: ms(130), End: ms(131),
-		Tokens: 9, Source: probe.SourceUsage, ReasoningTokens: 4, PromptTokens: 500, CachedTokens: 100,
-		Outcome: probe.OutcomeOK, FinishReason: "stop", HTTPStatus: 200,
-		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
-	}
 	// The server's own clock: a llama.cpp-style timing with speculative decoding and a queue.
 	st := probe.NoServerTiming("llamacpp")
 	st.TTFTms, st.QueueMs, st.DecodeMs, st.DecodeTokens, st.DraftN, st.DraftAccepted = 31.25, 2.5, 80.5, 9, 12, 9
-	s.Server = &st
-	s.Chunks = append(s.Chunks, probe.Chunk{At: ms(35)}) // role only
+	b := probetest.OK("e", "m", 1, t0).NewConn(ms(1.5), ms(2.25), ms(4.5)).Times(ms(9), ms(30)).Role(ms(35))
 	for i, at := range []float64{40, 50, 60, 65, 70, 90, 110, 130} {
-		c := probe.Chunk{At: ms(at), Content: 5}
 		if i < 4 {
-			c = probe.Chunk{At: ms(at), Reasoning: 5}
+			b.Chunk(ms(at), 0, 5)
+		} else {
+			b.Chunk(ms(at), 5, 0)
 		}
-		s.Chunks = append(s.Chunks, c)
 	}
-	return s
+	return b.Tokens(9, probe.SourceUsage).Prompt(500, 100).EndAfter(ms(1)).With(func(s *probe.Sample) {
+		s.ReasoningTokens, s.HTTPStatus, s.Server = 4, 200, &st
+	}).Sample()
 }
 
 func values(m *metric.Metric, s *probe.Sample) []float64 {
