@@ -52,8 +52,8 @@ func (b *Builder) Role(at time.Duration) *Builder {
 }
 
 // Chunk adds a token-bearing chunk at at with content and reasoning bytes of text: the first
-// one sets the first token (and the first event, if none came before), the first with content the
-// first answer; each is the last token so far.
+// one sets the first token (and the first event, if none came before), the first with content
+// the first answer; each is the last token so far.
 func (b *Builder) Chunk(at time.Duration, content, reasoning int) *Builder {
 	b.s.Chunks = append(b.s.Chunks, probe.Chunk{At: at, Content: content, Reasoning: reasoning})
 	b.event(at)
