@@ -19,7 +19,7 @@ var importLayers = [][]string{
 	{"probe", "servermetrics"},
 	{"workload"},
 	{"config", "sim"},
-	{"kstamp"},
+	{"kstamp", "redact"},
 }
 
 // testSupport are the packages that only tests import (shared test helpers): they have no

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"tokscope/config"
 	"tokscope/otlpexport"
+	"tokscope/redact"
 )
 
 // pushAtExit bounds the last push when the run ends: a collector that does not answer must
@@ -28,21 +27,9 @@ func (o *options) checkOTLP() error {
 		return usagef("--replay and --otlp exclude each other: a replay shows a recorded run and sends no request")
 	}
 	if _, err := otlpexport.EndpointURL(o.otlp); err != nil {
-		return usagef("invalid value %q for --otlp: %v (e.g. http://127.0.0.1:4318)", redactURL(o.otlp), err)
+		return usagef("invalid value %q for --otlp: %v (e.g. http://127.0.0.1:4318)", redact.URL(o.otlp), err)
 	}
 	return nil
-}
-
-// redactURL is a URL fit for an error message: a password in it is masked, and so is
-// everything before the last @ of a value that does not parse.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	if i := strings.LastIndexByte(raw, '@'); i >= 0 {
-		return "…" + raw[i:]
-	}
-	return raw
 }
 
 // startPush begins pushing the exporter's registry to --otlp.

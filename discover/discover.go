@@ -1,7 +1,7 @@
 // Package discover finds OpenAI-compatible servers: Local probes the usual local inference
 // servers on loopback, Models lists the models of any base URL (--list-models).
 //
-// It uses only the standard library and must not import probe, stats, ui, bubbletea or
+// It uses only the standard library and package redact, and must not import probe, stats, ui, bubbletea or
 // lipgloss. An API key passed in is sent as a Bearer token and never appears in an error.
 package discover
 
@@ -13,10 +13,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"tokscope/redact"
 )
 
 // Candidate is a place a local server may listen: its usual name and its OpenAI base URL.
@@ -234,11 +235,11 @@ func get(ctx context.Context, client *http.Client, endpoint, baseURL, apiKey, ap
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, nil, fmt.Errorf("list models: base URL %q is not an http(s) URL",
-			redact(userinfo.ReplaceAllString(baseURL, "//"), apiKey))
+			redact.Text(redact.URL(baseURL), apiKey))
 	}
-	shown := redactURL(u)
+	shown := redact.URL(endpoint)
 	fail := func(format string, args ...any) error {
-		return errors.New(redact("list models: GET "+shown+": "+fmt.Sprintf(format, args...), apiKey))
+		return errors.New(redact.Text("list models: GET "+shown+": "+fmt.Sprintf(format, args...), apiKey))
 	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
@@ -322,23 +323,4 @@ func apiErrorMessage(body []byte) string {
 		msg = string(r[:200]) + "…"
 	}
 	return msg
-}
-
-// redactURL shows a URL without its user info (password or token in user:pass@).
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
-}
-
-// userinfo matches the user:password@ part of a URL that did not parse.
-var userinfo = regexp.MustCompile(`//[^/@\s]*@`)
-
-// redact removes every occurrence of the key from text shown to the user, for servers that
-// echo the key they rejected.
-func redact(text, apiKey string) string {
-	if apiKey != "" {
-		text = strings.ReplaceAll(text, apiKey, "[redacted]")
-	}
-	return text
 }

@@ -121,7 +121,7 @@ func checkFuzzSample(t *testing.T, d *decoder, s *Sample, wire wireAPI, events [
 		t.Fatalf("read %d answer chunks past the overrun bound %d", d.answerChunks, overrunChunks(maxTokens))
 	}
 	for _, msg := range []string{d.streamErr, d.badChunk, s.ResponseID} {
-		m := readable(redact(msg, testEP()))
+		m := readable(redactFor(msg, testEP()))
 		if !utf8.ValidString(m) || utf8.RuneCountInString(m) > maxMessage || strings.ContainsAny(m, "\n\r\x00\x1b") {
 			t.Fatalf("message %q", m)
 		}

@@ -340,7 +340,7 @@ func (c *Client) failed(ctx, reqCtx context.Context, s *Sample, x *exchange, t0 
 	x.fill(s)
 	s.Outcome = OutcomeError
 	s.ErrorKind, s.ErrorMessage = c.classifyRequestError(ctx, reqCtx, err, x)
-	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
+	s.ErrorMessage = readable(redactFor(s.ErrorMessage, c.ep))
 }
 
 // ended fills s for a stream whose reading is over.
@@ -363,7 +363,7 @@ func (c *Client) ended(ctx, reqCtx context.Context, s *Sample, d *decoder, x *ex
 	}
 	c.outcome(end, s, d, x, readErr, unparsed)
 	c.perChunk.learn(s)
-	s.ErrorMessage = readable(redact(s.ErrorMessage, c.ep))
+	s.ErrorMessage = readable(redactFor(s.ErrorMessage, c.ep))
 }
 
 // open sends the request and returns its event stream: chat through go-openai, the other APIs

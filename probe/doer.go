@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strings"
 
 	"tokscope/config"
+	"tokscope/redact"
 )
 
 // doer is the go-openai HTTPDoer. It does what go-openai cannot: merges the endpoint's extra
@@ -135,32 +134,21 @@ func (d *doer) mergeBody(req *http.Request, fields map[string]json.RawMessage) e
 	return nil
 }
 
-// redact removes the key and every extra header value from a message: servers echo
+// redactFor removes the key and every extra header value from a message: servers echo
 // credentials in error bodies more often than one would hope.
-func redact(msg string, ep config.Endpoint) string {
+func redactFor(msg string, ep config.Endpoint) string {
 	if msg == "" {
 		return msg
 	}
-	secrets := []string{ep.APIKey()}
-	if u, err := url.Parse(ep.BaseURL); err == nil && u.User != nil {
-		pw, _ := u.User.Password()
-		secrets = append(secrets, pw)
-	}
+	secrets := []string{ep.APIKey(), redact.Password(ep.BaseURL)}
 	for _, v := range ep.HeaderValues() {
 		secrets = append(secrets, v)
 		if f := strings.Fields(v); len(f) == 2 { // "Bearer xyz": hide xyz alone too
 			secrets = append(secrets, f[1])
 		}
 	}
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			msg = strings.ReplaceAll(msg, s, "[redacted]")
-		}
-	}
-	return bearer.ReplaceAllString(msg, "Bearer [redacted]")
+	return redact.Text(msg, secrets...)
 }
-
-var bearer = regexp.MustCompile(`Bearer\s+[A-Za-z0-9._~+/=-]+`)
 
 // tailBody keeps the last bytes of a response body: when go-openai swallows an error event
 // (RecvRaw returns nil, nil) or the server ignored stream:true, the text is still here. It

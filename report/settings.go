@@ -3,12 +3,12 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
 	"tokscope/config"
 	"tokscope/export"
+	"tokscope/redact"
 )
 
 // Settings describes a run for the report's settings table: the command line, the config
@@ -35,33 +35,16 @@ func CommandLine(args []string) string {
 	for _, a := range args {
 		name, value, isFlag := strings.Cut(a, "=")
 		if isFlag && strings.HasPrefix(name, "-") {
-			parts = append(parts, name+"="+shellQuote(shorten(RedactURL(value))))
+			parts = append(parts, name+"="+shellQuote(shorten(redact.URL(value))))
 			continue
 		}
-		parts = append(parts, shellQuote(shorten(RedactURL(a))))
+		parts = append(parts, shellQuote(shorten(redact.URL(a))))
 	}
 	return strings.Join(parts, " ")
 }
 
-// RedactURL removes the user info and the query of a URL (where keys hide: user:pass@ and
-// ?api_key=); anything that is not an absolute URL is returned as it is.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return s
-	}
-	if u.User == nil && u.RawQuery == "" {
-		return s
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "[redacted]"
-	}
-	return u.String()
-}
-
 func endpointSetting(ep config.Endpoint) string {
-	parts := []string{RedactURL(ep.BaseURL), "model " + ep.Model}
+	parts := []string{redact.URL(ep.BaseURL), "model " + ep.Model}
 	if l := export.APILabel(ep.API); l != "" {
 		parts = append(parts, l)
 	}
