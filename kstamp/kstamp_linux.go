@@ -106,6 +106,7 @@ func (c *Conn) recv(fd uintptr) bool {
 		c.n, c.errno = int(n), e
 		if e == 0 && n > 0 {
 			c.stamp.Store(rxStamp(c.oob[:c.msg.Controllen]))
+			raceAcquire(fd)
 		}
 		return true
 	}

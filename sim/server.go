@@ -12,6 +12,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,8 @@ type Options struct {
 	// ErrorLog receives net/http's own log lines. Nil discards them: in --demo the TUI owns the
 	// terminal.
 	ErrorLog *log.Logger
+
+	tracked int // the responses TrackSends keeps; 0: trackedResponses (tests set fewer)
 }
 
 // trackedResponses bounds the memory of Options.TrackSends.
@@ -128,7 +131,7 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	if opts.TrackSends {
-		s.sends = newSendLog(trackedResponses)
+		s.sends = newSendLog(cmp.Or(opts.tracked, trackedResponses))
 	}
 	errorLog := opts.ErrorLog
 	if errorLog == nil {

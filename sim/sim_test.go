@@ -877,8 +877,7 @@ func TestSendTimes(t *testing.T) {
 	}
 
 	// Bounded: the oldest response is forgotten.
-	small := start(t, Options{TrackSends: true}, p)
-	small.sends = newSendLog(3)
+	small := start(t, Options{TrackSends: true, tracked: 3}, p)
 	var ids []string
 	for range 4 {
 		ids = append(ids, chat(t, c, small, "p", streamBody(1, "")).data()[0].chunk.ID)
