@@ -21,7 +21,6 @@
 package kstamp
 
 import (
-	"context"
 	"net"
 	"time"
 )
@@ -66,17 +65,6 @@ func (c *Conn) At() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return now.Add(d - time.Hour), true
-}
-
-// Dial dials through dial and wraps what it returns (Wrap).
-func Dial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return Wrap(c), nil
-	}
 }
 
 // Listen wraps every connection ln accepts (Wrap).
