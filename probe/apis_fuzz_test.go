@@ -83,6 +83,10 @@ func fuzzAPI(f *testing.F, api string, captures ...string) {
 	})
 }
 
+// checkFuzzSample holds a decoded stream to the invariants of every API (FuzzChunkDecode
+// and the FuzzDecode targets): chunks in order with non-negative counts, each one's bytes as a fresh
+// decoder finds them alone, N and the instants consistent, the overrun bound kept, and every
+// message a failure would show one short line of valid UTF-8.
 func checkFuzzSample(t *testing.T, d *decoder, s *Sample, wire wireAPI, events [][]byte, maxTokens int) {
 	if len(s.Chunks) != len(events) {
 		t.Fatalf("%d chunks recorded for %d events", len(s.Chunks), len(events))
