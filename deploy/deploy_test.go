@@ -256,21 +256,27 @@ func TestMonitor(t *testing.T) {
 	}
 }
 
+// podSpec is the pod a Job, Deployment or Pod runs; nil for other objects.
+func podSpec(o any) *corev1.PodSpec {
+	switch v := o.(type) {
+	case *batchv1.Job:
+		return &v.Spec.Template.Spec
+	case *appsv1.Deployment:
+		return &v.Spec.Template.Spec
+	case *corev1.Pod:
+		return &v.Spec
+	}
+	return nil
+}
+
 // TestPodsRunLocked: every pod runs as non-root, without privilege escalation, capabilities
 // or a writable root filesystem; tokscope's image is the same everywhere.
 func TestPodsRunLocked(t *testing.T) {
 	images := map[string]bool{}
 	for path, objs := range manifests(t) {
 		for _, o := range objs {
-			var spec *corev1.PodSpec
-			switch v := o.(type) {
-			case *batchv1.Job:
-				spec = &v.Spec.Template.Spec
-			case *appsv1.Deployment:
-				spec = &v.Spec.Template.Spec
-			case *corev1.Pod:
-				spec = &v.Spec
-			default:
+			spec := podSpec(o)
+			if spec == nil {
 				continue
 			}
 			if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
@@ -308,13 +314,8 @@ func TestManifestFlagsExist(t *testing.T) {
 	}
 	for path, objs := range manifests(t) {
 		for _, o := range objs {
-			var spec *corev1.PodSpec
-			switch v := o.(type) {
-			case *batchv1.Job:
-				spec = &v.Spec.Template.Spec
-			case *appsv1.Deployment:
-				spec = &v.Spec.Template.Spec
-			default:
+			spec := podSpec(o)
+			if _, reader := o.(*corev1.Pod); spec == nil || reader { // the records reader runs no tokscope
 				continue
 			}
 			for _, arg := range spec.Containers[0].Args {
