@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"tokscope/cli"
-	"tokscope/sim"
+	"tokscope/cli/clitest"
 )
 
 // summary is the part of a run's -o json that the push must agree with.
@@ -125,19 +125,14 @@ func checkHist(t *testing.T, what string, p point, count int, mean float64) {
 // pod deleted) pushes what it measured before it exits: the last push has the summary's
 // final counts, the requests cut by the signal included.
 func TestSIGTERMPushesBeforeExit(t *testing.T) {
-	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
-		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	busy := clitest.BusySim(t)
 	rcv := newReceiver(t)
 	path := filepath.Join(t.TempDir(), "rec.jsonl")
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Main("", []string{"--no-tui", "--duration", "0", "-i", "0s", "-n", "2", "-o", "json",
-			"--record", path, "--otlp", rcv.url, "-u", srv.BaseURL("busy"), "-m", "m"}, &stdout, &stderr)
+			"--record", path, "--otlp", rcv.url, "-u", busy, "-m", "m"}, &stdout, &stderr)
 	}()
 	// Main has registered for the signal once requests are recorded.
 	waitFor(t, "recorded requests", func() bool {
@@ -174,12 +169,7 @@ func TestSIGTERMPushesBeforeExit(t *testing.T) {
 // neither fails the run nor holds its exit for more than the push's bound (5 s): the run's
 // summary and status are as without --otlp, and stderr has one note.
 func TestHangingCollectorCostsANote(t *testing.T) {
-	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
-		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	busy := clitest.BusySim(t)
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -193,7 +183,7 @@ func TestHangingCollectorCostsANote(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code := cli.Main("", []string{"--no-tui", "--requests", "5", "-i", "0s", "-o", "json",
-		"--otlp", hang.URL, "-u", srv.BaseURL("busy"), "-m", "m"}, &stdout, &stderr)
+		"--otlp", hang.URL, "-u", busy, "-m", "m"}, &stdout, &stderr)
 	took := time.Since(start)
 	if code != cli.ExitOK {
 		t.Errorf("exit %d with a hanging collector; stderr %s", code, stderr.String())

@@ -4,26 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"tokscope/cli"
-	"tokscope/sim"
+	"tokscope/cli/clitest"
 )
 
 // TestShardPushesItsShard: a run given --shard 1/3 pushes its share of --requests with
 // tokscope.shard="1" on the resource and on every data point (promexport's shard label), so
 // that the shards of one Job stay apart in one collector.
 func TestShardPushesItsShard(t *testing.T) {
-	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "busy", Model: "m", TTFT: 5 * time.Millisecond,
-		TokensPerSecond: 2000, TokensPerChunk: 1, MaxTokens: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	busy := clitest.BusySim(t)
 	rcv := newReceiver(t)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main("", []string{"--no-tui", "--requests", "7", "--shard", "1/3", "-i", "0s", "-o", "json",
-		"--otlp", rcv.url, "-u", srv.BaseURL("busy"), "-m", "m"}, &stdout, &stderr)
+		"--otlp", rcv.url, "-u", busy, "-m", "m"}, &stdout, &stderr)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d; stderr %s", code, stderr.String())
 	}
