@@ -6,8 +6,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -97,31 +95,12 @@ func TestAnthropicKeyNeverLeaks(t *testing.T) {
 
 	dir := t.TempDir()
 	for _, format := range []string{"json", "csv", "table"} {
-		record, logFile := filepath.Join(dir, format+".jsonl"), filepath.Join(dir, format+".log")
-		r := runBinary(t, []string{"ANTHROPIC_API_KEY=" + key}, "--no-tui", "-o", format, "--requests", "2", "-i", "0s",
-			"--api", "anthropic", "--record", record, "--log", logFile,
-			"-u", srv.BaseURLFor("ok", sim.APIAnthropic), "-m", "m", "-u", echo.URL+"/v1", "-m", "m")
-		if r.code != 1 {
-			t.Errorf("%s: exit %d, want 1 (the echo endpoint fails); stderr %s", format, r.code, r.stderr)
-		}
-		outputs := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
-		for _, f := range []string{record, logFile} {
-			b, err := os.ReadFile(f)
-			if err != nil && f == record {
-				t.Fatalf("%s: record not written: %v", format, err)
-			}
-			outputs[filepath.Base(f)] = string(b)
-		}
-		if rec := outputs[filepath.Base(record)]; !strings.Contains(rec, "http_401") || !strings.Contains(rec, `"api":"anthropic"`) {
+		outputs, rec := leakRun(t, []string{"ANTHROPIC_API_KEY=" + key}, format, dir,
+			"--api", "anthropic", "-u", srv.BaseURLFor("ok", sim.APIAnthropic), "-m", "m", "-u", echo.URL+"/v1", "-m", "m")
+		if !strings.Contains(rec, "http_401") || !strings.Contains(rec, `"api":"anthropic"`) {
 			t.Errorf("%s: the record does not hold the anthropic 401 (the test would prove nothing): %s", format, rec)
 		}
-		for name, text := range outputs {
-			for _, needle := range []string{key, key[7:]} {
-				if strings.Contains(text, needle) {
-					t.Errorf("%s: %s contains %q:\n%s", format, name, needle, text)
-				}
-			}
-		}
+		checkNoLeak(t, format, outputs, key, key[7:])
 	}
 	mu.Lock()
 	defer mu.Unlock()

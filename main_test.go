@@ -216,30 +216,45 @@ func TestKeyNeverLeaks(t *testing.T) {
 
 	dir := t.TempDir()
 	for _, format := range []string{"json", "csv", "table"} {
-		record := filepath.Join(dir, format+".jsonl")
-		logFile := filepath.Join(dir, format+".log")
-		r := runBinary(t, []string{"TOKSCOPE_TEST_KEY=" + key}, "--no-tui", "-o", format, "--requests", "2", "-i", "0s",
-			"--api-key-env", "TOKSCOPE_TEST_KEY", "--record", record, "--log", logFile,
-			"-u", srv.BaseURL("ok"), "-m", "m", "-u", echo.URL+"/v1", "-m", "m")
-		if r.code != 1 {
-			t.Errorf("%s: exit %d, want 1 (the echo endpoint fails); stderr %s", format, r.code, r.stderr)
+		outputs, rec := leakRun(t, []string{"TOKSCOPE_TEST_KEY=" + key}, format, dir,
+			"--api-key-env", "TOKSCOPE_TEST_KEY", "-u", srv.BaseURL("ok"), "-m", "m", "-u", echo.URL+"/v1", "-m", "m")
+		if !strings.Contains(rec, "http_401") {
+			t.Errorf("%s: the record does not hold the 401 (test would prove nothing): %s", format, rec)
 		}
-		outputs := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
-		for _, f := range []string{record, logFile} {
-			b, err := os.ReadFile(f)
-			if err != nil && f == record {
-				t.Fatalf("%s: record not written: %v", format, err)
-			}
-			outputs[filepath.Base(f)] = string(b)
+		checkNoLeak(t, format, outputs, key, key[8:], "Bearer ")
+	}
+}
+
+// leakRun runs the binary headless in format, with env, a record file and a log file in dir,
+// over args (a healthy endpoint and one that echoes the key it rejected), and wants exit 1
+// (the echo endpoint fails). It returns every output by name (stdout, stderr, the record,
+// the log) and the record's text.
+func leakRun(t *testing.T, env []string, format, dir string, args ...string) (outputs map[string]string, record string) {
+	t.Helper()
+	recordFile, logFile := filepath.Join(dir, format+".jsonl"), filepath.Join(dir, format+".log")
+	r := runBinary(t, env, append([]string{"--no-tui", "-o", format, "--requests", "2", "-i", "0s",
+		"--record", recordFile, "--log", logFile}, args...)...)
+	if r.code != 1 {
+		t.Errorf("%s: exit %d, want 1 (the echo endpoint fails); stderr %s", format, r.code, r.stderr)
+	}
+	outputs = map[string]string{"stdout": r.stdout, "stderr": r.stderr}
+	for _, f := range []string{recordFile, logFile} {
+		b, err := os.ReadFile(f)
+		if err != nil && f == recordFile {
+			t.Fatalf("%s: record not written: %v", format, err)
 		}
-		if !strings.Contains(outputs[filepath.Base(record)], "http_401") {
-			t.Errorf("%s: the record does not hold the 401 (test would prove nothing): %s", format, outputs[filepath.Base(record)])
-		}
-		for name, text := range outputs {
-			for _, needle := range []string{key, key[8:], "Bearer "} {
-				if strings.Contains(text, needle) {
-					t.Errorf("%s: %s contains %q:\n%s", format, name, needle, text)
-				}
+		outputs[filepath.Base(f)] = string(b)
+	}
+	return outputs, outputs[filepath.Base(recordFile)]
+}
+
+// checkNoLeak fails for every output that contains a needle.
+func checkNoLeak(t *testing.T, format string, outputs map[string]string, needles ...string) {
+	t.Helper()
+	for name, text := range outputs {
+		for _, needle := range needles {
+			if strings.Contains(text, needle) {
+				t.Errorf("%s: %s contains %q:\n%s", format, name, needle, text)
 			}
 		}
 	}
