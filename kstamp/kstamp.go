@@ -41,30 +41,44 @@ func wallOffset() int64 {
 func (c *Conn) Since(t0 time.Time) (time.Duration, bool) {
 	now := time.Now()
 	at := now.Sub(t0)
-	if c == nil {
-		return at, false
+	d, ok := c.ago(now)
+	if ok && d <= at {
+		return at - d, true
 	}
-	ts := c.arrival()
-	if ts == 0 {
-		return at, false
+	if ok { // an arrival before t0: the wall clock stepped
+		c.wall.Store(wallOffset())
 	}
-	kat := time.Duration(ts-c.wall.Load()) - t0.Sub(epoch)
-	if kat < 0 || kat > at {
-		c.wall.Store(wallOffset()) // the wall clock stepped
-		return at, false
-	}
-	return kat, true
+	return at, false
 }
 
 // At is when the bytes of c's last read arrived, as an instant of Go's monotonic clock (it
 // subtracts like time.Now()'s), and whether the kernel stamped them; false as Since says.
 func (c *Conn) At() (time.Time, bool) {
 	now := time.Now()
-	d, ok := c.Since(now.Add(-time.Hour)) // an hour back: any read of the last hour maps
+	d, ok := c.ago(now)
 	if !ok {
 		return time.Time{}, false
 	}
-	return now.Add(d - time.Hour), true
+	return now.Add(-d), true
+}
+
+// ago is how long before now the bytes of c's last read arrived by the kernel's clock; false
+// when c is nil, the kernel stamped nothing, or the arrival lies after now (the wall clock
+// stepped: the offset is sampled again).
+func (c *Conn) ago(now time.Time) (time.Duration, bool) {
+	if c == nil {
+		return 0, false
+	}
+	ts := c.arrival()
+	if ts == 0 {
+		return 0, false
+	}
+	d := time.Duration(c.wall.Load() + int64(now.Sub(epoch)) - ts)
+	if d < 0 {
+		c.wall.Store(wallOffset())
+		return 0, false
+	}
+	return d, true
 }
 
 // Listen wraps every connection ln accepts (Wrap).
