@@ -153,7 +153,7 @@ var All = [NumIDs]Metric{
 	ServerTTFT: {Key: "server_ttft_ms", Sub: "ttft_ms", Label: "srv TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
 		Read: value(func(s *probe.Sample) (float64, bool) {
 			if t := s.Server; t != nil && t.TTFTms >= 0 && !t.ModelLoad() {
-				return t.TTFTms, true
+				return float64(t.TTFTms), true
 			}
 			return 0, false
 		}),
@@ -163,7 +163,7 @@ var All = [NumIDs]Metric{
 	ServerQueue: {Key: "server_queue_ms", Sub: "queue_ms", Label: "srv queue ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
 		Read: value(func(s *probe.Sample) (float64, bool) {
 			if t := s.Server; t != nil && t.QueueMs >= 0 {
-				return t.QueueMs, true
+				return float64(t.QueueMs), true
 			}
 			return 0, false
 		}),

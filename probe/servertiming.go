@@ -1,27 +1,64 @@
 package probe
 
-import "math"
+import "encoding/json"
 
 // ServerTiming is the server's own clock for one request, as its response said (DESIGN.md,
 // "The server's own clock"): llama.cpp's `timings`, vLLM's `metrics`, Ollama's native
 // durations. Times are milliseconds as the server gave them (Ollama's nanoseconds divided by
 // 1e6), so tokscope keeps them to the hundredth of a ms and beyond; a figure the server did not
-// give is -1.
+// give is -1. Its JSON is the record's "server_timing" (the contract's keys; source, decode_tps
+// and load_ms added, as replay needs them): absent figures null, every digit kept, so a replay
+// reads them exactly.
 type ServerTiming struct {
-	Source string // "llamacpp", "vllm", "ollama"
+	Source string `json:"source"` // "llamacpp", "vllm", "ollama"
 
-	TTFTms   float64 // llama.cpp prompt_ms; vLLM time_to_first_token_ms; Ollama load + prompt_eval
-	QueueMs  float64 // vLLM queue_time_ms
-	DecodeMs float64 // llama.cpp predicted_ms; vLLM generation_time_ms; Ollama eval_duration
+	TTFTms   Figure `json:"ttft_ms"`   // llama.cpp prompt_ms; vLLM time_to_first_token_ms; Ollama load + prompt_eval
+	QueueMs  Figure `json:"queue_ms"`  // vLLM queue_time_ms
+	DecodeMs Figure `json:"decode_ms"` // llama.cpp predicted_ms; vLLM generation_time_ms; Ollama eval_duration
 	// DecodeTokens is llama.cpp predicted_n, Ollama eval_count (vLLM gives none).
-	DecodeTokens float64
+	DecodeTokens  Figure `json:"decode_tokens"`
+	PromptTokens  Figure `json:"prompt_tokens"`  // llama.cpp prompt_n (the cached prefix excluded), Ollama prompt_eval_count
+	CachedTokens  Figure `json:"cached_tokens"`  // llama.cpp cache_n
+	DraftN        Figure `json:"draft_n"`        // llama.cpp draft_n (speculative decoding)
+	DraftAccepted Figure `json:"draft_accepted"` // llama.cpp draft_n_accepted
 	// DecodeTPS is vLLM's own tokens_per_second, when it gave one (the others' is derived).
-	DecodeTPS     float64
-	PromptTokens  float64 // llama.cpp prompt_n (the cached prefix excluded), Ollama prompt_eval_count
-	CachedTokens  float64 // llama.cpp cache_n
-	DraftN        float64 // llama.cpp draft_n (speculative decoding)
-	DraftAccepted float64 // llama.cpp draft_n_accepted
-	LoadMs        float64 // Ollama load_duration: loading the model, part of TTFTms
+	DecodeTPS Figure `json:"decode_tps"`
+	LoadMs    Figure `json:"load_ms"` // Ollama load_duration: loading the model, part of TTFTms
+}
+
+// UnmarshalJSON reads a record's "server_timing": a key that is missing is absent, as null is.
+func (t *ServerTiming) UnmarshalJSON(b []byte) error {
+	type plain ServerTiming // without this method
+	p := plain(NoServerTiming(""))
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*t = ServerTiming(p)
+	return nil
+}
+
+// Figure is one of the server's figures: -1 when it did not give one, JSON null then.
+type Figure float64
+
+// MarshalJSON writes an absent figure as null, a given one as encoding/json writes a float64.
+func (f Figure) MarshalJSON() ([]byte, error) {
+	if f < 0 {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// UnmarshalJSON reads null (or a negative number, which no server gives) as absent.
+func (f *Figure) UnmarshalJSON(b []byte) error {
+	var p *float64
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*f = -1
+	if p != nil && *p >= 0 {
+		*f = Figure(*p)
+	}
+	return nil
 }
 
 // NoServerTiming is a ServerTiming with every figure absent.
@@ -50,10 +87,10 @@ func (t *ServerTiming) DecodeRate() (float64, bool) {
 		return 0, false
 	}
 	if t.DecodeTPS >= 0 {
-		return t.DecodeTPS, true
+		return float64(t.DecodeTPS), true
 	}
 	if t.DecodeTokens >= 2 && t.DecodeMs > 0 {
-		return (t.DecodeTokens - 1) / (t.DecodeMs / 1000), true
+		return float64((t.DecodeTokens - 1) / (t.DecodeMs / 1000)), true
 	}
 	return 0, false
 }
@@ -63,7 +100,7 @@ func (t *ServerTiming) DraftAcceptance() (float64, bool) {
 	if t == nil || t.DraftN <= 0 || t.DraftAccepted < 0 {
 		return 0, false
 	}
-	return t.DraftAccepted / t.DraftN, true
+	return float64(t.DraftAccepted / t.DraftN), true
 }
 
 // OutsideMs is the client's TTFT less the server's: the network, HTTP, templating, a wait for
@@ -77,50 +114,52 @@ func (s *Sample) OutsideMs() (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return float64(ttft)/1e6 - t.TTFTms, true
+	return float64(ttft)/1e6 - float64(t.TTFTms), true
 }
 
-// wireTimings is llama.cpp's `timings` object.
-type wireTimings struct {
-	CacheN         *float64 `json:"cache_n"`
-	PromptN        *float64 `json:"prompt_n"`
-	PromptMs       *float64 `json:"prompt_ms"`
-	PredictedN     *float64 `json:"predicted_n"`
-	PredictedMs    *float64 `json:"predicted_ms"`
-	DraftN         *float64 `json:"draft_n"`
-	DraftNAccepted *float64 `json:"draft_n_accepted"`
-}
+// wireTimings is llama.cpp's `timings` object, read as the ServerTiming it says.
+type wireTimings struct{ ServerTiming }
 
-// wireMetrics is vLLM's per-request `metrics` object (include_metrics).
-type wireMetrics struct {
-	TTFTms          *float64 `json:"time_to_first_token_ms"`
-	QueueMs         *float64 `json:"queue_time_ms"`
-	GenerationMs    *float64 `json:"generation_time_ms"`
-	MeanITLms       *float64 `json:"mean_itl_ms"`
-	TokensPerSecond *float64 `json:"tokens_per_second"`
-}
-
-// or returns *p, or -1 when absent or not a finite non-negative number.
-func or(p *float64) float64 {
-	if p == nil || *p < 0 || math.IsNaN(*p) || math.IsInf(*p, 0) {
-		return -1
-	}
-	return *p
-}
-
-func (w *wireTimings) timing() *ServerTiming {
+func (w *wireTimings) UnmarshalJSON(b []byte) error {
 	t := NoServerTiming("llamacpp")
-	t.TTFTms, t.DecodeMs = or(w.PromptMs), or(w.PredictedMs)
-	t.DecodeTokens, t.PromptTokens, t.CachedTokens = or(w.PredictedN), or(w.PromptN), or(w.CacheN)
-	t.DraftN, t.DraftAccepted = or(w.DraftN), or(w.DraftNAccepted)
-	return &t
+	err := decodeFigures(b, map[string]*Figure{"prompt_ms": &t.TTFTms, "predicted_ms": &t.DecodeMs,
+		"predicted_n": &t.DecodeTokens, "prompt_n": &t.PromptTokens, "cache_n": &t.CachedTokens,
+		"draft_n": &t.DraftN, "draft_n_accepted": &t.DraftAccepted})
+	if err == nil {
+		w.ServerTiming = t
+	}
+	return err
 }
 
-func (w *wireMetrics) timing() *ServerTiming {
+// wireMetrics is vLLM's per-request `metrics` object (include_metrics), read as the
+// ServerTiming it says.
+type wireMetrics struct{ ServerTiming }
+
+func (w *wireMetrics) UnmarshalJSON(b []byte) error {
 	t := NoServerTiming("vllm")
-	t.TTFTms, t.QueueMs, t.DecodeMs = or(w.TTFTms), or(w.QueueMs), or(w.GenerationMs)
-	t.DecodeTPS = or(w.TokensPerSecond)
-	return &t
+	err := decodeFigures(b, map[string]*Figure{"time_to_first_token_ms": &t.TTFTms,
+		"queue_time_ms": &t.QueueMs, "generation_time_ms": &t.DecodeMs, "tokens_per_second": &t.DecodeTPS})
+	if err == nil {
+		w.ServerTiming = t
+	}
+	return err
+}
+
+// decodeFigures fills each figure of figs from the object's key of that name. A key it does
+// not name is ignored; a figure that is not a non-negative number stays absent (-1). An object
+// that is not one is the json.UnmarshalTypeError a tolerant chunk reader skips.
+func decodeFigures(b []byte, figs map[string]*Figure) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return err
+	}
+	for k, raw := range obj {
+		var v float64
+		if f := figs[k]; f != nil && json.Unmarshal(raw, &v) == nil && v >= 0 {
+			*f = Figure(v)
+		}
+	}
+	return nil
 }
 
 // ollamaTiming is the done line's durations (nanoseconds; -1 absent).
@@ -129,21 +168,21 @@ func ollamaTiming(load, promptEval, eval, evalCount, promptCount int64) *ServerT
 		return nil
 	}
 	t := NoServerTiming("ollama")
-	nsMs := func(ns int64) float64 {
+	nsMs := func(ns int64) Figure {
 		if ns < 0 {
 			return -1
 		}
-		return float64(ns) / 1e6
+		return Figure(ns) / 1e6
 	}
 	t.LoadMs, t.DecodeMs = nsMs(load), nsMs(eval)
 	if promptEval >= 0 {
 		t.TTFTms = nsMs(promptEval) + max(nsMs(load), 0)
 	}
 	if evalCount >= 0 {
-		t.DecodeTokens = float64(evalCount)
+		t.DecodeTokens = Figure(evalCount)
 	}
 	if promptCount >= 0 {
-		t.PromptTokens = float64(promptCount)
+		t.PromptTokens = Figure(promptCount)
 	}
 	return &t
 }
@@ -151,12 +190,15 @@ func ollamaTiming(load, promptEval, eval, evalCount, promptCount int64) *ServerT
 // takeServerTiming keeps the server's clock the event just decoded carried, if any (the last
 // one wins: llama.cpp and vLLM send it once, on the last chunk).
 func (d *decoder) takeServerTiming() {
+	var t *ServerTiming
 	switch {
 	case d.w.Timings != nil:
-		d.s.Server = d.w.Timings.timing()
-		d.w.Timings = nil
+		t = &d.w.Timings.ServerTiming
 	case d.w.Metrics != nil:
-		d.s.Server = d.w.Metrics.timing()
-		d.w.Metrics = nil
+		t = &d.w.Metrics.ServerTiming
 	}
+	if t != nil && t.Source != "" { // "": the object was not one (decodeFigures)
+		d.s.Server = t
+	}
+	d.w.Timings, d.w.Metrics = nil, nil
 }

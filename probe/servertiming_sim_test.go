@@ -79,18 +79,18 @@ func checkSimTiming(t *testing.T, s *Sample, c sim.Clock, source string, headers
 	gen := ms(c.Last.Sub(c.First))
 	switch source {
 	case "llamacpp":
-		near("prompt_ms", st.TTFTms, ms(c.First.Sub(c.Admitted)), hundredth)
-		near("predicted_ms", st.DecodeMs, gen, hundredth)
-		if st.DecodeTokens != float64(c.Completion) || st.CachedTokens != float64(c.Cached) || st.PromptTokens != float64(c.Prompt-c.Cached) {
+		near("prompt_ms", float64(st.TTFTms), ms(c.First.Sub(c.Admitted)), hundredth)
+		near("predicted_ms", float64(st.DecodeMs), gen, hundredth)
+		if st.DecodeTokens != Figure(c.Completion) || st.CachedTokens != Figure(c.Cached) || st.PromptTokens != Figure(c.Prompt-c.Cached) {
 			t.Errorf("counts %+v, want n %d cached %d prompt %d", *st, c.Completion, c.Cached, c.Prompt-c.Cached)
 		}
 	case "vllm":
-		near("time_to_first_token_ms", st.TTFTms, ms(c.First.Sub(c.Arrival)), hundredth)
-		near("queue_time_ms", st.QueueMs, ms(max(c.Scheduled.Sub(c.Arrival), 0)), hundredth)
-		near("generation_time_ms", st.DecodeMs, gen, hundredth)
-		near("tokens_per_second", st.DecodeTPS, float64(c.Completion-1)/(gen/1000), 0.01)
+		near("time_to_first_token_ms", float64(st.TTFTms), ms(c.First.Sub(c.Arrival)), hundredth)
+		near("queue_time_ms", float64(st.QueueMs), ms(max(c.Scheduled.Sub(c.Arrival), 0)), hundredth)
+		near("generation_time_ms", float64(st.DecodeMs), gen, hundredth)
+		near("tokens_per_second", float64(st.DecodeTPS), float64(c.Completion-1)/(gen/1000), 0.01)
 	case "ollama":
-		if st.TTFTms != ms(c.First.Sub(c.Admitted)) || st.DecodeMs != gen || st.LoadMs != 0 {
+		if float64(st.TTFTms) != ms(c.First.Sub(c.Admitted)) || float64(st.DecodeMs) != gen || st.LoadMs != 0 {
 			t.Errorf("ollama %+v, want ttft %v decode %v exactly", *st, ms(c.First.Sub(c.Admitted)), gen)
 		}
 	}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 // says, exactly (the JSON's decimal digits, Ollama's nanoseconds over 1e6).
 func TestCaptureServerTiming(t *testing.T) {
 	t.Parallel()
-	llama := func(ttft, decode, n, prompt, cached float64) ServerTiming {
+	llama := func(ttft, decode, n, prompt, cached Figure) ServerTiming {
 		w := NoServerTiming("llamacpp")
 		w.TTFTms, w.DecodeMs, w.DecodeTokens, w.PromptTokens, w.CachedTokens = ttft, decode, n, prompt, cached
 		return w
@@ -59,7 +60,7 @@ func TestCaptureServerTiming(t *testing.T) {
 			}
 			out, ok := s.OutsideMs()
 			ttft, _ := s.TTFT()
-			if !ok || out != float64(ttft)/1e6-tc.want.TTFTms {
+			if !ok || out != float64(ttft)/1e6-float64(tc.want.TTFTms) {
 				t.Errorf("outside %v (%v), want client TTFT %v − %v", out, ok, ttft, tc.want.TTFTms)
 			}
 		})
@@ -175,14 +176,78 @@ func TestMultiturnTimings(t *testing.T) {
 	if err := json.Unmarshal(b, &turns); err != nil {
 		t.Fatal(err)
 	}
-	want := [][4]float64{{2.038, 14, 52, 8.565}, {1.531, 72, 71, 6.133}, {1.527, 144, 74, 7.202}}
+	want := [][4]Figure{{2.038, 14, 52, 8.565}, {1.531, 72, 71, 6.133}, {1.527, 144, 74, 7.202}}
 	if len(turns) != len(want) {
 		t.Fatalf("%d turns", len(turns))
 	}
 	for i, tr := range turns {
-		st := tr.Timings.timing()
-		if got := [4]float64{st.TTFTms, st.CachedTokens, st.PromptTokens, st.DecodeMs}; got != want[i] || st.DecodeTokens != 20 {
+		st := &tr.Timings.ServerTiming
+		if got := [4]Figure{st.TTFTms, st.CachedTokens, st.PromptTokens, st.DecodeMs}; got != want[i] || st.DecodeTokens != 20 {
 			t.Errorf("turn %d: %v n %v, want %v n 20", i+1, got, st.DecodeTokens, want[i])
 		}
+	}
+}
+
+// A server_timing object reads back as written, and a key that is missing, null or negative
+// is an absent figure (-1), not a zero the server never said.
+func TestServerTimingJSON(t *testing.T) {
+	t.Parallel()
+	st := NoServerTiming("llamacpp")
+	st.TTFTms, st.DecodeTokens, st.DraftN = 3.201, 5, 0
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"source":"llamacpp","ttft_ms":3.201,"queue_ms":null,"decode_ms":null,"decode_tokens":5,"prompt_tokens":null,"cached_tokens":null,"draft_n":0,"draft_accepted":null,"decode_tps":null,"load_ms":null}`
+	if string(b) != want {
+		t.Fatalf("JSON\n %s\nwant\n %s", b, want)
+	}
+	var back ServerTiming
+	if err := json.Unmarshal(b, &back); err != nil || back != st {
+		t.Fatalf("read back %+v (%v), want %+v", back, err, st)
+	}
+	var short ServerTiming
+	if err := json.Unmarshal([]byte(`{"source":"vllm","ttft_ms":61.5,"queue_ms":-3}`), &short); err != nil {
+		t.Fatal(err)
+	}
+	wantShort := NoServerTiming("vllm")
+	wantShort.TTFTms = 61.5
+	if short != wantShort {
+		t.Errorf("short object read as %+v, want %+v", short, wantShort)
+	}
+	if err := json.Unmarshal([]byte(`{"ttft_ms":"fast"}`), &short); err == nil {
+		t.Error("a string figure read without an error")
+	}
+}
+
+// A server's clock object is read by its keys: a figure that is not a non-negative number
+// stays absent without losing the others, and a value that is not an object is the type
+// error a chunk reader tolerates, with no clock.
+func TestClockObjectTolerant(t *testing.T) {
+	t.Parallel()
+	var w wireTimings
+	if err := json.Unmarshal([]byte(`{"prompt_ms":"3.2","predicted_ms":4.5,"cache_n":-1,"predicted_n":7,"extra":{}}`), &w); err != nil {
+		t.Fatal(err)
+	}
+	want := NoServerTiming("llamacpp")
+	want.DecodeMs, want.DecodeTokens = 4.5, 7
+	if w.ServerTiming != want {
+		t.Errorf("read %+v, want %+v", w.ServerTiming, want)
+	}
+	var m wireMetrics
+	err := json.Unmarshal([]byte(`5`), &m)
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || m.Source != "" {
+		t.Errorf("a number as metrics: %v, %+v; want a type error and no clock", err, m.ServerTiming)
+	}
+	d := decoder{api: apiChat}
+	var s Sample
+	d.init(&s, nil, 8)
+	d.add(time.Millisecond, []byte(`{"choices":[],"metrics":{"time_to_first_token_ms":61.5,"queue_time_ms":2}}`))
+	d.takeServerTiming()
+	d.add(2*time.Millisecond, []byte(`{"choices":[],"metrics":[1]}`))
+	d.takeServerTiming()
+	if s.Server == nil || s.Server.Source != "vllm" || s.Server.TTFTms != 61.5 || s.Server.QueueMs != 2 {
+		t.Errorf("server clock %+v after a good and a garbled metrics object, want the good one", s.Server)
 	}
 }

@@ -94,10 +94,11 @@ type Record struct {
 	// Rate-limit headers, null when the server sent none.
 	RateLimitRemainingRequests *int `json:"ratelimit_remaining_requests"`
 	RateLimitRemainingTokens   *int `json:"ratelimit_remaining_tokens"`
-	// The server's own clock (servertiming.go), when its response carried one; ModelLoad: the
-	// request paid for loading the model (kept out of TTFT figures). Written only when present.
-	ServerTiming *ServerTiming `json:"server_timing,omitempty"`
-	ModelLoad    bool          `json:"model_load,omitempty"`
+	// The server's own clock (probe.ServerTiming: absent figures null), when its response
+	// carried one; ModelLoad: the request paid for loading the model (kept out of TTFT
+	// figures). Written only when present.
+	ServerTiming *probe.ServerTiming `json:"server_timing,omitempty"`
+	ModelLoad    bool                `json:"model_load,omitempty"`
 
 	// Derived metrics (DESIGN.md definitions), null when undefined. Output only.
 	TTFBMS         *float64 `json:"ttfb_ms"`
@@ -244,7 +245,7 @@ func FromSample(s *probe.Sample) Record {
 		HTTPStatus: s.HTTPStatus, RetryAfterMS: durMS(s.RetryAfter), BackoffMS: durMS(s.Backoff),
 		RateLimitRemainingRequests: optCount(s.RateLimitRemainingRequests),
 		RateLimitRemainingTokens:   optCount(s.RateLimitRemainingTokens),
-		ServerTiming:               serverTimingOf(s.Server), ModelLoad: s.Server.ModelLoad(),
+		ServerTiming:               s.Server, ModelLoad: s.Server.ModelLoad(),
 	}
 	r.TTFBMS = optDur(s.TTFB())
 	r.TTFTMS = optDur(s.TTFT())
@@ -291,7 +292,7 @@ func (r Record) Sample() probe.Sample {
 		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS), Backoff: msDur(r.BackoffMS),
 		RateLimitRemainingRequests: fromCount(r.RateLimitRemainingRequests),
 		RateLimitRemainingTokens:   fromCount(r.RateLimitRemainingTokens),
-		Server:                     r.ServerTiming.timing(),
+		Server:                     r.ServerTiming,
 	}
 }
 

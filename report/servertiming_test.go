@@ -27,7 +27,7 @@ func TestClientAndServerSection(t *testing.T) {
 		}
 		st := probe.NoServerTiming("llamacpp")
 		ttft, _ := s.TTFT()
-		st.TTFTms, st.DecodeMs, st.DecodeTokens = float64(ttft)/1e6-12, float64(s.LastToken-s.FirstToken)/1e6*0.95, float64(s.Tokens)
+		st.TTFTms, st.DecodeMs, st.DecodeTokens = probe.Figure(ttft)/1e6-12, probe.Figure(s.LastToken-s.FirstToken)/1e6*0.95, probe.Figure(s.Tokens)
 		if s.Seq == 2 { // the first counted request paid for loading the model
 			st.Source, st.LoadMs, st.TTFTms = "ollama", 400, 450
 		}

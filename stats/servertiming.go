@@ -38,7 +38,7 @@ func (t *ServerTiming) observe(s *probe.Sample) {
 	t.Source = s.Server.Source
 	if load {
 		if t.ModelLoads == 0 {
-			t.FirstLoadSeq, t.FirstLoadMs = s.Seq, s.Server.LoadMs
+			t.FirstLoadSeq, t.FirstLoadMs = s.Seq, float64(s.Server.LoadMs)
 		}
 		t.ModelLoads++
 	}

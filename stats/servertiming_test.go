@@ -13,7 +13,7 @@ import (
 // figures; one a warm-up paid for is counted as absorbed.
 func TestModelLoadKeptOutOfTTFT(t *testing.T) {
 	a := newAgg()
-	load := func(s *probe.Sample, loadMs float64) {
+	load := func(s *probe.Sample, loadMs probe.Figure) {
 		st := probe.NoServerTiming("ollama")
 		st.LoadMs, st.TTFTms, st.DecodeMs, st.DecodeTokens = loadMs, loadMs+5, 100, 21
 		s.Server = &st

@@ -17,7 +17,7 @@ func serverBreakdown(samples []*probe.Sample) string {
 		if t == nil || t.TTFTms < 0 {
 			continue
 		}
-		f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+		f := func(v probe.Figure) string { return strconv.FormatFloat(float64(v), 'f', 1, 64) }
 		l, prefill := "server:", t.TTFTms
 		if t.QueueMs >= 0 {
 			l += " queue " + f(t.QueueMs) + " ·"
@@ -29,7 +29,7 @@ func serverBreakdown(samples []*probe.Sample) string {
 		}
 		l += " prefill " + f(max(prefill, 0))
 		if out, ok := sm.OutsideMs(); ok {
-			l += " · outside " + f(out)
+			l += " · outside " + f(probe.Figure(out))
 		}
 		return l + " ms (" + t.Source + ")"
 	}
