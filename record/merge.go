@@ -158,10 +158,10 @@ func merge(files []source) *Replay {
 	}
 	for _, f := range files {
 		for i := range f.file.Server {
-			m.addScrape(&f.file.Server[i], f.file.Server[i].Shard, f.path)
+			m.addScrape(&f.file.Server[i], f.path)
 		}
 		for i := range f.file.GPU {
-			m.addScrape(&f.file.GPU[i], f.file.GPU[i].Shard, f.path)
+			m.addScrape(&f.file.GPU[i], f.path)
 		}
 	}
 	if len(files) > 1 || len(m.shards) > 1 {
@@ -250,15 +250,15 @@ func (m *merger) addRecord(rec *Record, path string) {
 	m.events = append(m.events, event{done: &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: s}, at: done, shard: shard})
 }
 
-// addScrape adds a scrape line (of shard s) to the endpoint of its name; a GPU scrape marks
-// the endpoint as having had a GPU exporter (RecordedGPU).
-func (m *merger) addScrape(l scrapeLine, s Shard, path string) {
+// addScrape adds a scrape line to the endpoint of its name; a GPU scrape marks the endpoint
+// as having had a GPU exporter (RecordedGPU).
+func (m *merger) addScrape(l scrapeLine, path string) {
 	h := l.head()
 	ep := m.endpoint(h.Endpoint, h.Model, true)
 	if h.Type == gpuType {
 		m.rp.Endpoints[ep].GPUMetrics = RecordedGPU
 	}
-	m.server = append(m.server, scrapeEvent{line: l, ep: ep, shard: m.noteShard(s, path)})
+	m.server = append(m.server, scrapeEvent{line: l, ep: ep, shard: m.noteShard(h.Shard, path)})
 }
 
 // endpoint is the index of the endpoint named name serving model, added when new: records

@@ -19,7 +19,7 @@ const serverStream = 1<<63 - 1
 
 // scrape is how every line of a scrape begins, a server's (ServerLine) or its GPUs' (GPULine):
 // its "type", the endpoint, serverStream, when the scrape's response arrived (its reading's
-// At), whether it worked and the note of a failure.
+// At), whether it worked, the note of a failure and the run's shard.
 type scrape struct {
 	Type     string    `json:"type"`
 	Endpoint string    `json:"endpoint"`
@@ -28,6 +28,8 @@ type scrape struct {
 	At       time.Time `json:"at"`
 	State    string    `json:"state"`
 	Note     string    `json:"note,omitempty"`
+	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
+	Shard
 }
 
 // scrapeOf is the beginning of the line of type typ for the scrape u, taken at at, of the
@@ -53,25 +55,13 @@ func (s *scrape) head() *scrape { return s }
 
 // ServerLine is one scrape of an endpoint's server (servermetrics.Update) as one line of a
 // --record file, so that a replay shows the live run's "server" figures. Its "type" is
-// "server"; request lines have none. A figure the server did not expose is null.
+// "server"; request lines have none. A figure the server did not expose is null; the
+// figures' keys are servermetrics.Reading's.
 type ServerLine struct {
 	scrape
-	Kind string `json:"kind,omitempty"`
-	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
-	Shard
-
-	Running            *float64 `json:"running"`
-	Waiting            *float64 `json:"waiting"`
-	KVCacheUsage       *float64 `json:"kv_cache_usage"`
-	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate"`
-	GenTPS             *float64 `json:"gen_tps"`
-	GenLive            bool     `json:"gen_live"`
-	// Since the previous scrape: tokens generated over gen_span_ms, prefix-cache counters.
-	GenTokens          *float64 `json:"gen_tokens"`
-	GenSpanMS          float64  `json:"gen_span_ms"`
-	PrefixHits         float64  `json:"prefix_hits"`
-	PrefixQueries      float64  `json:"prefix_queries"`
-	PrefixFromCounters bool     `json:"prefix_from_counters"`
+	servermetrics.Reading
+	// Since the previous scrape: tokens generated over gen_span_ms (Reading.GenSpan).
+	GenSpanMS float64 `json:"gen_span_ms"`
 }
 
 var stateNames = map[servermetrics.State]string{
@@ -80,33 +70,12 @@ var stateNames = map[servermetrics.State]string{
 	servermetrics.StateUnrecognised: "unrecognised",
 }
 
-func optValue(v servermetrics.Value) *float64 {
-	if !v.OK {
-		return nil
-	}
-	x := v.V
-	return &x
-}
-
-func fromValue(p *float64) servermetrics.Value {
-	if p == nil {
-		return servermetrics.Value{}
-	}
-	return servermetrics.Value{V: *p, OK: true}
-}
-
 // ServerLineOf is the line of one scrape of the endpoint named name.
 func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
-	r := &u.Reading
-	l := ServerLine{scrape: scrapeOf(serverType, name, model, r.At, u)}
-	if u.State != servermetrics.StateOK {
-		return l
+	l := ServerLine{scrape: scrapeOf(serverType, name, model, u.Reading.At, u)}
+	if u.State == servermetrics.StateOK {
+		l.Reading, l.GenSpanMS = u.Reading, durMS(u.Reading.GenSpan)
 	}
-	l.Kind = string(r.Kind)
-	l.Running, l.Waiting, l.KVCacheUsage = optValue(r.Running), optValue(r.Waiting), optValue(r.KVCacheUsage)
-	l.PrefixCacheHitRate, l.GenTPS, l.GenLive = optValue(r.PrefixCacheHitRate), optValue(r.GenTPS), r.GenLive
-	l.GenTokens, l.GenSpanMS = optValue(r.GenTokens), durMS(r.GenSpan)
-	l.PrefixHits, l.PrefixQueries, l.PrefixFromCounters = r.PrefixHits, r.PrefixQueries, r.PrefixFromCounters
 	return l
 }
 
@@ -114,31 +83,27 @@ func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
 // not know reads as unavailable.
 func (l *ServerLine) Update(ep int) servermetrics.Update {
 	u := l.update(ep)
-	u.Reading.At = l.At
-	if u.State != servermetrics.StateOK {
-		return u
-	}
-	u.Reading = servermetrics.Reading{
-		Kind: servermetrics.Kind(l.Kind), At: l.At,
-		Running: fromValue(l.Running), Waiting: fromValue(l.Waiting), KVCacheUsage: fromValue(l.KVCacheUsage),
-		PrefixCacheHitRate: fromValue(l.PrefixCacheHitRate), GenTPS: fromValue(l.GenTPS), GenLive: l.GenLive,
-		GenTokens: fromValue(l.GenTokens), GenSpan: msDur(l.GenSpanMS),
-		PrefixHits: l.PrefixHits, PrefixQueries: l.PrefixQueries, PrefixFromCounters: l.PrefixFromCounters,
-	}
+	u.Reading = l.Reading
+	u.Reading.At, u.Reading.GenSpan = l.scrape.At, msDur(l.GenSpanMS)
 	return u
 }
 
-// WriteServer appends one scrape of the endpoint named name as one line (safe for concurrent
-// use, like Write). It returns os.ErrClosed after Close.
+// WriteServer appends one scrape of the endpoint named name as one line, a server's or (of
+// Source GPU) a GPU line (gpu.go); safe for concurrent use, like Write. It returns
+// os.ErrClosed after Close.
 func (r *Recorder) WriteServer(name, model string, u servermetrics.Update) error {
+	var l scrapeLine
 	if u.Source == servermetrics.SourceGPU {
-		return r.writeGPU(name, model, u) // a "gpu" line (gpu.go)
+		g := GPULineOf(name, model, u)
+		l = &g
+	} else {
+		s := ServerLineOf(name, model, u)
+		l = &s
 	}
-	l := ServerLineOf(name, model, u)
-	l.Shard = r.shard
-	line, err := marshalLine(&l)
+	l.head().Shard = r.shard
+	line, err := marshalLine(l)
 	if err != nil {
-		return fmt.Errorf("record server %s: %w", name, err)
+		return fmt.Errorf("record %s %s: %w", l.head().Type, name, err)
 	}
 	return r.writeLine(line)
 }

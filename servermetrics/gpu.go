@@ -36,24 +36,25 @@ const (
 const dcgmBlank = 9.2e18
 
 // GPUReading is the GPUs behind one exporter at one scrape. Several GPUs add up (power,
-// energy, memory); utilisation is their mean, so 100 % means every GPU busy.
+// energy, memory); utilisation is their mean, so 100 % means every GPU busy. Its JSON is the
+// figures of a --record file's GPU line (package record, which writes At and Span itself).
 type GPUReading struct {
-	At    time.Time // when the scrape's response arrived
-	GPUs  int       // devices seen (by UUID, else by the gpu label)
-	Model string    // modelName, "" when absent; "mixed" when the GPUs differ
-	Host  string    // Hostname, likewise
+	At    time.Time `json:"-"`                   // when the scrape's response arrived
+	GPUs  int       `json:"gpus,omitempty"`      // devices seen (by UUID, else by the gpu label)
+	Model string    `json:"gpu_model,omitempty"` // modelName, "" when absent; "mixed" when the GPUs differ
+	Host  string    `json:"host,omitempty"`      // Hostname, likewise
 
-	PowerW        Value // W, summed over the GPUs
-	Util          Value // %, the GPUs' mean
-	MemoryUsedMiB Value // MiB, summed
-	EnergyMJ      Value // the energy counter summed over the GPUs (mJ since each GPU's boot)
+	PowerW        Value `json:"power_w"`         // W, summed over the GPUs
+	Util          Value `json:"util"`            // %, the GPUs' mean
+	MemoryUsedMiB Value `json:"memory_used_mib"` // MiB, summed
+	EnergyMJ      Value `json:"energy_mj"`       // the energy counter summed over the GPUs (mJ since each GPU's boot)
 
 	// Since the previous reading: the energy used, in joules, over Span — the counter's
 	// increase where the exporter has it (FromCounter), else the power integrated over the
 	// span (trapezoid of the two readings). Not OK on the first reading and after a reset.
-	EnergyJ     Value
-	Span        time.Duration
-	FromCounter bool
+	EnergyJ     Value         `json:"energy_j"`
+	Span        time.Duration `json:"-"`
+	FromCounter bool          `json:"from_counter"`
 }
 
 // gpuInstant is what one exposition says about the GPUs, before the energy becomes a delta.

@@ -7,7 +7,10 @@
 // and a failed scrape is a note, never an error count.
 package servermetrics
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Kind is the server family an exposition was recognised as.
 type Kind string
@@ -28,39 +31,62 @@ type Value struct {
 
 func some(v float64) Value { return Value{V: v, OK: true} }
 
+// MarshalJSON writes a figure as a number, null when the server did not expose it: a
+// Reading's and a GPUReading's JSON is a --record file's scrape line (package record).
+func (v Value) MarshalJSON() ([]byte, error) {
+	if !v.OK {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v.V)
+}
+
+// UnmarshalJSON reads null as a figure not exposed.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	var p *float64
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*v = Value{}
+	if p != nil {
+		*v = some(*p)
+	}
+	return nil
+}
+
 // RateWindow is the span over which counters become rates (generation tok/s, prefix-cache hit
 // rate): the client's aggregate tok/s uses the same 10 s, so the two can be read side by side.
 const RateWindow = 10 * time.Second
 
-// Reading is one endpoint's server-side figures from one scrape.
+// Reading is one endpoint's server-side figures from one scrape. Its JSON is the figures of a
+// --record file's server line (package record, which writes At and GenSpan itself).
 type Reading struct {
-	Kind Kind
-	At   time.Time // when the scrape's response arrived
+	Kind Kind      `json:"kind,omitempty"`
+	At   time.Time `json:"-"` // when the scrape's response arrived
 
-	Running Value // requests the server is running (in its batch, or busy slots)
-	Waiting Value // requests queued in the server, waiting for a batch slot
+	Running Value `json:"running"` // requests the server is running (in its batch, or busy slots)
+	Waiting Value `json:"waiting"` // requests queued in the server, waiting for a batch slot
 	// KVCacheUsage is the fraction of the KV cache in use, 0–1.
-	KVCacheUsage Value
+	KVCacheUsage Value `json:"kv_cache_usage"`
 	// PrefixCacheHitRate is the share of prompt tokens served from the prefix cache, 0–1:
 	// from the hit and query counters over RateWindow where the server counts them, else the
 	// server's own hit-rate gauge.
-	PrefixCacheHitRate Value
+	PrefixCacheHitRate Value `json:"prefix_cache_hit_rate"`
 	// GenTPS is the server's generation tokens/s over RateWindow.
-	GenTPS Value
+	GenTPS Value `json:"gen_tps"`
 	// GenLive reports whether GenTPS rises while tokens stream. False when the only source is
 	// a counter the server raises when a request ends (TGI, llama.cpp without /slots, SGLang's
 	// generation_tokens_total): then GenTPS comes in bursts as requests finish.
-	GenLive bool
+	GenLive bool `json:"gen_live"`
 
 	// What happened since the previous scrape of this endpoint, for run-level figures.
 	// GenTokens is the tokens generated over GenSpan (the gauge × GenSpan where the server
 	// gives only a throughput gauge); not OK on the first scrape. PrefixHits/PrefixQueries are
 	// the counters' increments when PrefixFromCounters, else 0 (the hit rate is then a gauge).
-	GenTokens          Value
-	GenSpan            time.Duration
-	PrefixHits         float64
-	PrefixQueries      float64
-	PrefixFromCounters bool
+	GenTokens          Value         `json:"gen_tokens"`
+	GenSpan            time.Duration `json:"-"`
+	PrefixHits         float64       `json:"prefix_hits"`
+	PrefixQueries      float64       `json:"prefix_queries"`
+	PrefixFromCounters bool          `json:"prefix_from_counters"`
 }
 
 // State says whether an Update carries a Reading.
