@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 func parseFile(t *testing.T, name string) instant {
@@ -12,7 +14,8 @@ func parseFile(t *testing.T, name string) instant {
 	return parseFileFor(t, name, "any-model")
 }
 
-func parseFileFor(t *testing.T, name, model string) instant {
+// parseTestdata is the metric families of testdata/name, read by the scraper's parser.
+func parseTestdata(t *testing.T, name string) map[string]*dto.MetricFamily {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
@@ -23,7 +26,12 @@ func parseFileFor(t *testing.T, name, model string) instant {
 	if err != nil {
 		t.Fatalf("%s: the Prometheus text parser refused a real exposition: %v", name, err)
 	}
-	in, note, ok := extract(fams, model)
+	return fams
+}
+
+func parseFileFor(t *testing.T, name, model string) instant {
+	t.Helper()
+	in, note, ok := extract(parseTestdata(t, name), model)
 	if !ok {
 		t.Fatalf("%s: not recognised: %s", name, note)
 	}

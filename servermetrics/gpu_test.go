@@ -3,8 +3,6 @@ package servermetrics
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,16 +12,7 @@ import (
 
 func parseGPUFile(t *testing.T, name string) gpuInstant {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fams, err := parse(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	in, ok := extractGPU(fams)
+	in, ok := extractGPU(parseTestdata(t, name))
 	if !ok {
 		t.Fatalf("%s: not recognised", name)
 	}
