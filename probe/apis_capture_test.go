@@ -70,20 +70,28 @@ func captureType(file string) string {
 	return "text/event-stream"
 }
 
+// captureServer serves the capture file on every request, and a client of API api to it
+// (Ollama's native API at the server's root). The client's idle connections close with t.
+func captureServer(t *testing.T, file, api string) (*gtServer, *Client) {
+	t.Helper()
+	g := newGT(t, fixed(script{contentType: captureType(file), events: captureEvents(t, file)}))
+	c := NewClient(testEndpoint(g.Server, func(ep *config.Endpoint) {
+		ep.API = api
+		if api == config.APIOllama {
+			ep.BaseURL = g.URL
+		}
+	}))
+	t.Cleanup(c.CloseIdleConnections)
+	return g, c
+}
+
 func TestCaptureReplay(t *testing.T) {
 	t.Parallel()
 	for _, tc := range captureCases() {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			var text strings.Builder
-			g := newGT(t, fixed(script{contentType: captureType(tc.file), events: captureEvents(t, tc.file)}))
-			c := NewClient(testEndpoint(g.Server, func(ep *config.Endpoint) {
-				ep.API = tc.api
-				if tc.api == config.APIOllama {
-					ep.BaseURL = g.URL
-				}
-			}))
-			t.Cleanup(c.CloseIdleConnections)
+			g, c := captureServer(t, tc.file, tc.api)
 			s := c.Do(t.Context(), "hi", func(d Delta) { text.WriteString(d.Text) })
 			outcome(t, s, OutcomeOK, "")
 			if got := g.requests()[0].path; got != tc.path {

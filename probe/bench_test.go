@@ -203,16 +203,11 @@ func concurrentStreams(b *testing.B, tokensPerSecond float64, tokens int, cold b
 		var samples []Sample
 		go func() { _ = r.Run(context.Background()) }()
 		var first, last time.Time
-		for ev := range r.Events() {
-			d, ok := ev.(*Done)
-			if !ok || d.Sample.Warmup {
-				continue
-			}
-			s := d.Sample
+		for s := range counted(r) {
 			if s.Outcome != OutcomeOK {
 				b.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 			}
-			samples = append(samples, s)
+			samples = append(samples, *s)
 			if first.IsZero() || s.Start.Before(first) {
 				first = s.Start
 			}

@@ -92,12 +92,7 @@ func ceiling(b *testing.B, streams int, lockstep bool) {
 	for b.Loop() {
 		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: perStream * streams, lockstep: lockstep})
 		go func() { _ = r.Run(context.Background()) }()
-		for ev := range r.Events() {
-			d, ok := ev.(*Done)
-			if !ok || d.Sample.Warmup {
-				continue
-			}
-			s := d.Sample
+		for s := range counted(r) {
 			if s.Outcome != OutcomeOK {
 				b.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 			}

@@ -215,13 +215,9 @@ func TestWarmConnsOnePerStream(t *testing.T) {
 	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 3 * streams})
 	go func() { _ = r.Run(t.Context()) }()
 	n := 0
-	for ev := range r.Events() {
-		d, ok := ev.(*Done)
-		if !ok || d.Sample.Warmup {
-			continue
-		}
+	for s := range counted(r) {
 		n++
-		if s := d.Sample; s.Outcome != OutcomeOK || !s.Reused || s.Connect >= 0 {
+		if s.Outcome != OutcomeOK || !s.Reused || s.Connect >= 0 {
 			t.Errorf("request %d: %s, reused %v, connect %v: want every counted request on a warmed connection", s.Seq, s.Outcome, s.Reused, s.Connect)
 		}
 	}
@@ -263,12 +259,7 @@ func TestWarmConnsOnSetConcurrency(t *testing.T) {
 	go func() { _ = r.Run(ctx) }()
 	var raised time.Time
 	before, after := 0, 0
-	for ev := range r.Events() {
-		d, ok := ev.(*Done)
-		if !ok || d.Sample.Warmup {
-			continue
-		}
-		s := d.Sample
+	for s := range counted(r) {
 		switch {
 		case raised.IsZero():
 			if before++; before == 4 {

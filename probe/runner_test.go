@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,19 @@ import (
 
 	"tokscope/config"
 )
+
+// counted yields the Sample of each counted (not warm-up) request of r's events, and drains
+// them to the end even when the loop stops early.
+func counted(r *Runner) iter.Seq[*Sample] {
+	return func(yield func(*Sample) bool) {
+		more := true
+		for ev := range r.Events() {
+			if d, ok := ev.(*Done); ok && more && !d.Sample.Warmup {
+				more = yield(&d.Sample)
+			}
+		}
+	}
+}
 
 // collect runs r until it stops and returns its Done events; it fails the test if Run takes
 // longer than 30 s or the channel is not closed.

@@ -38,14 +38,7 @@ func TestCaptureServerTiming(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			g := newGT(t, fixed(script{contentType: captureType(tc.file), events: captureEvents(t, tc.file)}))
-			c := NewClient(testEndpoint(g.Server, func(ep *config.Endpoint) {
-				ep.API = tc.api
-				if tc.api == config.APIOllama {
-					ep.BaseURL = g.URL
-				}
-			}))
-			t.Cleanup(c.CloseIdleConnections)
+			_, c := captureServer(t, tc.file, tc.api)
 			s := c.Do(t.Context(), "hi", nil)
 			outcome(t, s, OutcomeOK, "")
 			switch {
@@ -114,12 +107,9 @@ func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
 			case config.APIAnthropic:
 				file = "llamacpp-b10470/anthropic-messages.sse"
 			}
-			g := newGT(t, fixed(script{contentType: captureType(file), events: captureEvents(t, file)}))
-			ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.API = api })
-			c := NewClient(ep)
-			t.Cleanup(c.CloseIdleConnections)
+			g, c := captureServer(t, file, api)
 			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
-			MarkVLLM(ep.BaseURL)
+			MarkVLLM(c.ep.BaseURL)
 			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
 			reqs := g.requests()
 			if _, sent := reqs[0].body["include_metrics"]; sent {
