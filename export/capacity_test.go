@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/csv"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,10 +72,7 @@ func TestCapacityTableAndCSV(t *testing.T) {
 	if err := WriteCapacity(&buf, "csv", capacityReport()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _ := csvOf(t, buf.Bytes())
 	if len(rows) != 7 || len(rows[0]) != len(capacityHeader) {
 		t.Fatalf("%d rows of %d cells", len(rows), len(rows[0]))
 	}

@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -66,18 +65,9 @@ func TestGPUCSVAndTable(t *testing.T) {
 	if err := WriteCSV(&b, gpuSnapshot()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := -1
-	for i, h := range rows[0] {
-		if h == "gpu_tokens_per_joule" {
-			col = i
-		}
-	}
-	if col < 0 || rows[1][col] != "1.5" {
-		t.Fatalf("gpu_tokens_per_joule column %d in %v", col, rows[0])
+	rows, cols := csvOf(t, b.Bytes())
+	if col, ok := cols["gpu_tokens_per_joule"]; !ok || rows[1][col] != "1.5" {
+		t.Fatalf("gpu_tokens_per_joule column %d (%v) in %v", col, ok, rows[0])
 	}
 	snap := gpuSnapshot()
 	if l := GPULine(&snap.Endpoints[0]); !strings.Contains(l, "1.50 tok/J (1200 tokens over 800 J, counter)") || !strings.Contains(l, "2× NVIDIA H100") {

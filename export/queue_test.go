@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -47,10 +46,7 @@ func TestClientQueueGolden(t *testing.T) {
 			t.Error("the queue leaked into the endpoint objects of the contract")
 		}
 	}
-	rows, err := csv.NewReader(&c).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _ := csvOf(t, c.Bytes())
 	if h := strings.Join(rows[0], ","); !strings.HasSuffix(h, "queue_ms_max,arrivals,dropped,waiting") {
 		t.Errorf("CSV header %s", h)
 	}

@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -101,14 +100,7 @@ func TestSLOCostServerCSV(t *testing.T) {
 	if err := WriteCSV(&buf, sloSnapshot()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := csvOf(t, buf.Bytes())
 	for _, c := range []struct {
 		row       int
 		key, want string

@@ -151,22 +151,29 @@ func TestWriteJSONGolden(t *testing.T) {
 	}
 }
 
+// csvOf parses a CSV output: its rows, the header first, and each column's index by name.
+func csvOf(t *testing.T, b []byte) ([][]string, map[string]int) {
+	t.Helper()
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("CSV %v: %d rows\n%s", err, len(rows), b)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	return rows, col
+}
+
 func TestWriteCSV(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, testSnapshot()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "summary.csv", buf.Bytes())
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, col := csvOf(t, buf.Bytes())
 	if len(rows) != 3 {
 		t.Fatalf("%d rows", len(rows))
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
 	}
 	if len(col) != 12+7*6+1+5*6+7+len(serverCSVHeader())+len(serverTimingCSVHeader()) {
 		t.Errorf("%d columns", len(col))

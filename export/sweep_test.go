@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -129,10 +128,7 @@ func TestWriteSweepCSVParses(t *testing.T) {
 	if err := WriteSweepCSV(&buf, testSweep()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _ := csvOf(t, buf.Bytes())
 	if len(rows) != 7 {
 		t.Fatalf("%d rows, want header + 6", len(rows))
 	}

@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"testing"
 
@@ -47,14 +46,7 @@ func TestTurnsJSONAndCSV(t *testing.T) {
 	if err := WriteCSV(&buf, snap); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := csvOf(t, buf.Bytes())
 	for key, want := range map[string]string{"cache_hit_rate": "0.457", "turns_first_ttft_ms_p50": "40", "turns_later_prompt_tokens_p90": "218"} {
 		i, ok := col[key]
 		if !ok || rows[1][i] != want {
