@@ -104,10 +104,10 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 		runOpts.Rate = 1
 	}
 	eps := cfg.Endpoints
-	var onStep func(int, sweep.Measurement, sweep.Outcome)
+	var onStep func(probe.EndpointIndex, sweep.Measurement, sweep.Outcome)
 	if o.noTUI { // the TUI's sweep view shows the steps
 		o.searchErr = &lockedWriter{w: stderr}
-		onStep = func(ep int, m sweep.Measurement, out sweep.Outcome) {
+		onStep = func(ep probe.EndpointIndex, m sweep.Measurement, out sweep.Outcome) {
 			fmt.Fprintln(o.searchErr, stepLine(eps[ep].Name, plan.By, &m, &out))
 		}
 	}

@@ -149,7 +149,7 @@ func TestRaceAcrossAPIs(t *testing.T) {
 			Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second})
 	}
 	r := NewRunner(eps, Options{})
-	for i := range eps {
+	for i := range EndpointIndex(len(eps)) {
 		r.SetPaused(i, true) // only the race
 	}
 	id := r.Race("race me")

@@ -8,7 +8,7 @@ import "time"
 
 // InFlight is the number of endpoint ep's background requests begun and not yet ended (a
 // request counts from just before its t0 until just before its Done is reported).
-func (r *Runner) InFlight(ep int) int {
+func (r *Runner) InFlight(ep EndpointIndex) int {
 	l := r.lane(ep)
 	if l == nil {
 		return 0
@@ -20,7 +20,7 @@ func (r *Runner) InFlight(ep int) int {
 
 // CutEndpointBefore cuts endpoint ep's background requests still in flight that started
 // before t (CutBefore for one endpoint). It returns how many.
-func (r *Runner) CutEndpointBefore(ep int, t time.Time) int {
+func (r *Runner) CutEndpointBefore(ep EndpointIndex, t time.Time) int {
 	l := r.lane(ep)
 	if l == nil {
 		return 0
@@ -40,7 +40,7 @@ func (r *Runner) CutEndpointBefore(ep int, t time.Time) int {
 // Warming reports whether endpoint ep is opening connections for streams just added
 // (SetConcurrency): its loops hold their requests until it is done, and open-loop arrivals
 // queue meanwhile, so a search waits for it before a step begins.
-func (r *Runner) Warming(ep int) bool {
+func (r *Runner) Warming(ep EndpointIndex) bool {
 	l := r.lane(ep)
 	if l == nil {
 		return false

@@ -18,7 +18,7 @@ import (
 // Done events carry the returned stream id (never 0); consumers keep it out of statistics.
 // It returns 0 when ep is out of range or the Runner has stopped. Called before Run, the
 // request starts when Run does.
-func (r *Runner) Stream(ep int, prompt string) uint64 {
+func (r *Runner) Stream(ep EndpointIndex, prompt string) uint64 {
 	l := r.lane(ep)
 	if l == nil {
 		return 0

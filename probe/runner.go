@@ -285,8 +285,8 @@ func (r *Runner) running() bool {
 	return r.phase == phaseRunning || r.phase == phaseFinishing
 }
 
-func (r *Runner) lane(ep int) *lane {
-	if ep < 0 || ep >= len(r.lanes) {
+func (r *Runner) lane(ep EndpointIndex) *lane {
+	if !ep.In(len(r.lanes)) {
 		return nil
 	}
 	return r.lanes[ep]
@@ -294,14 +294,14 @@ func (r *Runner) lane(ep int) *lane {
 
 // SetPaused pauses or resumes endpoint ep's background loops. Requests in flight finish and
 // are reported; no new one starts while paused. Interactive Stream/Race requests still run.
-func (r *Runner) SetPaused(ep int, paused bool) {
+func (r *Runner) SetPaused(ep EndpointIndex, paused bool) {
 	if l := r.lane(ep); l != nil {
 		l.setPaused(paused)
 	}
 }
 
 // Paused reports whether endpoint ep is paused.
-func (r *Runner) Paused(ep int) bool {
+func (r *Runner) Paused(ep EndpointIndex) bool {
 	if l := r.lane(ep); l != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -312,14 +312,14 @@ func (r *Runner) Paused(ep int) bool {
 
 // SetConcurrency sets the number of request loops of endpoint ep (n < 1 counts as 1). Extra
 // loops start at once; surplus loops end after their request in flight.
-func (r *Runner) SetConcurrency(ep, n int) {
+func (r *Runner) SetConcurrency(ep EndpointIndex, n int) {
 	if l := r.lane(ep); l != nil {
 		l.setConcurrency(max(n, 1))
 	}
 }
 
 // Concurrency returns endpoint ep's number of request loops.
-func (r *Runner) Concurrency(ep int) int {
+func (r *Runner) Concurrency(ep EndpointIndex) int {
 	if l := r.lane(ep); l != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()

@@ -305,7 +305,7 @@ func TestRunnerStreamAndRace(t *testing.T) {
 		eps = append(eps, testEndpoint(g.Server))
 	}
 	r := NewRunner(eps, Options{})
-	for i := range eps {
+	for i := range EndpointIndex(len(eps)) {
 		r.SetPaused(i, true) // only interactive requests
 	}
 	sid := r.Stream(1, "tell me")

@@ -1,6 +1,10 @@
 package stats
 
-import "time"
+import (
+	"time"
+
+	"tokscope/probe"
+)
 
 // openLoop is what an Aggregator knows of open-loop arrivals (probe.Options.Rate): the rate,
 // and per endpoint the arrivals generated and dropped, as the Runner counts them.
@@ -44,8 +48,8 @@ func (a *Aggregator) SetWaiting(ep int, arrivals []time.Time) {
 
 // ArrivalSource is what counts the open-loop arrivals: the probe Runner (Arrivals, Waiting).
 type ArrivalSource interface {
-	Arrivals(ep int) (offered, dropped uint64)
-	Waiting(ep int) []time.Time
+	Arrivals(ep probe.EndpointIndex) (offered, dropped uint64)
+	Waiting(ep probe.EndpointIndex) []time.Time
 }
 
 // PollArrivals copies src's arrival counts and the arrivals still waiting, for each of the
@@ -57,9 +61,10 @@ func (a *Aggregator) PollArrivals(src ArrivalSource) {
 		return
 	}
 	for i := range a.eps {
-		offered, dropped := src.Arrivals(i)
+		ep := probe.EndpointIndex(i)
+		offered, dropped := src.Arrivals(ep)
 		a.SetArrivals(i, offered, dropped)
-		a.SetWaiting(i, src.Waiting(i))
+		a.SetWaiting(i, src.Waiting(ep))
 	}
 }
 

@@ -29,12 +29,12 @@ import (
 
 // SearchController is what a search drives: the probe.Runner.
 type SearchController interface {
-	SetConcurrency(ep, n int)
-	SetRate(ep int, rate float64)
-	SetPaused(ep int, paused bool)
-	InFlight(ep int) int
-	CutEndpointBefore(ep int, t time.Time) int
-	Warming(ep int) bool
+	SetConcurrency(ep probe.EndpointIndex, n int)
+	SetRate(ep probe.EndpointIndex, rate float64)
+	SetPaused(ep probe.EndpointIndex, paused bool)
+	InFlight(ep probe.EndpointIndex) int
+	CutEndpointBefore(ep probe.EndpointIndex, t time.Time) int
+	Warming(ep probe.EndpointIndex) bool
 }
 
 // Search is one capacity search. Its hooks (OnStart, OnDone) and readers (Outcomes, Version,
@@ -51,7 +51,7 @@ type Search struct {
 	version uint64
 
 	stepMu sync.Mutex // serialises onStep
-	onStep func(ep int, m Measurement, o Outcome)
+	onStep func(ep probe.EndpointIndex, m Measurement, o Outcome)
 }
 
 type endpointSearch struct {
@@ -78,7 +78,7 @@ type liveStep struct {
 // set), each of which runs warmup warm-up requests first. onStep, if not nil, is called after
 // every step (one call at a time) with the endpoint, the step and where its search stands.
 func NewSearch(plan SearchPlan, eps []config.Endpoint, warmup int, ttftFrom probe.TTFTFrom,
-	onStep func(ep int, m Measurement, o Outcome)) *Search {
+	onStep func(ep probe.EndpointIndex, m Measurement, o Outcome)) *Search {
 	s := &Search{plan: plan, eps: eps, ttftFrom: ttftFrom, byName: map[string]int{}, poll: 10 * time.Millisecond, onStep: onStep}
 	for i, ep := range eps {
 		s.byName[ep.Name] = i
@@ -174,7 +174,7 @@ func (s *Search) Current(ep int) (load float64, start time.Time, finished int, o
 // ctx's error when it ends first. Every endpoint is left paused.
 func (s *Search) Run(ctx context.Context, ctl SearchController) error {
 	errs := make(chan error, len(s.st))
-	for i := range s.st {
+	for i := range probe.EndpointIndex(len(s.st)) {
 		go func() { errs <- s.runEndpoint(ctx, ctl, i) }()
 	}
 	var first error
@@ -187,7 +187,7 @@ func (s *Search) Run(ctx context.Context, ctl SearchController) error {
 }
 
 // runEndpoint is endpoint ep's sequence of steps.
-func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep int) error {
+func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep probe.EndpointIndex) error {
 	select {
 	case <-s.st[ep].warmed:
 	case <-ctx.Done():
@@ -243,7 +243,7 @@ func (s *Search) EndpointStopped(ep int) {
 
 // step runs one step of endpoint ep at load (the endpoint paused, nothing in flight) and
 // measures it.
-func (s *Search) step(ctx context.Context, ctl SearchController, ep int, load float64) (Measurement, error) {
+func (s *Search) step(ctx context.Context, ctl SearchController, ep probe.EndpointIndex, load float64) (Measurement, error) {
 	s.apply(ctl, ep, load)
 	// Streams just added open their connections first, holding their requests (and, in the
 	// open loop, letting arrivals pile up into a burst): the step begins once they are ready.
@@ -282,7 +282,7 @@ func (s *Search) step(ctx context.Context, ctl SearchController, ep int, load fl
 // apply sets endpoint ep's load: its concurrency, or its arrival rate and enough worker slots
 // for the arrivals not to wait in the client (a wait there is no part of any latency, so the
 // server would look faster than it is).
-func (s *Search) apply(ctl SearchController, ep int, load float64) {
+func (s *Search) apply(ctl SearchController, ep probe.EndpointIndex, load float64) {
 	if s.plan.By == ByConcurrency {
 		ctl.SetConcurrency(ep, int(load))
 		return
@@ -310,7 +310,7 @@ const RateSlotSeconds = 10
 
 // drain waits until every request of endpoint ep (paused) has ended and reported; those that
 // started before end and still run a grace after it are cut.
-func (s *Search) drain(ctx context.Context, ctl SearchController, ep int, end time.Time) error {
+func (s *Search) drain(ctx context.Context, ctl SearchController, ep probe.EndpointIndex, end time.Time) error {
 	cut := false
 	return s.waitFor(ctx, func() bool {
 		if !cut && time.Since(end) >= s.plan.Grace {

@@ -63,8 +63,8 @@ func (p Plan) Validate() error {
 
 // Controller is what a sweep drives: the probe.Runner.
 type Controller interface {
-	SetConcurrency(ep, n int)
-	SetPaused(ep int, paused bool)
+	SetConcurrency(ep probe.EndpointIndex, n int)
+	SetPaused(ep probe.EndpointIndex, paused bool)
 	CutBefore(t time.Time) int // cut the requests in flight that started before t
 }
 
@@ -131,7 +131,7 @@ func (s *Sweep) Run(ctx context.Context, ctl Controller) error {
 		if i > 0 {
 			cuts.add(at, s.plan.Grace) // the previous step ended now
 		}
-		for ep := range s.endpoints {
+		for ep := range probe.EndpointIndex(s.endpoints) {
 			ctl.SetConcurrency(ep, n)
 		}
 		if err := cuts.runUntil(ctx, ctl, at.Add(s.plan.StepDuration)); err != nil {
@@ -139,7 +139,7 @@ func (s *Sweep) Run(ctx context.Context, ctl Controller) error {
 		}
 	}
 	end := s.finishNow()
-	for ep := range s.endpoints {
+	for ep := range probe.EndpointIndex(s.endpoints) {
 		ctl.SetPaused(ep, true)
 	}
 	cuts.add(end, s.plan.Grace)

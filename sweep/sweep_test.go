@@ -143,10 +143,11 @@ func TestCloseInterrupted(t *testing.T) {
 }
 
 type call struct {
-	what  string
-	ep, n int
-	at    time.Time
-	cut   time.Time // CutBefore's argument
+	what string
+	ep   probe.EndpointIndex
+	n    int
+	at   time.Time
+	cut  time.Time // CutBefore's argument
 }
 
 type fakeController struct {
@@ -154,13 +155,13 @@ type fakeController struct {
 	calls []call
 }
 
-func (c *fakeController) SetConcurrency(ep, n int) {
+func (c *fakeController) SetConcurrency(ep probe.EndpointIndex, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, call{what: "conc", ep: ep, n: n, at: time.Now()})
 }
 
-func (c *fakeController) SetPaused(ep int, p bool) {
+func (c *fakeController) SetPaused(ep probe.EndpointIndex, p bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, call{what: "pause", ep: ep, at: time.Now()})
@@ -204,7 +205,7 @@ func TestRunDrivesController(t *testing.T) {
 	}
 	var got []string
 	for _, c := range ctl.calls {
-		got = append(got, c.what+strconv.Itoa(c.ep)+"="+strconv.Itoa(c.n))
+		got = append(got, c.what+strconv.Itoa(int(c.ep))+"="+strconv.Itoa(c.n))
 	}
 	want := []string{"conc0=1", "conc1=1", "conc0=3", "conc1=3", "cut0=0", "conc0=2", "conc1=2", "cut0=0", "pause0=0", "pause1=0", "cut0=0"}
 	if !slices.Equal(got, want) {

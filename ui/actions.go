@@ -3,6 +3,8 @@ package ui
 import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"tokscope/probe"
 )
 
 // maxConcurrency bounds `+`: a typo should not open hundreds of streams.
@@ -106,8 +108,9 @@ func (m *Model) togglePause() tea.Cmd {
 	if len(m.eps) == 0 {
 		return nil
 	}
-	paused := !m.eng.Paused(m.sel)
-	m.eng.SetPaused(m.sel, paused)
+	ep := probe.EndpointIndex(m.sel)
+	paused := !m.eng.Paused(ep)
+	m.eng.SetPaused(ep, paused)
 	st := m.states[m.sel]
 	st.paused = paused
 	st.version++
@@ -124,13 +127,13 @@ func (m *Model) togglePauseAll() tea.Cmd {
 		return m.noEngine()
 	}
 	pause := false
-	for i := range m.eps {
+	for i := range probe.EndpointIndex(len(m.eps)) {
 		if !m.eng.Paused(i) {
 			pause = true
 		}
 	}
 	for i, st := range m.states {
-		m.eng.SetPaused(i, pause)
+		m.eng.SetPaused(probe.EndpointIndex(i), pause)
 		st.paused = pause
 		st.version++
 	}
@@ -148,8 +151,9 @@ func (m *Model) changeConcurrency(delta int) tea.Cmd {
 	if len(m.eps) == 0 {
 		return nil
 	}
-	n := clamp(m.eng.Concurrency(m.sel)+delta, 1, maxConcurrency)
-	m.eng.SetConcurrency(m.sel, n)
+	ep := probe.EndpointIndex(m.sel)
+	n := clamp(m.eng.Concurrency(ep)+delta, 1, maxConcurrency)
+	m.eng.SetConcurrency(ep, n)
 	st := m.states[m.sel]
 	st.concurrency = n
 	st.version++

@@ -29,7 +29,7 @@ func TestRaceAcrossAPIsInTheStreamView(t *testing.T) {
 			Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second})
 	}
 	runner := probe.NewRunner(eps, probe.Options{})
-	for i := range eps {
+	for i := range probe.EndpointIndex(len(eps)) {
 		runner.SetPaused(i, true) // only the race
 	}
 	m := New(runner, eps, runner.Events(), Options{Prompt: "race me"})

@@ -11,12 +11,12 @@ import (
 // Engine is what the UI drives of the probe Runner. Its methods are called from Update (the
 // bubbletea goroutine) and must be safe to call concurrently with the Runner's own work.
 type Engine interface {
-	SetPaused(ep int, paused bool)
-	Paused(ep int) bool
-	SetConcurrency(ep, n int)
-	Concurrency(ep int) int
+	SetPaused(ep probe.EndpointIndex, paused bool)
+	Paused(ep probe.EndpointIndex) bool
+	SetConcurrency(ep probe.EndpointIndex, n int)
+	Concurrency(ep probe.EndpointIndex) int
 	// Stream sends one interactive request to endpoint ep; its events carry the returned id.
-	Stream(ep int, prompt string) uint64
+	Stream(ep probe.EndpointIndex, prompt string) uint64
 	// Race sends prompt to every endpoint with a synchronized start; all carry one id.
 	Race(prompt string) uint64
 	// DroppedDeltas counts deltas dropped under back-pressure.

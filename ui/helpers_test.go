@@ -31,8 +31,8 @@ func pinned() time.Time { return t0 }
 
 // fakeEngine records what the UI asked of the Runner.
 type fakeEngine struct {
-	paused  map[int]bool
-	conc    map[int]int
+	paused  map[probe.EndpointIndex]bool
+	conc    map[probe.EndpointIndex]int
 	streams []string // "ep:prompt"
 	races   []string
 	nextID  uint64
@@ -40,19 +40,19 @@ type fakeEngine struct {
 }
 
 func newFakeEngine() *fakeEngine {
-	return &fakeEngine{paused: map[int]bool{}, conc: map[int]int{}}
+	return &fakeEngine{paused: map[probe.EndpointIndex]bool{}, conc: map[probe.EndpointIndex]int{}}
 }
 
-func (e *fakeEngine) SetPaused(ep int, p bool) { e.paused[ep] = p }
-func (e *fakeEngine) Paused(ep int) bool       { return e.paused[ep] }
-func (e *fakeEngine) SetConcurrency(ep, n int) { e.conc[ep] = n }
-func (e *fakeEngine) Concurrency(ep int) int {
+func (e *fakeEngine) SetPaused(ep probe.EndpointIndex, p bool)     { e.paused[ep] = p }
+func (e *fakeEngine) Paused(ep probe.EndpointIndex) bool           { return e.paused[ep] }
+func (e *fakeEngine) SetConcurrency(ep probe.EndpointIndex, n int) { e.conc[ep] = n }
+func (e *fakeEngine) Concurrency(ep probe.EndpointIndex) int {
 	if n, ok := e.conc[ep]; ok {
 		return n
 	}
 	return 1
 }
-func (e *fakeEngine) Stream(ep int, prompt string) uint64 {
+func (e *fakeEngine) Stream(ep probe.EndpointIndex, prompt string) uint64 {
 	e.streams = append(e.streams, fmt.Sprintf("%d:%s", ep, prompt))
 	e.nextID++
 	return e.nextID

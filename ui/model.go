@@ -133,8 +133,8 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	for i, ep := range eps {
 		s := &endpointState{concurrency: max(ep.Concurrency, 1), tlsUnverified: ep.InsecureSkipVerify}
 		if eng != nil {
-			s.paused = eng.Paused(i)
-			if c := eng.Concurrency(i); c > 0 {
+			s.paused = eng.Paused(probe.EndpointIndex(i))
+			if c := eng.Concurrency(probe.EndpointIndex(i)); c > 0 {
 				s.concurrency = c
 			}
 		}
@@ -290,7 +290,7 @@ func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
 	if ev.State == probe.StatePaused {
 		st.paused = true
 	} else if m.eng != nil {
-		st.paused = m.eng.Paused(int(ev.Endpoint))
+		st.paused = m.eng.Paused(ev.Endpoint)
 	}
 	if ev.Concurrency > 0 {
 		st.concurrency = ev.Concurrency

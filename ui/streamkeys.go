@@ -60,7 +60,7 @@ func (v *streamView) startStream(f *frame, race bool) keyResult {
 			eps[i] = i
 		}
 	} else {
-		id = v.eng.Stream(f.sel, prompt)
+		id = v.eng.Stream(probe.EndpointIndex(f.sel), prompt)
 	}
 	if id == 0 { // the Runner has stopped
 		return keyResult{notice: "could not start the stream: the probes have stopped", bad: true}

@@ -76,10 +76,12 @@ type fakeArrivals struct {
 	*fakeEngine
 }
 
-func (fakeArrivals) Arrivals(ep int) (uint64, uint64) { return uint64(100 + 10*ep), uint64(ep * ep) }
+func (fakeArrivals) Arrivals(ep probe.EndpointIndex) (uint64, uint64) {
+	return uint64(100 + 10*ep), uint64(ep * ep)
+}
 
 // Waiting: the last endpoint is overloaded, two arrivals wait (for 12.8 s and 3 s).
-func (fakeArrivals) Waiting(ep int) []time.Time {
+func (fakeArrivals) Waiting(ep probe.EndpointIndex) []time.Time {
 	if ep != 3 {
 		return nil
 	}
