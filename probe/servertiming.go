@@ -154,9 +154,8 @@ func decodeFigures(b []byte, figs map[string]*Figure) error {
 		return err
 	}
 	for k, raw := range obj {
-		var v float64
-		if f := figs[k]; f != nil && json.Unmarshal(raw, &v) == nil && v >= 0 {
-			*f = Figure(v)
+		if f := figs[k]; f != nil {
+			_ = f.UnmarshalJSON(raw) // not a number: f stays as it was, absent
 		}
 	}
 	return nil
