@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// maxFuncLines is the longest a product function may be (STYLE.md): a longer one does more
+// maxFuncLines is the longest a product function may be (the house style): a longer one does more
 // than one thing and is split into its steps.
 const maxFuncLines = 80
 

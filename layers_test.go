@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// importLayers is the README's Architecture block: a package may import only packages of a
+// importLayers is the layer block of docs/architecture.md: a package may import only packages of a
 // lower layer (a later line), so that the arrows point one way.
 var importLayers = [][]string{
 	{"tokscope"},
@@ -48,7 +48,7 @@ func TestImportLayers(t *testing.T) {
 		}
 		l, ok := layer[pkg]
 		if !ok {
-			t.Errorf("package %s has no layer: add it to the README's Architecture block and to importLayers", pkg)
+			t.Errorf("package %s has no layer: add it to the layer block of docs/architecture.md and to importLayers", pkg)
 			continue
 		}
 		for _, imp := range f[1:] {

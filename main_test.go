@@ -84,7 +84,7 @@ func runBinary(t *testing.T, env []string, args ...string) result {
 	return result{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
 }
 
-// endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract and
+// endpointKeys are the keys of every endpoint of the JSON summary: docs/outputs.md's contract and
 // its additions.
 var endpointKeys = []string{"name", "model", "base_url", "api", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source",
 	"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk", "server",

@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // On loopback the probe sees each chunk well under a few ms after the simulator flushed it
-// (DESIGN.md measured 60–150 µs p50); the bounds are loose for a loaded 2-core machine under
+// (docs/metrics.md measured 60–150 µs p50); the bounds are loose for a loaded 2-core machine under
 // -race but fail if chunks are paired with the wrong send times (off by one chunk = 5 ms).
 func TestRunMeasuresSmallError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -90,7 +90,7 @@ func TestRunTakesAboutItsEstimate(t *testing.T) {
 		t.Errorf("Run took %v, Estimate says %v", took.Round(time.Millisecond), want)
 	}
 	if d := Estimate(DefaultLevels); d < 10*time.Second || d > 14*time.Second {
-		t.Errorf("Estimate(DefaultLevels) = %v: update the README's --calibrate section", d)
+		t.Errorf("Estimate(DefaultLevels) = %v: update docs/performance.md (calibrate)", d)
 	}
 }
 

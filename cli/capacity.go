@@ -19,7 +19,7 @@ import (
 	"tokscope/sweep"
 )
 
-// The capacity search (--find-max concurrency|rate, DESIGN.md "Capacity search"): its flags,
+// The capacity search (--find-max concurrency|rate, docs/load.md "Capacity search"): its flags,
 // their checks, the engine's set-up and the headless run. The search itself is sweep.Search.
 
 // findMaxFlags are --find-max and --find-max-limit.

@@ -10,7 +10,7 @@ import (
 	"tokscope/workload"
 )
 
-// convoFlags are --turns, --think-time and --shared-prefix (DESIGN.md, "Conversations,
+// convoFlags are --turns, --think-time and --shared-prefix (docs/workloads.md, "Conversations,
 // shared prefixes, traces"): endpoint settings of the command line's level.
 type convoFlags struct {
 	turns        int

@@ -21,7 +21,7 @@ import (
 	"tokscope/sweep"
 )
 
-// options are the parsed command-line flags (the contract in DESIGN.md plus --warmup and
+// options are the parsed command-line flags (the contract in docs/metrics.md plus --warmup and
 // --log). parseFlags fills and checks them; nothing changes them after.
 type options struct {
 	configFile  string

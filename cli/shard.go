@@ -10,7 +10,7 @@ import (
 	"tokscope/config"
 )
 
-// shardFlags are --shard I/N (DESIGN.md, "Beyond one machine"): this process runs shard I of
+// shardFlags are --shard I/N (docs/fleet.md, "Beyond one machine"): this process runs shard I of
 // a run split over N. Without the flag it comes from $JOB_COMPLETION_INDEX (set by a
 // Kubernetes Indexed Job in every pod) and $TOKSCOPE_SHARDS (N, set by the manifest), so
 // that the pods of one Job need no arguments of their own.

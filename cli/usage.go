@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Exit statuses, the contract of DESIGN.md.
+// Exit statuses, the contract of docs/metrics.md.
 const (
 	ExitOK     = 0 // every counted request succeeded (or nothing was measured: --help, --version)
 	ExitFailed = 1 // some request failed, or the run could not finish its output

@@ -48,7 +48,7 @@ type Endpoint struct {
 	BaseURL string // e.g. http://127.0.0.1:8080/v1
 	Model   string
 	// API is the wire protocol the endpoint speaks: APIChat ("" means chat), APICompletions,
-	// APIResponses, APIAnthropic or APIOllama (DESIGN.md, "Wire protocols").
+	// APIResponses, APIAnthropic or APIOllama (docs/apis.md, "Wire protocols").
 	API string
 
 	// APIKeyEnv names the environment variable holding the key. The key itself is read at

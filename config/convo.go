@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Conversations (DESIGN.md, "Conversations, shared prefixes, traces"): the endpoint settings
+// Conversations (docs/workloads.md, "Conversations, shared prefixes, traces"): the endpoint settings
 // turns, think_time and shared_prefix, given at every level like the others.
 
 // MaxTurns bounds turns: (a conversation re-sends all its turns, so its prompt grows with each).

@@ -179,7 +179,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseValid(t *testing.T) {
 	testEnv(t)
-	src := `# the example of the README
+	src := `# the example of docs/config.md
 defaults:
   prompt: "Count to ten."
   max_tokens: 64

@@ -16,7 +16,7 @@ const (
 	EnvShards     = "TOKSCOPE_SHARDS"
 )
 
-// Shard is one process's part of a run split over Of processes (DESIGN.md, "Beyond one
+// Shard is one process's part of a run split over Of processes (docs/fleet.md, "Beyond one
 // machine"): shard Index (0-based) of Of. The zero Shard is an unsharded run, whose shares
 // are the whole.
 type Shard struct {

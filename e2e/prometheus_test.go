@@ -149,7 +149,7 @@ scrape_configs:
 		t.Fatalf("summary has %d endpoints", len(doc.Endpoints))
 	}
 	// TTFT of every request the exporter observes: the ok ones and those cut by the end of
-	// the run that had a first token; warm-ups and interactive streams stay out (DESIGN.md).
+	// the run that had a first token; warm-ups and interactive streams stay out (docs/outputs.md).
 	recTTFT := promRecordTTFTs(t, filepath.Join(dir, "records.jsonl"))
 	promLE := map[string]map[float64]float64{}
 	for _, x := range ttftB {

@@ -15,7 +15,7 @@ import (
 
 // A capacity search (--find-max) is its own mode with its own document: per endpoint the
 // highest load that met the SLO target, the first that missed, and every step measured, in the
-// order run (a load measured twice by the noise guard appears twice). DESIGN.md, "Capacity
+// order run (a load measured twice by the noise guard appears twice). docs/load.md, "Capacity
 // search".
 
 // WriteCapacity writes the report of a capacity search in format, one of Formats.

@@ -9,7 +9,7 @@ import (
 	"tokscope/stats"
 )
 
-// How the run ended (DESIGN.md, "End of a run"): the grace given to the requests in flight,
+// How the run ended (docs/cli.md, "End of a run"): the grace given to the requests in flight,
 // how long the run waited for them, and how many it cut. A replay knows the cut requests
 // (the record says "cut": true) but not the grace, and says nothing here.
 

@@ -11,7 +11,7 @@ import (
 // GPU exporter, as "slo" and "cost" are without objectives or a price), the gpu_ CSV columns
 // when an endpoint has one, a line and three rows in the table.
 
-// jsonGPU is DESIGN.md's "gpu" object; beyond the contract's four keys it says what the
+// jsonGPU is docs/outputs.md's "gpu" object; beyond the contract's four keys it says what the
 // figure of tokens per joule rests on.
 type jsonGPU struct {
 	PowerW         *jsonDist `json:"power_w"`

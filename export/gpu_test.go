@@ -25,7 +25,7 @@ func gpuSnapshot() stats.Snapshot {
 	return snap
 }
 
-// "gpu" is in the JSON of an endpoint with a GPU exporter only, with DESIGN.md's keys.
+// "gpu" is in the JSON of an endpoint with a GPU exporter only, with docs/outputs.md's keys.
 func TestGPUJSON(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteJSON(&b, gpuSnapshot()); err != nil {

@@ -44,7 +44,7 @@ func headToHeadJSON(snap *stats.Snapshot) *[]jsonHeadToHead {
 }
 
 // ttftFromJSON is the "ttft_from" key: only when TTFT is measured to another instant than
-// DESIGN.md's first token, so that the default document keeps exactly its contract.
+// docs/outputs.md's first token, so that the default document keeps exactly its contract.
 func ttftFromJSON(snap *stats.Snapshot) string {
 	if snap.TTFTFrom == "first-token" {
 		return ""

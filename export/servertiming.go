@@ -8,7 +8,7 @@ import (
 	"tokscope/stats"
 )
 
-// jsonServerTiming is the "server_timing" block (DESIGN.md, "The server's own clock"): the
+// jsonServerTiming is the "server_timing" block (docs/server-side.md, "The server's own clock"): the
 // source, then the registered metrics of Group metric.Server under their Sub keys, then the
 // count of requests that paid for loading the model (kept out of the TTFT figures); null when
 // the endpoint's server said nothing.

@@ -6,7 +6,7 @@ import (
 	"tokscope/stats"
 )
 
-// A replay that merged the records of several shards (--shard, DESIGN.md "Beyond one
+// A replay that merged the records of several shards (--shard, docs/fleet.md "Beyond one
 // machine") says so: the top-level "shards": N of the JSON summary, a line under the table.
 // One shard's records alone are not a merge and say nothing here.
 

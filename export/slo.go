@@ -10,7 +10,7 @@ import (
 	"tokscope/stats"
 )
 
-// SLOs, cost and the server's own figures (DESIGN.md, "Contract additions"): per endpoint,
+// SLOs, cost and the server's own figures (docs/outputs.md, "Contract additions"): per endpoint,
 // "slo" when it has objectives, "cost" when it has a price, and "server" always — null when
 // nothing was scraped.
 

@@ -88,7 +88,7 @@ func TestSLOCostServerJSON(t *testing.T) {
 		}
 	}
 	if len(local.SLO) != 3 || len(local.Cost) != 2 || len(*local.Server) != 6 {
-		t.Errorf("keys: slo %d, cost %d, server %d; want DESIGN.md's 3, 2 and 6", len(local.SLO), len(local.Cost), len(*local.Server))
+		t.Errorf("keys: slo %d, cost %d, server %d; want docs/metrics.md's 3, 2 and 6", len(local.SLO), len(local.Cost), len(*local.Server))
 	}
 	if broken.Server != nil {
 		t.Errorf("nothing scraped: server must be null, got %v", *broken.Server)

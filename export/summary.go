@@ -1,5 +1,5 @@
 // Package export writes what tokscope measured for other programs and for people: the
-// headless summary of a stats.Snapshot as JSON (the documented interface of DESIGN.md), CSV
+// headless summary of a stats.Snapshot as JSON (the documented interface of docs/metrics.md), CSV
 // or an aligned table (WriteSummary picks one by the --output name), and a sweep's report
 // likewise (WriteSweep). Every per-request distribution comes from the metric registry
 // (package metric). The --record file is package record's.
@@ -48,7 +48,7 @@ func (n number) MarshalJSON() ([]byte, error) {
 	return []byte(formatNumber(v)), nil
 }
 
-// jsonDist is one distribution of the JSON summary, in DESIGN.md's key order.
+// jsonDist is one distribution of the JSON summary, in docs/outputs.md's key order.
 type jsonDist struct {
 	P50  number `json:"p50"`
 	P90  number `json:"p90"`
@@ -67,7 +67,7 @@ func toJSONDist(d stats.Dist) *jsonDist {
 
 // jsonEndpoint is one endpoint of the JSON summary. Its keys, in order: the counts (jsonHead),
 // the registered metrics of Group Core, "slo", "cost" and "server" (jsonMiddle), the metrics
-// of Group Workload, then the workload's scalars (jsonWorkload): DESIGN.md's order.
+// of Group Workload, then the workload's scalars (jsonWorkload): docs/outputs.md's order.
 type jsonEndpoint struct {
 	head     jsonHead
 	core     []jsonMetric
@@ -86,7 +86,7 @@ type jsonHead struct {
 	OK           int            `json:"ok"`
 	Errors       int            `json:"errors"`
 	Truncated    int            `json:"truncated"`
-	Cut          int            `json:"cut"` // cut by the end of the run: not errors (DESIGN.md)
+	Cut          int            `json:"cut"` // cut by the end of the run: not errors (docs/outputs.md)
 	ErrorKinds   map[string]int `json:"error_kinds"`
 	TokenSource  *string        `json:"token_source"`
 	OutputTokens int64          `json:"output_tokens"`
@@ -185,7 +185,7 @@ func metricsJSON(w *stats.Window, g metric.Group) []jsonMetric {
 
 type jsonSummary struct {
 	Endpoints []jsonEndpoint `json:"endpoints"`
-	// Beyond DESIGN.md's contract, added keys only (see headtohead.go).
+	// Beyond docs/outputs.md's contract, added keys only (see headtohead.go).
 	TTFTFrom   string            `json:"ttft_from,omitempty"`
 	HeadToHead *[]jsonHeadToHead `json:"head_to_head,omitempty"`
 	// Open-loop runs only (queue.go).
@@ -196,7 +196,7 @@ type jsonSummary struct {
 	Shards int `json:"shards,omitempty"`
 }
 
-// WriteJSON writes the summary of DESIGN.md's command-line contract as one JSON document on
+// WriteJSON writes the summary of docs/outputs.md's command-line contract as one JSON document on
 // one line: every endpoint's counts and its whole-run distributions over ok requests, a
 // figure without data as null, numbers rounded to 3 decimals.
 func WriteJSON(w io.Writer, snap stats.Snapshot) error {

@@ -35,7 +35,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// endpointKeys are the keys of every endpoint of the JSON summary: DESIGN.md's contract
+// endpointKeys are the keys of every endpoint of the JSON summary: docs/outputs.md's contract
 // and its additions ("slo" and "cost" only with objectives and a price: not here).
 var endpointKeys = strings.Fields(`name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens
 	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
@@ -96,7 +96,7 @@ func TestWriteJSONGolden(t *testing.T) {
 	}
 	golden(t, "summary.json", buf.Bytes())
 
-	// The document has exactly DESIGN.md's keys ("server" null: nothing scraped; "slo" and
+	// The document has exactly docs/outputs.md's keys ("server" null: nothing scraped; "slo" and
 	// "cost" absent: no objectives, no price).
 	var doc struct {
 		Endpoints []map[string]json.RawMessage `json:"endpoints"`

@@ -8,7 +8,7 @@ import (
 	"tokscope/stats"
 )
 
-// Conversations (--turns, DESIGN.md "Conversations, shared prefixes, traces"): per endpoint
+// Conversations (--turns, docs/workloads.md "Conversations, shared prefixes, traces"): per endpoint
 // "turns": {"first": {"ttft_ms": dist, "prompt_tokens": dist}, "later": {…}} when a later
 // turn was seen, and "cache_hit_rate" always (null without data). Both walk metric.Splits and
 // metric.SplitMetrics.

@@ -8,7 +8,7 @@ import (
 	"tokscope/stats"
 )
 
-// The workload's figures (DESIGN.md, contract additions): the prompt side of each request
+// The workload's figures (docs/outputs.md, contract additions): the prompt side of each request
 // from the server's usage, e2e latency, throughput over the run's wall time, the last error,
 // and — added keys beyond the contract — the cache mode that ran and how many requests
 // reached their --output-tokens target.

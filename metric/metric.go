@@ -37,14 +37,14 @@ const (
 )
 
 // Group places a metric's key in the JSON summary and the CSV: Core keys come after
-// output_tokens (DESIGN.md's first contract), Workload keys after "server" (its second); a
+// output_tokens (docs/outputs.md's first contract), Workload keys after "server" (its second); a
 // metric with JSON None is in neither (the table, the views and the exporter may still show it).
 type Group int
 
 const (
 	Core Group = iota
 	Workload
-	// Server is the server's own clock (DESIGN.md, third round): its metrics nest in the JSON
+	// Server is the server's own clock (docs/outputs.md, third round): its metrics nest in the JSON
 	// summary's "server_timing" block under their Sub keys, which is null when the endpoint's
 	// server said nothing; CSV columns keep their Key prefix. Never in the compare view's
 	// Core/Workload columns: the view adds them after both.
@@ -123,7 +123,7 @@ type Metric struct {
 	// Read adds each value the Sample defines, in Kind's display unit: none when the metric is
 	// undefined for it, one for most, several for ITL (every gap).
 	Read func(s *probe.Sample, c Context, add Adder)
-	// OnCut: also read off a request cut by the end of the run (DESIGN.md: a TTFT that had
+	// OnCut: also read off a request cut by the end of the run (docs/metrics.md: a TTFT that had
 	// arrived counts; nothing else of a cut request does).
 	OnCut bool
 

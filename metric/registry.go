@@ -38,7 +38,7 @@ const (
 	NumIDs // the number of entries
 )
 
-// All is every per-request metric (DESIGN.md's definitions), indexed by ID. An entry's
+// All is every per-request metric (docs/outputs.md's definitions), indexed by ID. An entry's
 // outputs are its fields: JSON, Table, Compare, Prom, Chart; the record keeps every Sample
 // field a reader uses, so every metric survives a replay. TestEveryMetricEverywhere checks
 // that each output carries what its entry says.

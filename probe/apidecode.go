@@ -9,7 +9,7 @@ import (
 // NDJSON line) into a tolerant struct of its own and maps it onto the chat decoder's fields —
 // d.w's one choice (content, reasoning, finish reason), d.usage, d.w.Error — so that measure,
 // countUsage, emitText, mustStop and finalize apply every definition once for all APIs
-// (DESIGN.md, "Wire protocols"):
+// (docs/apis.md, "Wire protocols"):
 //
 //	completions  choices[].text is answer text; usage as chat (an all-zero usage on every chunk,
 //	             as Ollama sends, is a placeholder, not a count)

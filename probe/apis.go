@@ -11,7 +11,7 @@ import (
 	"tokscope/workload"
 )
 
-// The wire protocols an endpoint may speak (DESIGN.md, "Wire protocols"). Chat goes through
+// The wire protocols an endpoint may speak (docs/apis.md, "Wire protocols"). Chat goes through
 // go-openai; the others are built here and sent through the same doer (extra_body, headers,
 // key, status and headers handed back, dead-connection retry), and each has a decoder that
 // maps its events onto the chat decoder's fields, so that every metric keeps one definition.

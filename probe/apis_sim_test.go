@@ -12,7 +12,7 @@ import (
 	"tokscope/workload"
 )
 
-// Every definition of DESIGN.md holds in every API: the simulator serves the same schedule
+// Every definition of docs/metrics.md holds in every API: the simulator serves the same schedule
 // through each API's framing, and the probe must measure the same instants, tokens and rates
 // from all five (TTFT within 3 ms of the schedule, decode within 1.5 %), with the prompt and
 // cached tokens read from each API's own usage fields.

@@ -26,7 +26,7 @@ import (
 
 // maxIdlePerHost is far above any concurrency a user sets: the default transport keeps only
 // 2 idle connections per host, and at concurrency 8 most requests then silently reconnected
-// (DESIGN.md, pitfalls). Concurrency changes live, so the bound cannot follow it. At 1024,
+// (docs/architecture.md, pitfalls). Concurrency changes live, so the bound cannot follow it. At 1024,
 // 4096 streams reconnected a third of their requests; the open-file limit binds long before
 // this one.
 const maxIdlePerHost = 1 << 16

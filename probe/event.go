@@ -47,7 +47,7 @@ type Progress struct {
 	Start    time.Time // wall clock of t0
 	// At is the arrival offset (from t0) of the newest chunk counted in Tokens.
 	At time.Duration
-	// The instants of DESIGN.md that have happened so far (offsets from t0, Absent until then).
+	// The instants of docs/metrics.md that have happened so far (offsets from t0, Absent until then).
 	FirstEvent, FirstToken, FirstAnswer time.Duration
 	// Tokens is the output tokens received so far: the server's per-chunk (cumulative) usage
 	// when it sends one, else an estimate (Estimated): the endpoint's learned tokens per chunk
@@ -75,7 +75,7 @@ func (p *Progress) TTFT(from TTFTFrom) (time.Duration, bool) {
 	return d, present(d)
 }
 
-// DecodeRate is the decode rate so far, DESIGN.md's (N − 1) / (last_token − first_token) on
+// DecodeRate is the decode rate so far, docs/metrics.md's (N − 1) / (last_token − first_token) on
 // what has arrived: (Tokens − 1) / (At − FirstToken). At the request's end it is the Sample's
 // DecodeRate (with the final N); undefined with fewer than 2 tokens or no span yet.
 func (p *Progress) DecodeRate() (float64, bool) {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The end of a run (DESIGN.md, "End of a run and dead connections"). When --duration is over,
+// The end of a run (docs/cli.md, "End of a run and dead connections"). When --duration is over,
 // Stop is called, or every endpoint has finished its Options.Requests, no new request starts;
 // the requests in flight have a grace period to finish and count as usual; what is still
 // running after it is cut: reported with Sample.Cut, which is not an error (a TTFT that had

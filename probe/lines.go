@@ -19,7 +19,7 @@ type eventStream interface {
 
 var errUnparsed = errors.New("unparsed error event")
 
-// chatStream is go-openai's chat stream (RecvRaw: DESIGN.md, pitfalls).
+// chatStream is go-openai's chat stream (RecvRaw: docs/architecture.md, pitfalls).
 type chatStream struct{ s *openai.ChatCompletionStream }
 
 func (c chatStream) recv() ([]byte, error) {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The metrics of DESIGN.md, derived from a Sample's instants. Each returns ok=false when the
+// The metrics of docs/metrics.md, derived from a Sample's instants. Each returns ok=false when the
 // metric is undefined for this request (never NaN, never 0 as a stand-in).
 
 func present(d time.Duration) bool { return d >= 0 }
@@ -58,7 +58,7 @@ func (s *Sample) E2ERate() (float64, bool) {
 	return float64(s.Tokens) / s.LastToken.Seconds(), true
 }
 
-// E2E is t0 → the last chunk of any kind (DESIGN.md e2e_ms); ok=false without a chunk.
+// E2E is t0 → the last chunk of any kind (docs/outputs.md e2e_ms); ok=false without a chunk.
 func (s *Sample) E2E() (time.Duration, bool) {
 	if len(s.Chunks) == 0 {
 		return 0, false
@@ -110,7 +110,7 @@ func (s *Sample) TokensPerChunk() (float64, bool) {
 }
 
 // Gaps yields the gaps between consecutive token-bearing chunks, in arrival order (the
-// chunk ITL of DESIGN.md), without allocating: the one walk every ITL figure uses.
+// chunk ITL of docs/metrics.md), without allocating: the one walk every ITL figure uses.
 func (s *Sample) Gaps() iter.Seq[time.Duration] {
 	return func(yield func(time.Duration) bool) {
 		prev := Absent

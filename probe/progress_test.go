@@ -91,7 +91,7 @@ func TestProgressAtFirstTokenThenEveryInterval(t *testing.T) {
 			t.Errorf("Progress %d: no decode rate with %d tokens", i, arrived)
 		}
 	}
-	// The last Progress's decode rate is DESIGN.md's formula on what had arrived.
+	// The last Progress's decode rate is docs/metrics.md's formula on what had arrived.
 	last := ps[len(ps)-1]
 	want := (last.Tokens - 1) / (last.At - s.FirstToken).Seconds()
 	if r, _ := last.DecodeRate(); r != want {

@@ -2,7 +2,7 @@ package probe
 
 import "encoding/json"
 
-// ServerTiming is the server's own clock for one request, as its response said (DESIGN.md,
+// ServerTiming is the server's own clock for one request, as its response said (docs/server-side.md,
 // "The server's own clock"): llama.cpp's `timings`, vLLM's `metrics`, Ollama's native
 // durations. Times are milliseconds as the server gave them (Ollama's nanoseconds divided by
 // 1e6), so tokscope keeps them to the hundredth of a ms and beyond; a figure the server did not
@@ -74,7 +74,7 @@ const ModelLoadMs = 100
 
 // ModelLoad says the request paid for loading the model: Ollama's load_duration is over
 // ModelLoadMs and is most of the server's TTFT. Such a request's TTFT is not the server's
-// serving speed; the aggregator keeps it out of the TTFT figures (DESIGN.md: marked, not mixed).
+// serving speed; the aggregator keeps it out of the TTFT figures (docs/metrics.md: marked, not mixed).
 func (t *ServerTiming) ModelLoad() bool {
 	return t != nil && t.LoadMs > ModelLoadMs && t.LoadMs*2 > t.TTFTms
 }

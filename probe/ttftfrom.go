@@ -7,7 +7,7 @@ import (
 )
 
 // TTFTFrom chooses the instant that TTFT is measured to. The zero value means first-token,
-// the definition of DESIGN.md; the others let a run (or a replayed record) be compared with
+// the definition of docs/metrics.md; the others let a run (or a replayed record) be compared with
 // tools that define TTFT differently. It changes the TTFT figure only: decode tok/s, TPOT and
 // the other metrics keep their own definitions.
 type TTFTFrom string

@@ -357,7 +357,7 @@ func (d *decoder) emit(at time.Duration, text string, reasoning bool, tokens int
 	}
 }
 
-// finalize decides N and its source (DESIGN.md order: usage, estimate, chunks) and the
+// finalize decides N and its source (docs/metrics.md order: usage, estimate, chunks) and the
 // reasoning share.
 func (d *decoder) finalize() {
 	s := d.s

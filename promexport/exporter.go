@@ -237,7 +237,7 @@ func (e *Exporter) setInFlightLocked(endpoint string) {
 
 // Observe records one finished request. Warm-ups only leave the in-flight gauge. Every other
 // request counts in tokscope_requests_total; latency, speed and token metrics take only ok
-// requests (DESIGN.md: errors and truncations count in error rates, never in speed figures):
+// requests (docs/metrics.md: errors and truncations count in error rates, never in speed figures):
 // the tokens a request counted in flight (Progress) are reconciled with its final count.
 func (e *Exporter) Observe(s *probe.Sample) {
 	if s == nil {
@@ -252,7 +252,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	if _, configured := e.models[s.Endpoint]; !configured { // New set the configured ones (models is only written there)
 		e.info.WithLabelValues(name, model, apiLabel(s.API)).Set(1)
 	}
-	if s.Cut { // in flight when the run ended: not an error; a TTFT it had counts (DESIGN.md)
+	if s.Cut { // in flight when the run ended: not an error; a TTFT it had counts (docs/metrics.md)
 		e.requests.WithLabelValues(name, model, outcomeCut, "").Inc()
 		e.observeMetrics(s, name, model, true)
 		return
@@ -287,7 +287,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only
-// those that count for a cut request when cut). TTFT is DESIGN.md's, to the first token.
+// those that count for a cut request when cut). TTFT is docs/metrics.md's, to the first token.
 func (e *Exporter) observeMetrics(s *probe.Sample, name, model string, cut bool) {
 	for i := range metric.All {
 		m, h := &metric.All[i], e.hists[i]
@@ -361,7 +361,7 @@ var (
 	userinfoBare = regexp.MustCompile(`^[^\s/@:]+:[^\s/@]*@`)
 )
 
-// errorTypeLabel keeps the error_type label short and bounded: the kinds of DESIGN.md pass
+// errorTypeLabel keeps the error_type label short and bounded: the kinds of docs/metrics.md pass
 // through; anything else is cut back to its http_<status> prefix, or "other".
 func errorTypeLabel(kind string) string {
 	switch {

@@ -47,7 +47,7 @@ type Record struct {
 	TLSMS     *float64 `json:"tls_ms"`
 	Reused    bool     `json:"reused"`
 	// ConnRetry: sent again on a new connection after a reused one failed before any byte
-	// of a response (DESIGN.md, dead connections); written only when true.
+	// of a response (docs/cli.md, dead connections); written only when true.
 	ConnRetry   bool     `json:"conn_retry,omitempty"`
 	WroteMS     *float64 `json:"wrote_ms"`
 	HeadersMS   *float64 `json:"headers_ms"`
@@ -100,7 +100,7 @@ type Record struct {
 	ServerTiming *probe.ServerTiming `json:"server_timing,omitempty"`
 	ModelLoad    bool                `json:"model_load,omitempty"`
 
-	// Derived metrics (DESIGN.md definitions), null when undefined. Output only.
+	// Derived metrics (docs/outputs.md definitions), null when undefined. Output only.
 	TTFBMS         *float64 `json:"ttfb_ms"`
 	TTFTMS         *float64 `json:"ttft_ms"`
 	TTFAMS         *float64 `json:"ttfa_ms"`

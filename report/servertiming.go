@@ -8,7 +8,7 @@ import (
 )
 
 // The "client and server" section: where a server reported its own clock per request
-// (DESIGN.md, "The server's own clock"), its TTFT and decode distributions beside the
+// (docs/server-side.md, "The server's own clock"), its TTFT and decode distributions beside the
 // client's, and outside (client TTFT − server TTFT) over the run. Left out of runs whose
 // servers said nothing.
 

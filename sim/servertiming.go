@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The server's own clock, as real servers report it per request (../shared/DESIGN.md, "The
+// The server's own clock, as real servers report it per request (docs/server-side.md, "The
 // server's own clock"), following the simulator's schedule:
 //
 //	llama.cpp `timings` (Profile.Timings; chat and completions on the last chunk, Responses on

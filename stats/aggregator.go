@@ -392,7 +392,7 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	e.history.push(p)
 }
 
-// addCut accounts a request cut by the end of the run (DESIGN.md): not a request that finished
+// addCut accounts a request cut by the end of the run (docs/metrics.md): not a request that finished
 // nor an error; a TTFT that had arrived counts in the TTFT figures, nothing else of it does.
 func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
 	e.cut++

@@ -9,7 +9,7 @@ import (
 
 // GPU telemetry (--gpu-metrics): the exporter's power, utilisation and memory as distributions
 // over its scrapes, and tokens per joule — the output tokens that arrived within the scrapes'
-// window over the energy of the same window (DESIGN.md "GPU telemetry").
+// window over the energy of the same window (docs/server-side.md "GPU telemetry").
 //
 // The window is the union of the spans between consecutive scrapes that have an energy (a
 // counter reset leaves a hole). A token counts when its chunk arrived inside it, whichever

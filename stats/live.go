@@ -8,13 +8,13 @@ import (
 )
 
 // Live figures: tokens count at the instant their chunk arrives, not when their request ends
-// (DESIGN.md, "Live figures"). A request in flight reports Progress (probe/progress.go); its
+// (docs/metrics.md, "Live figures"). A request in flight reports Progress (probe/progress.go); its
 // tokens enter the endpoint's token timeline as they come, its TTFT enters the per-second
 // TTFT series as soon as its first token arrives, and its decode rate so far and progress show
 // in EndpointStats.InFlight. When the request ends, what it added live is taken back and its
 // Sample is added as before: the figures of finished requests are exactly those of a replay
 // of the record, whatever the live estimate was, and a request that fails leaves nothing in
-// the speed figures (DESIGN.md: errors never count in speed statistics).
+// the speed figures (docs/metrics.md: errors never count in speed statistics).
 
 // Bounds of the live state.
 const (
@@ -52,7 +52,7 @@ type InFlight struct {
 	// (the largest, 0 when a request has no limit).
 	TokensMin, TokensMax float64
 	MaxTokens            int
-	// DecodeTPS is the median of their decode rates so far (DESIGN.md's formula on what has
+	// DecodeTPS is the median of their decode rates so far (docs/metrics.md's formula on what has
 	// arrived); DecodeOK says whether any has one yet.
 	DecodeTPS float64
 	DecodeOK  bool

@@ -180,7 +180,7 @@ func TestResetWithRequestsInFlight(t *testing.T) {
 }
 
 // A request cut by the end of the run (Sample.Cut) keeps its TTFT, in the per-second series
-// too; its tokens leave the speed figures, as DESIGN.md says of cut requests.
+// too; its tokens leave the speed figures, as docs/metrics.md says of cut requests.
 func TestCutRequestKeepsItsTTFTOnly(t *testing.T) {
 	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 40).Ptr()
 	s.Seq = 5

@@ -2,7 +2,7 @@ package stats
 
 import "tokscope/probe"
 
-// ServerTiming is what an endpoint's server said of its own clock over the run (DESIGN.md,
+// ServerTiming is what an endpoint's server said of its own clock over the run (docs/server-side.md,
 // "The server's own clock"); its distributions are the registered metrics of Group
 // metric.Server (Window.Of).
 type ServerTiming struct {

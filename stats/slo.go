@@ -98,7 +98,7 @@ func judge(slo config.SLO, s *probe.Sample, ttftFrom probe.TTFTFrom) (good bool,
 	return good, violated
 }
 
-// e2eOf is t0 → the last chunk (DESIGN.md's e2e_ms), else t0 → the end of the request.
+// e2eOf is t0 → the last chunk (docs/outputs.md's e2e_ms), else t0 → the end of the request.
 func e2eOf(s *probe.Sample) time.Duration {
 	if n := len(s.Chunks); n > 0 {
 		return s.Chunks[n-1].At

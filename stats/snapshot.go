@@ -126,7 +126,7 @@ type EndpointStats struct {
 	Truncated int
 	Warmups   int
 	// Cut counts requests still in flight when the run ended and its grace was over: not in
-	// Requests, not errors; a TTFT they had counts in the TTFT figures (DESIGN.md).
+	// Requests, not errors; a TTFT they had counts in the TTFT figures (docs/metrics.md).
 	Cut        int
 	ErrorKinds map[string]int // e.g. {"http_429": 2}
 
@@ -211,7 +211,7 @@ type EndpointStats struct {
 type Snapshot struct {
 	At        time.Time
 	Endpoints []EndpointStats
-	// TTFTFrom names the instant TTFT figures are measured to: "first-token" (DESIGN.md's
+	// TTFTFrom names the instant TTFT figures are measured to: "first-token" (docs/metrics.md's
 	// definition), "first-event" or "first-answer" (WithTTFTFrom).
 	TTFTFrom string
 	// Rate is the open-loop arrival rate per endpoint, requests/s (WithRate); 0 in

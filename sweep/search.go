@@ -8,7 +8,7 @@ import (
 	"tokscope/stats"
 )
 
-// A capacity search (--find-max concurrency|rate, DESIGN.md "Capacity search") finds, per
+// A capacity search (--find-max concurrency|rate, docs/load.md "Capacity search") finds, per
 // endpoint, the highest load at which at least the target share of requests meets every
 // objective: steps at load 1, 2, 4, … until one misses the target, then bisection between
 // the last load that met it and the first that missed, to the integer (concurrency) or until

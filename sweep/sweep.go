@@ -13,7 +13,7 @@
 //   - a request belongs to the step in which it started (its t0), wherever it ends; a step's
 //     results wait until every request started before its end has finished;
 //   - aggregate tok/s of a step is the tokens that arrived during the step's window divided
-//     by its length — DESIGN.md's aggregate tok/s (tokens attributed at arrival) over the
+//     by its length — docs/metrics.md's aggregate tok/s (tokens attributed at arrival) over the
 //     window, whichever step's request carried them;
 //   - requests finished before the first step began (an endpoint whose warm-ups ended before
 //     the others') belong to the first step; warm-ups and interactive requests to none.

@@ -449,7 +449,7 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 			V(ttft)+L(" ")+V(rate)+L("t/s ")+V(mark+itoa(d.Tokens))+L("tok"))
 	}
 	// While it streams: the probe's count so far (the server's per-chunk usage, else its
-	// per-chunk estimate, ≈) and the decode rate on what has arrived, DESIGN.md's formula, so
+	// per-chunk estimate, ≈) and the decode rate on what has arrived, docs/metrics.md's formula, so
 	// that it ends on the Sample's own figure.
 	ttft, rate, toks := dash, dash, dash
 	if pr := &p.progress; pr.Chunks > 0 {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Conversations (--turns) and the shared system prompt (--shared-prefix): DESIGN.md,
+// Conversations (--turns) and the shared system prompt (--shared-prefix): docs/workloads.md,
 // "Conversations, shared prefixes, traces".
 
 // Turns is how many requests a conversation of the endpoint has (1 outside --turns).

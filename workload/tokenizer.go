@@ -10,7 +10,7 @@ import (
 // The offline tokenizer, loaded once per process for everything that counts tokens offline:
 // the synthetic prompts here, and the probe's output-token estimates (probe imports
 // workload, not the other way round, so the one loader lives in the lower layer).
-// cl100k_base rather than o200k: it is exact for Llama 3 on English and code (DESIGN.md).
+// cl100k_base rather than o200k: it is exact for Llama 3 on English and code (docs/metrics.md).
 
 // Tokenizer is the offline tokenizer. The first call builds its tables (tens of
 // milliseconds); every later one returns the same codec. Safe for concurrent use.
