@@ -82,9 +82,13 @@ func (o *options) useTrace(cfg *config.Config, works []*workload.Workload) (sche
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
-	if tr = tr.Share(o.shard.Takes); len(tr.Entries) == 0 { // a shard's share: every N-th line
-		return nil, fmt.Errorf("--trace %s: shard %d/%d has no line of it", path, o.shard.Index, o.shard.Of)
+	// The rule of --requests: every shard refuses a trace with fewer lines than shards,
+	// not only the shards whose share would be empty.
+	if o.shard.On() && len(tr.Entries) < o.shard.Of {
+		return nil, fmt.Errorf("--trace %s: %d lines is fewer than the %d shards (%s): some shards would have none",
+			path, len(tr.Entries), o.shard.Of, o.shard)
 	}
+	tr = tr.Share(o.shard.Takes) // a shard's share: every N-th line
 	for i, w := range works {
 		if err := w.UseTrace(tr); err != nil {
 			return nil, fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)

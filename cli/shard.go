@@ -46,9 +46,12 @@ func (o *options) checkShard() error {
 			return usagef("%s and --%s exclude each other: each shard would search the whole load on its own", from, name)
 		}
 	}
-	if o.requests > 0 && s.Requests(o.requests) == 0 {
-		return usagef("--requests %d is fewer than the %d shards (%s %s): shard %d would have none; give --requests at least %d",
-			o.requests, s.Of, from, s, s.Index, s.Of)
+	// One rule for every index: each shard must have a request, so --requests below N is
+	// refused by every shard alike, not only by those whose share would be empty (with
+	// --requests 1 over 2 shards, shard 0 would run one and shard 1 none).
+	if o.requests > 0 && o.requests < s.Of {
+		return usagef("--requests %d is fewer than the %d shards (%s %s): some shards would have none; give --requests at least %d",
+			o.requests, s.Of, from, s, s.Of)
 	}
 	o.requests = s.Requests(o.requests)
 	o.rate = s.Rate(o.rate)

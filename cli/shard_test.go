@@ -28,6 +28,10 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--demo", "--shard", "0/0"}, "from 1 to"},
 		{[]string{"--demo", "--shard="}, "must be I/N"},
 		{[]string{"--demo", "--no-tui", "--requests", "2", "--shard", "2/3"}, "at least 3"},
+		// One rule for every index: shard 0 would have had a request, and refuses all the same.
+		{[]string{"--demo", "--no-tui", "--requests", "2", "--shard", "0/3"}, "at least 3"},
+		{[]string{"--demo", "--no-tui", "--requests", "1", "--shard", "0/2"}, "at least 2"},
+		{[]string{"--demo", "--no-tui", "--requests", "1", "--shard", "1/2"}, "at least 2"},
 		{[]string{"--demo", "--shard", "0/2", "--sweep", "1,2"}, "exclude each other"},
 		{[]string{"--demo", "--shard", "0/2", "--find-max", "concurrency", "--slo", "ttft=1s"}, "exclude each other"},
 		{[]string{"--replay", rec, "--shard", "0/2"}, "exclude each other"},
@@ -229,5 +233,19 @@ func checkSums(t *testing.T, shardDocs, alone []string, merged string) {
 	}
 	if got := m.Endpoints[0]; got != sum || sum.Requests != 31 {
 		t.Errorf("merged %+v, the shards' sums %+v (31 requests)", got, sum)
+	}
+}
+
+// A trace with fewer lines than shards is refused by every shard, not only by those whose
+// share would be empty; with as many lines as shards, each index gets one.
+func TestShardTraceOneRule(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(path, []byte("{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 3}\n"), 0o600)
+	for _, shard := range []string{"0/2", "1/2"} {
+		var stdout, stderr bytes.Buffer
+		code := Main("", []string{"--no-tui", "-u", "http://127.0.0.1:9/v1", "-m", "m", "--trace", path, "--shard", shard}, &stdout, &stderr)
+		if code != ExitUsage || !strings.Contains(stderr.String(), "fewer than the 2 shards") {
+			t.Errorf("--shard %s: exit %d, stderr %q", shard, code, stderr.String())
+		}
 	}
 }
