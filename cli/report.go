@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"tokscope/config"
@@ -16,7 +17,12 @@ import (
 // its consumer sees, and writes it. It implements ui.Reporter. Like the statistics, it is fed
 // by the one goroutine that reads the events.
 type runReport struct {
-	path     string // --report; "" in the TUI, where every w writes a new file (reportName)
+	// path is --report, made absolute when the run starts; "" in the TUI, where every w
+	// writes a new file (reportName) into dir.
+	path string
+	// dir is where the TUI's w writes: the working directory tokscope started in, absolute,
+	// so that the notice names a file the user can open from anywhere.
+	dir      string
 	settings []report.Setting
 	version  string
 	col      *report.Collector
@@ -32,7 +38,19 @@ func newRunReport(o *options, eps []config.Endpoint, cfg *config.Config) *runRep
 	}
 	col := report.NewCollector(eps)
 	col.SetTTFTFrom(o.ttftFrom)
-	return &runReport{path: o.report, settings: settings, version: o.build, col: col}
+	return &runReport{path: absPath(o.report), dir: absPath("."), settings: settings, version: o.build, col: col}
+}
+
+// absPath is path made absolute against the working directory now; "" stays "", and a path
+// that cannot be made absolute (the working directory is gone) stays as given.
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 func (r *runReport) Observe(ev probe.Event) bool { return r.col.Observe(ev) }
@@ -48,7 +66,7 @@ func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, 
 	}
 	path := r.path
 	if path == "" {
-		path = reportName(time.Now())
+		path = filepath.Join(r.dir, reportName(time.Now()))
 	}
 	return func() (string, error) { return path, report.WriteFile(path, in) }
 }
@@ -59,14 +77,18 @@ func (r *runReport) write(snap stats.Snapshot, sw *sweep.Report, code int, stder
 	if r == nil {
 		return code
 	}
-	if _, err := r.Save(snap, sw)(); err != nil {
+	path, err := r.Save(snap, sw)()
+	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: --report: %v\n", err)
 		return max(code, ExitFailed)
 	}
+	// On stderr: stdout holds only the summary (-o json is one document).
+	fmt.Fprintf(stderr, "tokscope: report written to %s\n", path)
 	return code
 }
 
-// reportName is the file the TUI's w key writes: in the working directory, named for when.
+// reportName is the file the TUI's w key writes, named for when; Save puts it in the
+// working directory tokscope started in.
 func reportName(now time.Time) string {
 	return "tokscope-report-" + now.Format("20060102-150405") + ".html"
 }

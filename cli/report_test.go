@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"tokscope/cli/clitest"
+	"tokscope/stats"
 )
 
 // --report is refused, one line naming it, where no headless run ends to write it.
@@ -62,5 +65,52 @@ func TestReportWrittenWhenTheRunEnds(t *testing.T) {
 				t.Errorf("%s lacks %q", filepath.Base(path), w)
 			}
 		}
+	}
+}
+
+// --report FILE given relative: the run says on stderr the absolute path it wrote, and the
+// file is there; stdout keeps the summary alone.
+func TestReportSaysWhereItWrote(t *testing.T) {
+	url := clitest.BusySim(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	var out, errOut bytes.Buffer
+	args := []string{"--no-tui", "-o", "json", "--requests", "1", "-u", url, "-m", "m", "--server-metrics", "off", "--report", "run.html"}
+	if code := Main("", args, &out, &errOut); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	want := filepath.Join(dir, "run.html")
+	if !strings.Contains(errOut.String(), "tokscope: report written to "+want+"\n") {
+		t.Errorf("stderr %q does not name %s", errOut.String(), want)
+	}
+	if _, err := os.Stat(want); err != nil {
+		t.Error(err)
+	}
+	var summary map[string]any
+	if err := json.Unmarshal(out.Bytes(), &summary); err != nil {
+		t.Errorf("stdout is not the JSON summary alone: %v", err)
+	}
+}
+
+// The TUI's w key (Save without --report) writes into the directory tokscope started in and
+// returns its absolute path, even after the working directory changed.
+func TestReportKeyWritesAnAbsolutePath(t *testing.T) {
+	start := t.TempDir()
+	t.Chdir(start)
+	o, err := parseFlags([]string{"--demo"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunReport(o, nil, nil)
+	os.Chdir(t.TempDir()) // t.Chdir restores the original at the end
+	path, err := r.Save(stats.Snapshot{}, nil)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(path) || filepath.Dir(path) != start {
+		t.Errorf("w wrote %s, want an absolute path in %s", path, start)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Error(err)
 	}
 }
