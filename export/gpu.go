@@ -118,11 +118,11 @@ func GPULine(e *stats.EndpointStats) string {
 	return line
 }
 
-// gpuRows are the table's rows of GPU distributions over scrapes.
+// gpuRows are the table's rows of GPU distributions over scrapes; — without a GPU scrape.
 func gpuRows(e *stats.EndpointStats) []TableRow {
 	g := e.GPU
 	if g == nil || g.Scrapes == 0 {
-		return nil
+		g = &stats.GPUStats{}
 	}
 	return []TableRow{
 		tableRow("gpu power W", g.PowerW),

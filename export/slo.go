@@ -252,11 +252,12 @@ func ServerLine(e *stats.EndpointStats) string {
 	return line
 }
 
-// serverRows are the table's rows of server distributions over scrapes.
+// serverRows are the table's rows of server distributions over scrapes; — when the
+// endpoint's server was not scraped.
 func serverRows(e *stats.EndpointStats) []TableRow {
 	s := e.Server
 	if s == nil || s.Scrapes == 0 {
-		return nil
+		s = &stats.ServerStats{}
 	}
 	kv := s.KVCacheUsage
 	for _, p := range []*float64{&kv.P50, &kv.P90, &kv.P99, &kv.Mean, &kv.Min, &kv.Max} {

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"tokscope/metric"
 	"tokscope/stats"
@@ -327,8 +328,16 @@ const noData = "—"
 // TableEndpoints'.
 func WriteTable(w io.Writer, snap stats.Snapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	const labelWidth = 15
-	for i, e := range TableEndpoints(&snap) {
+	eps := TableEndpoints(&snap)
+	// One label width for every row of every endpoint: the cells are right-aligned, so a
+	// label padded to the widest keeps every label (and every endpoint) in one column.
+	labelWidth := 0
+	for _, e := range eps {
+		for _, r := range e.Rows {
+			labelWidth = max(labelWidth, utf8.RuneCountInString(r.Label))
+		}
+	}
+	for i, e := range eps {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}

@@ -226,7 +226,7 @@ func TestWriteTable(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{"error kinds http_429: 1, timeout: 1", "output tokens ≈100 (estimate)", "decode tok/s ≈", "output tokens 2304 (usage)", "—",
 		"cache bust (every prompt starts with a unique tag)", "throughput 192.0 output tok/s  0.750 requests/s",
-		"output target reached by 8 of 9 requests", "last error request deadline exceeded after 2m0s", "prefill tok/s    12345.7"} {
+		"output target reached by 8 of 9 requests", "last error request deadline exceeded after 2m0s", "prefill tok/s   12345.7"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q", want)
 		}

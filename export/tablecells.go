@@ -37,15 +37,44 @@ type TableEndpoint struct {
 }
 
 // TableEndpoints returns every endpoint of snap as WriteTable shows it.
+// Every endpoint has the same rows: a row family (the server's clock, the server's scrapes,
+// the GPUs, the figures by turn) that one endpoint of the run has, every endpoint shows, with
+// — where it has none, so that endpoints read side by side and rows never come and go.
 func TableEndpoints(snap *stats.Snapshot) []TableEndpoint {
+	fam := rowFamiliesOf(snap)
 	out := make([]TableEndpoint, 0, len(snap.Endpoints))
 	for i := range snap.Endpoints {
-		out = append(out, tableEndpoint(snap, &snap.Endpoints[i]))
+		out = append(out, tableEndpoint(snap, &snap.Endpoints[i], fam))
 	}
 	return out
 }
 
-func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
+// rowFamilies says which optional rows the run's table has (any endpoint has data for them).
+type rowFamilies struct {
+	server, gpu, turns, cacheHit bool
+	// serverTiming: the metrics of the server's clock that a server of the run reported
+	// (draft acceptance only under speculative decoding).
+	serverTiming map[metric.ID]bool
+}
+
+func rowFamiliesOf(snap *stats.Snapshot) rowFamilies {
+	f := rowFamilies{serverTiming: map[metric.ID]bool{}}
+	for i := range snap.Endpoints {
+		e := &snap.Endpoints[i]
+		for _, id := range metric.IDs() {
+			if metric.Get(id).Group == metric.Server && e.Whole.Of(id).Count > 0 {
+				f.serverTiming[id] = true
+			}
+		}
+		f.server = f.server || e.Server != nil && e.Server.Scrapes > 0
+		f.gpu = f.gpu || e.GPU != nil && e.GPU.Scrapes > 0
+		f.turns = f.turns || e.Turns != nil
+		f.cacheHit = f.cacheHit || e.CacheHitRate != nil
+	}
+	return f
+}
+
+func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats, fam rowFamilies) TableEndpoint {
 	te := TableEndpoint{Name: e.Name, Model: e.Model, BaseURL: e.BaseURL, API: e.API}
 	counts := fmt.Sprintf("requests %d  ok %d  errors %d  truncated %d", e.Requests, e.OK, e.Errors, e.Truncated)
 	if e.Cut > 0 {
@@ -77,20 +106,35 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
 	}
 	te.Lines = append(te.Lines, workloadLines(e)...)
+	if fam.cacheHit {
+		te.Lines = append(te.Lines, cacheHitLine(e))
+	}
 	if l := ModelLoadLine(e); l != "" {
 		te.Lines = append(te.Lines, l)
 	}
 	for _, id := range metric.IDs() {
-		// The server's own clock only where the server reported it (most servers say nothing).
-		if m := metric.Get(id); m.Table && (m.Group != metric.Server || e.Whole.Of(id).Count > 0) {
+		// The server's own clock only in a run where a server reported it (most say nothing).
+		if m := metric.Get(id); m.Table && m.Group != metric.Server {
+			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
+		}
+	}
+	if fam.turns {
+		te.Rows = append(te.Rows, turnRows(e)...)
+	}
+	for _, id := range metric.IDs() {
+		if m := metric.Get(id); m.Table && m.Group == metric.Server && fam.serverTiming[id] {
 			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
 		}
 	}
 	if snap.Rate > 0 {
 		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
 	}
-	te.Rows = append(te.Rows, serverRows(e)...)
-	te.Rows = append(te.Rows, gpuRows(e)...)
+	if fam.server {
+		te.Rows = append(te.Rows, serverRows(e)...)
+	}
+	if fam.gpu {
+		te.Rows = append(te.Rows, gpuRows(e)...)
+	}
 	return te
 }
 

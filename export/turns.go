@@ -98,3 +98,29 @@ func cacheHitCSV(e *stats.EndpointStats) string {
 	}
 	return formatNumber(*e.CacheHitRate)
 }
+
+// turnRows are the table's rows by turn: each metric of SplitMetrics for each split ("first
+// turn TTFT ms", "later turns prompt tokens"); — where the endpoint had no such turn.
+func turnRows(e *stats.EndpointStats) []TableRow {
+	var rows []TableRow
+	for k, id := range metric.SplitMetrics {
+		m := metric.Get(id)
+		for i, sp := range metric.Splits {
+			d := stats.Dist{}
+			if e.Turns != nil {
+				d = e.Turns.Splits[i][k]
+			}
+			rows = append(rows, countRow(m, tableRow(sp.Label+" "+m.Label, d), d))
+		}
+	}
+	return rows
+}
+
+// cacheHitLine is the table's "cache_hit_rate": cached over prompt tokens of the requests
+// whose server reported both; — when none did.
+func cacheHitLine(e *stats.EndpointStats) string {
+	if e.CacheHitRate == nil {
+		return "cache hit rate " + noData + " (no request reported cached and prompt tokens)"
+	}
+	return "cache hit rate " + Percent(*e.CacheHitRate) + " (cached of prompt tokens)"
+}

@@ -165,7 +165,11 @@ func metricRow(id metric.ID, w *stats.Window, estimated bool) TableRow {
 	if m.FromN && estimated {
 		label += " ≈"
 	}
-	r := tableRow(label, d)
+	return countRow(m, tableRow(label, d), d)
+}
+
+// countRow shows whole counts (Kind Count) without decimals but for the mean.
+func countRow(m *metric.Metric, r TableRow, d stats.Dist) TableRow {
 	if m.Kind == metric.Count && d.Count > 0 {
 		for i, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
 			if i != 3 {
