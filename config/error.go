@@ -19,10 +19,13 @@ type Error struct {
 	Snippet string // "" when there is no source line to show
 }
 
-// Error renders "file:line:col: message", followed by the snippet on the next lines.
+// Error renders "file:line:col: message" ("file:line: message" without a column), followed
+// by the snippet on the next lines.
 func (e *Error) Error() string {
 	var b strings.Builder
 	switch {
+	case e.File != "" && e.Line > 0 && e.Col < 1:
+		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
 	case e.File != "" && e.Line > 0:
 		fmt.Fprintf(&b, "%s:%d:%d: ", e.File, e.Line, e.Col)
 	case e.File != "":
@@ -47,13 +50,44 @@ type secretSpan struct {
 	value              string
 }
 
+// LineError is an error at column col (1-based, in characters) of line `line` of file, whose
+// text is text: rendered as config errors are, "file:line:col: msg" and the line with a
+// caret. Other files tokscope reads line by line (prompts, traces) report through it.
+// A long line (a prompt) shows only the part around the column.
+func LineError(file string, line, col int, text, msg string) *Error {
+	const width, before = 100, 40
+	r := []rune(text)
+	if len(r) > width {
+		start := max(0, min(col-1-before, len(r)-width))
+		end := start + width
+		window := append([]rune(nil), r[start:end]...)
+		col -= start
+		if start > 0 {
+			window, col = append([]rune("…"), window...), col+1
+		}
+		if end < len(r) {
+			window = append(window, '…')
+		}
+		r = window
+	}
+	return &Error{File: file, Line: line, Col: col, Msg: msg, Snippet: snippetText(r, line, col, nil)}
+}
+
+// UnknownKey is the message for a key that is not one of valid: the nearest within two
+// edits as "did you mean", else the list of valid keys.
+func UnknownKey(key string, valid []string) string { return unknownKey(key, valid) }
+
 // snippet renders source line `line` with a caret under column `col`, redacting secrets.
 // Tabs before the caret are kept so the caret lines up in a terminal.
 func snippet(lines []string, line, col int, secrets []secretSpan) string {
 	if line < 1 || line > len(lines) {
 		return ""
 	}
-	text := []rune(lines[line-1])
+	return snippetText([]rune(lines[line-1]), line, col, secrets)
+}
+
+// snippetText is snippet of one line's text.
+func snippetText(text []rune, line, col int, secrets []secretSpan) string {
 	cut := len(text) // redact from here to the end of the line
 	for _, s := range secrets {
 		switch {

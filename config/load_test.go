@@ -542,3 +542,24 @@ func TestParseTokenLength(t *testing.T) {
 		}
 	}
 }
+
+// LineError (prompts and trace files report through it): file:line:col and the line under a
+// caret; a long line (a prompt) is shown only around the column, the caret still under it.
+func TestLineError(t *testing.T) {
+	e := LineError("p.jsonl", 3, 6, `{"a": 1, "promt": 2}`, UnknownKey("promt", []string{"prompt"}))
+	want := "p.jsonl:3:6: unknown key \"promt\"; did you mean \"prompt\"?\n  3 | {\"a\": 1, \"promt\": 2}\n    |      ^"
+	if e.Error() != want {
+		t.Errorf("got\n%s\nwant\n%s", e, want)
+	}
+	long := `{"prompt": "` + strings.Repeat("x", 5000) + `", "max_token": 5}`
+	col := strings.Index(long, `"max_token"`) + 1
+	e = LineError("p.jsonl", 1, col, long, "m")
+	lines := strings.Split(e.Snippet, "\n")
+	if len(lines) != 2 || len([]rune(lines[0])) > 110 {
+		t.Fatalf("snippet of a long line: %q", e.Snippet)
+	}
+	caret := len([]rune(lines[1])) - 1
+	if r := []rune(lines[0]); caret >= len(r) || !strings.HasPrefix(string(r[caret:]), `"max_token"`) {
+		t.Errorf("caret at %d not under the key: %q", caret, e.Snippet)
+	}
+}

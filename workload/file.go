@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"tokscope/config"
 )
@@ -50,19 +52,49 @@ type Set struct {
 	Truncated bool
 }
 
-// FileError is a bad prompts file: "file:line: message". Line is 0 when the error is about
-// the file as a whole.
-type FileError struct {
-	File string
-	Line int
-	Msg  string
+// FileError is a bad prompts or trace file: config's own error, so that every file tokscope
+// reads says where in the same way: "file:line: message", and at a key "file:line:col:
+// message" with the line under a caret. Line is 0 when the error is about the file as a whole.
+type FileError = config.Error
+
+// keyError is a key an entry or a trace line may not have; atKey places it at its line and
+// column.
+type keyError struct{ key, msg string }
+
+func (e *keyError) Error() string { return e.msg }
+
+// unknownKey is the error for key, which is not one of valid: config's message, with its
+// "did you mean".
+func unknownKey(key string, valid []string) error {
+	return &keyError{key: key, msg: config.UnknownKey(key, valid)}
 }
 
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+// atKey is err as a *FileError of file, whose text raw begins on line `line`: at the key a
+// *keyError names (its line and column, and that line's text), else at the line.
+func atKey(file string, raw []byte, line int, err error) *FileError {
+	var ke *keyError
+	if !errors.As(err, &ke) {
+		return &FileError{File: file, Line: line, Msg: err.Error()}
 	}
-	return e.File + ": " + e.Msg
+	q, _ := json.Marshal(ke.key)
+	for off := 0; off < len(raw); {
+		i := bytes.Index(raw[off:], q)
+		if i < 0 {
+			break
+		}
+		pos, end := off+i, off+i+len(q)
+		if rest := bytes.TrimLeft(raw[end:], " \t\r\n"); len(rest) > 0 && rest[0] == ':' {
+			start := bytes.LastIndexByte(raw[:pos], '\n') + 1
+			stop := len(raw)
+			if j := bytes.IndexByte(raw[pos:], '\n'); j >= 0 {
+				stop = pos + j
+			}
+			return config.LineError(file, line+bytes.Count(raw[:pos], []byte("\n")), utf8.RuneCount(raw[start:pos])+1,
+				string(bytes.TrimRight(raw[start:stop], "\r")), ke.msg)
+		}
+		off = end
+	}
+	return &FileError{File: file, Line: line, Msg: ke.msg}
 }
 
 // Load reads a prompts file: JSON Lines, one request a line ({"prompt": "…"},
@@ -145,7 +177,7 @@ func (p *fileParser) add(raw []byte, line int) (bool, error) {
 		if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(raw) {
 			line += bytes.Count(raw[:se.Offset-1], []byte("\n"))
 		}
-		return false, p.errAt(line, "%v", err)
+		return false, atKey(p.name, raw, line, err)
 	}
 	if skip {
 		p.set.Skipped++
@@ -186,7 +218,8 @@ func (p *fileParser) lines(br *bufio.Reader) error {
 		if err != nil && err != io.EOF {
 			return &FileError{File: p.name, Line: line, Msg: "cannot read prompts: " + err.Error()}
 		}
-		if raw := bytes.TrimSpace(buf); len(raw) > 0 {
+		// Only the end is trimmed: a key's column counts from the start of the line.
+		if raw := bytes.TrimRight(buf, " \t\r\n"); len(bytes.TrimSpace(raw)) > 0 {
 			more, aerr := p.add(raw, line)
 			if aerr != nil || !more {
 				return aerr
@@ -301,6 +334,31 @@ func (s *scanner) object(buf []byte) ([]byte, error) {
 // metadata), unless they look like a misspelt one of these.
 var entryKeys = []string{"prompt", "messages", "conversations", "max_tokens"}
 
+// The keys read of a message and of a ShareGPT turn; as in an entry, other keys are ignored
+// (tool calls, names, weights) unless they look like a misspelt one of these.
+var (
+	messageKeys = []string{"role", "content"}
+	turnKeys    = []string{"from", "value", "role", "content"}
+)
+
+// nearMiss is the error for the first key of the objects of list raw that is not one of
+// known but within two letters of one ("contnet"); nil when there is none.
+func nearMiss(raw json.RawMessage, known []string) error {
+	var objects []map[string]json.RawMessage
+	if json.Unmarshal(raw, &objects) != nil {
+		return nil // the caller says what is wrong with the list itself
+	}
+	for _, o := range objects {
+		keys := slices.Sorted(maps.Keys(o))
+		for _, k := range keys {
+			if !slices.Contains(known, k) && config.Closest(strings.ToLower(k), known) != "" {
+				return unknownKey(k, known)
+			}
+		}
+	}
+	return nil
+}
+
 // parseEntry decodes one entry. skip is true for a ShareGPT conversation without a human
 // turn.
 func parseEntry(raw []byte) (item Item, skip bool, err error) {
@@ -320,8 +378,8 @@ func parseEntry(raw []byte) (item Item, skip bool, err error) {
 			}
 			continue
 		}
-		if known := config.Closest(strings.ToLower(k), entryKeys); known != "" {
-			return item, false, fmt.Errorf("unknown key %q; did you mean %q?", k, known)
+		if config.Closest(strings.ToLower(k), entryKeys) != "" {
+			return item, false, unknownKey(k, entryKeys)
 		}
 	}
 	slices.Sort(given)
@@ -382,6 +440,9 @@ func parseMessages(raw json.RawMessage) ([]Message, error) {
 	if len(list) == 0 {
 		return nil, errors.New(`"messages" is empty`)
 	}
+	if err := nearMiss(raw, messageKeys); err != nil {
+		return nil, err
+	}
 	msgs := make([]Message, len(list))
 	text := false
 	for i, m := range list {
@@ -436,6 +497,9 @@ func humanTurns(raw json.RawMessage) ([]string, error) {
 	}
 	if err := json.Unmarshal(raw, &turns); err != nil {
 		return nil, errors.New(`"conversations" must be a list of {"from": "human", "value": "…"} (ShareGPT)`)
+	}
+	if err := nearMiss(raw, turnKeys); err != nil {
+		return nil, err
 	}
 	var texts []string
 	for _, t := range turns {

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,8 +98,8 @@ func LoadTrace(path string) (*Trace, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
+		raw := bytes.TrimRight(sc.Bytes(), " \t\r") // the start kept: a key's column counts from it
+		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
 		e, err := parseTraceLine(raw)
@@ -105,7 +107,7 @@ func LoadTrace(path string) (*Trace, error) {
 			err = errors.New("timestamp earlier than the line before: a trace is in time order")
 		}
 		if err != nil {
-			return nil, &FileError{File: path, Line: line, Msg: err.Error()}
+			return nil, atKey(path, raw, line, err)
 		}
 		e.Line = line
 		if len(t.Entries) >= MaxTraceLines {
@@ -122,7 +124,19 @@ func LoadTrace(path string) (*Trace, error) {
 	return t, nil
 }
 
+// traceKeys are the keys of a trace line (Mooncake's); any other is refused, with a "did you
+// mean" when it is near one ("input_lenght").
+var traceKeys = []string{"timestamp", "input_length", "output_length", "hash_ids"}
+
 func parseTraceLine(raw []byte) (TraceEntry, error) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) == nil {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if !slices.Contains(traceKeys, k) {
+				return TraceEntry{}, unknownKey(k, traceKeys)
+			}
+		}
+	}
 	var v struct {
 		Timestamp *float64  `json:"timestamp"`
 		Input     *float64  `json:"input_length"`

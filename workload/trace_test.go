@@ -46,6 +46,23 @@ func TestTraceBadLines(t *testing.T) {
 	}
 }
 
+// TestTraceUnknownKeys: a key a trace line may not have is refused at its line and column,
+// with config's "did you mean" and the line under a caret, before its value is judged.
+func TestTraceUnknownKeys(t *testing.T) {
+	good := `{"timestamp": 0, "input_length": 600, "output_length": 5}`
+	for _, c := range []struct{ line, at, msg string }{
+		{`{"timestamp": 5, "input_lenght": 600, "output_length": 5}`, ":2:18: ", `unknown key "input_lenght"; did you mean "input_length"?`},
+		{`  {"timestamp": 5, "hashids": [1], "input_length": 6, "output_length": 5}`, ":2:20: ", `unknown key "hashids"; did you mean "hash_ids"?`},
+		{`{"timestamp": 5, "input_length": 6, "output_length": 5, "session": 3}`, ":2:57: ", `unknown key "session"; known keys: timestamp, input_length, output_length, hash_ids`},
+	} {
+		p := writeTrace(t, good, c.line)
+		_, err := LoadTrace(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+c.at+c.msg) || !strings.Contains(err.Error(), "\n  2 | "+c.line+"\n") {
+			t.Errorf("%s: %v, want %s%s%s and the line", c.line, err, p, c.at, c.msg)
+		}
+	}
+}
+
 // TestTracePrompts: every prompt has exactly input_length tokens, output_length is its output,
 // and two requests share exactly the blocks of their leading run of equal hash ids.
 func TestTracePrompts(t *testing.T) {
