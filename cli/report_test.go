@@ -114,3 +114,59 @@ func TestReportKeyWritesAnAbsolutePath(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A record written before the sentinels went (scrape lines with "stream":
+// 9223372036854775807, a zero "at", a span of 0; request lines with "" and 0 where they had
+// nothing) replays to the same summary as the record written now.
+func TestReplayOfOldRecordsGivesTheSameSummary(t *testing.T) {
+	url := clitest.BusySim(t)
+	dir := t.TempDir()
+	rec, old := filepath.Join(dir, "now.jsonl"), filepath.Join(dir, "old.jsonl")
+	var out, errOut bytes.Buffer
+	if code := Main("", []string{"--no-tui", "-o", "json", "--requests", "4", "--turns", "2", "-i", "0s", "-u", url, "-m", "m",
+		"--record", rec}, &out, &errOut); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var older bytes.Buffer
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		defaults := map[string]any{"response_id": "", "token_source": "", "finish_reason": "", "error_kind": "", "error_message": "",
+			"reasoning_tokens": 0, "prompt_tokens": 0, "http_status": 0, "retry_after_ms": 0}
+		if m["type"] != nil {
+			defaults = map[string]any{"stream": json.Number("9223372036854775807"), "at": "0001-01-01T00:00:00Z", "gen_span_ms": 0,
+				"prefix_hits": 0, "prefix_queries": 0}
+		}
+		for k, v := range defaults {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		nb, _ := json.Marshal(m)
+		older.Write(append(nb, '\n'))
+	}
+	if !strings.Contains(older.String(), `"error_kind":""`) || !strings.Contains(older.String(), `"retry_after_ms":0`) {
+		t.Fatalf("the old-style record holds no sentinel:\n%.2000s", older.String())
+	}
+	if err := os.WriteFile(old, older.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replay := func(path string) string {
+		var out, errOut bytes.Buffer
+		if code := Main("", []string{"--replay", path, "--no-tui", "-o", "json"}, &out, &errOut); code != ExitOK {
+			t.Fatalf("replay %s: exit %d: %s", path, code, errOut.String())
+		}
+		return out.String()
+	}
+	if a, b := replay(rec), replay(old); a != b {
+		t.Errorf("the old record's summary\n%s\ndiffers from the new one's\n%s", b, a)
+	}
+}

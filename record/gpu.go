@@ -7,7 +7,7 @@ import (
 )
 
 // gpuType is the "type" of a GPU line: one scrape of an endpoint's GPU exporter
-// (--gpu-metrics). Like a server line, its "stream" makes an older reader skip it.
+// (--gpu-metrics).
 const gpuType = "gpu"
 
 // GPULine is one scrape of an endpoint's GPUs (a servermetrics.Update of SourceGPU) as one
@@ -15,16 +15,18 @@ const gpuType = "gpu"
 // joule included: the energy since the previous scrape is kept as the live run read it.
 type GPULine struct {
 	scrape
-	servermetrics.GPUReading
-	// Since the previous scrape: energy_j was used over span_ms (GPUReading.Span).
-	SpanMS float64 `json:"span_ms"`
+	*servermetrics.GPUReading // only for a scrape that worked
+	// Since the previous scrape: energy_j was used over span_ms (GPUReading.Span); absent on
+	// the first scrape.
+	SpanMS *float64 `json:"span_ms,omitempty"`
 }
 
 // GPULineOf is the line of one GPU scrape of the endpoint named name.
 func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 	l := GPULine{scrape: scrapeOf(gpuType, name, model, u.GPU.At, u)}
 	if u.State == servermetrics.StateOK {
-		l.GPUReading, l.SpanMS = u.GPU, durMS(u.GPU.Span)
+		g := u.GPU
+		l.GPUReading, l.SpanMS = &g, spanMS(u.GPU.Span)
 	}
 	return l
 }
@@ -32,8 +34,11 @@ func GPULineOf(name, model string, u servermetrics.Update) GPULine {
 // Update is the GPU scrape the line recorded, for endpoint index ep.
 func (l *GPULine) Update(ep int) servermetrics.Update {
 	u := l.update(ep)
-	u.Source, u.GPU = servermetrics.SourceGPU, l.GPUReading
-	u.GPU.At, u.GPU.Span = l.scrape.At, msDur(l.SpanMS)
+	u.Source = servermetrics.SourceGPU
+	if l.GPUReading != nil {
+		u.GPU = *l.GPUReading
+	}
+	u.GPU.At, u.GPU.Span = l.scrape.At, fromSpanMS(l.SpanMS)
 	return u
 }
 
@@ -41,6 +46,12 @@ func (f *File) addGPU(line []byte) error {
 	var l GPULine
 	if err := json.Unmarshal(line, &l); err != nil {
 		return err
+	}
+	if l.State != stateNames[servermetrics.StateOK] { // as ServerLine.normalise
+		l.GPUReading = nil
+	}
+	if l.SpanMS != nil && *l.SpanMS <= 0 {
+		l.SpanMS = nil
 	}
 	f.GPU = append(f.GPU, l)
 	return nil

@@ -34,10 +34,10 @@ type Record struct {
 	Type       string    `json:"type,omitempty"`
 	Endpoint   string    `json:"endpoint"`
 	Model      string    `json:"model"`
-	API        string    `json:"api"` // the wire protocol ("chat", "anthropic", …); "" in records older than it
+	API        string    `json:"api,omitempty"` // the wire protocol ("chat", "anthropic", …); absent in records older than it
 	Seq        uint64    `json:"seq"`
 	Warmup     bool      `json:"warmup"`
-	ResponseID string    `json:"response_id"`
+	ResponseID string    `json:"response_id,omitempty"` // absent when the response had none
 	Stream     uint64    `json:"stream,omitempty"` // interactive stream/race id; 0 for probe requests
 	Start      time.Time `json:"start"`            // RFC 3339 with nanoseconds, wall clock of t0
 
@@ -65,15 +65,17 @@ type Record struct {
 	Clock string `json:"clock,omitempty"`
 
 	Tokens          int    `json:"tokens"`
-	TokenSource     string `json:"token_source"`
-	ReasoningTokens int    `json:"reasoning_tokens"`
-	PromptTokens    int    `json:"prompt_tokens"`
+	// TokenSource is absent when no token was counted; ReasoningTokens absent when none were;
+	// PromptTokens absent when the server reported no usage.
+	TokenSource     string `json:"token_source,omitempty"`
+	ReasoningTokens int    `json:"reasoning_tokens,omitempty"`
+	PromptTokens    int    `json:"prompt_tokens,omitempty"`
 	// The workload: cached prompt tokens as the server reported them (null when it did not),
-	// the --output-tokens target (null without one), the cache mode ("bust" or "reuse"; ""
-	// in records written before tokscope had it).
+	// the --output-tokens target (null without one), the cache mode ("bust" or "reuse";
+	// absent in records written before tokscope had it).
 	CachedTokens *int   `json:"cached_tokens"`
 	OutputTarget *int   `json:"output_target"`
-	Cache        string `json:"cache"`
+	Cache        string `json:"cache,omitempty"`
 	// Conversation and Turn (from 1) under --turns; absent outside conversations.
 	Conversation uint64 `json:"conversation,omitempty"`
 	Turn         int    `json:"turn,omitempty"`
@@ -82,12 +84,16 @@ type Record struct {
 	// outcome and error_kind say error/canceled for readers that do not know it. Written
 	// only when true.
 	Cut          bool    `json:"cut,omitempty"`
+	// Outcome always; the others only when there is one: a finish reason (absent when the
+	// stream ended without one), an error, a response's status (absent when none came), a
+	// Retry-After. Records written before this version carry "" and 0 for these; they read
+	// the same.
 	Outcome      string  `json:"outcome"`
-	FinishReason string  `json:"finish_reason"`
-	ErrorKind    string  `json:"error_kind"`
-	ErrorMessage string  `json:"error_message"`
-	HTTPStatus   int     `json:"http_status"`
-	RetryAfterMS float64 `json:"retry_after_ms"`
+	FinishReason string  `json:"finish_reason,omitempty"`
+	ErrorKind    string  `json:"error_kind,omitempty"`
+	ErrorMessage string  `json:"error_message,omitempty"`
+	HTTPStatus   int     `json:"http_status,omitempty"`
+	RetryAfterMS float64 `json:"retry_after_ms,omitempty"`
 	// BackoffMS is the back-off this request (a 429) started, so that a replay shows the live
 	// run's back-off total; absent when it started none.
 	BackoffMS float64 `json:"backoff_ms,omitempty"`
@@ -459,6 +465,7 @@ func (f *File) add(line []byte) error {
 		if err := json.Unmarshal(line, &l); err != nil {
 			return err
 		}
+		l.normalise()
 		f.Server = append(f.Server, l)
 	case gpuType:
 		return f.addGPU(line)

@@ -11,21 +11,17 @@ import (
 // serverType is the "type" of a server line.
 const serverType = "server"
 
-// serverStream is the "stream" of every server line: a reader from before server lines took
-// the line for a Record and skipped it as an interactive request's, so an older tokscope
-// replays a newer record as it did before (without the server's figures), never counting a
-// scrape as a request.
-const serverStream = 1<<63 - 1
-
 // scrape is how every line of a scrape begins, a server's (ServerLine) or its GPUs' (GPULine):
-// its "type", the endpoint, serverStream, when the scrape's response arrived (its reading's
-// At), whether it worked, the note of a failure and the run's shard.
+// its "type", the endpoint, when the scrape's response arrived (its reading's At; absent when
+// the scrape never got one), whether it worked, the note of a failure and the run's shard.
+// Records written before this version also carry "stream": 9223372036854775807 (a mark that
+// made still older readers skip the line) and a zero "at" for a scrape without a response;
+// both read as absent.
 type scrape struct {
 	Type     string    `json:"type"`
 	Endpoint string    `json:"endpoint"`
 	Model    string    `json:"model"`
-	Stream   uint64    `json:"stream"`
-	At       time.Time `json:"at"`
+	At       time.Time `json:"at,omitzero"`
 	State    string    `json:"state"`
 	Note     string    `json:"note,omitempty"`
 	// Shard: the run's shard (--shard), written by a sharded run only (merge.go).
@@ -35,8 +31,7 @@ type scrape struct {
 // scrapeOf is the beginning of the line of type typ for the scrape u, taken at at, of the
 // endpoint named name.
 func scrapeOf(typ, name, model string, at time.Time, u servermetrics.Update) scrape {
-	return scrape{Type: typ, Endpoint: name, Model: model, Stream: serverStream,
-		At: at, State: stateNames[u.State], Note: u.Note}
+	return scrape{Type: typ, Endpoint: name, Model: model, At: at, State: stateNames[u.State], Note: u.Note}
 }
 
 // update is the Update the line recorded, for endpoint index ep, as far as its beginning says:
@@ -56,12 +51,42 @@ func (s *scrape) head() *scrape { return s }
 // ServerLine is one scrape of an endpoint's server (servermetrics.Update) as one line of a
 // --record file, so that a replay shows the live run's "server" figures. Its "type" is
 // "server"; request lines have none. A figure the server did not expose is null; the
-// figures' keys are servermetrics.Reading's.
+// figures' keys are servermetrics.Reading's, written only for a scrape that worked (a failed
+// one has no reading: its zeros would not be true values).
 type ServerLine struct {
 	scrape
-	servermetrics.Reading
-	// Since the previous scrape: tokens generated over gen_span_ms (Reading.GenSpan).
-	GenSpanMS float64 `json:"gen_span_ms"`
+	*servermetrics.Reading
+	// Since the previous scrape: tokens generated over gen_span_ms (Reading.GenSpan); absent
+	// on the first scrape, which has no previous one.
+	GenSpanMS *float64 `json:"gen_span_ms,omitempty"`
+}
+
+// normalise makes a line of an older record what this version writes: a failed scrape
+// without a reading, no span of 0 (older records wrote 0 for "no previous scrape").
+func (l *ServerLine) normalise() {
+	if l.State != stateNames[servermetrics.StateOK] {
+		l.Reading = nil
+	}
+	if l.GenSpanMS != nil && *l.GenSpanMS <= 0 {
+		l.GenSpanMS = nil
+	}
+}
+
+// spanMS is a span since the previous scrape in ms; nil when there was none.
+func spanMS(d time.Duration) *float64 {
+	if d <= 0 {
+		return nil
+	}
+	v := durMS(d)
+	return &v
+}
+
+// fromSpanMS is the inverse of spanMS.
+func fromSpanMS(p *float64) time.Duration {
+	if p == nil {
+		return 0
+	}
+	return msDur(*p)
 }
 
 var stateNames = map[servermetrics.State]string{
@@ -74,7 +99,8 @@ var stateNames = map[servermetrics.State]string{
 func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
 	l := ServerLine{scrape: scrapeOf(serverType, name, model, u.Reading.At, u)}
 	if u.State == servermetrics.StateOK {
-		l.Reading, l.GenSpanMS = u.Reading, durMS(u.Reading.GenSpan)
+		r := u.Reading
+		l.Reading, l.GenSpanMS = &r, spanMS(u.Reading.GenSpan)
 	}
 	return l
 }
@@ -83,8 +109,10 @@ func ServerLineOf(name, model string, u servermetrics.Update) ServerLine {
 // not know reads as unavailable.
 func (l *ServerLine) Update(ep int) servermetrics.Update {
 	u := l.update(ep)
-	u.Reading = l.Reading
-	u.Reading.At, u.Reading.GenSpan = l.scrape.At, msDur(l.GenSpanMS)
+	if l.Reading != nil {
+		u.Reading = *l.Reading
+	}
+	u.Reading.At, u.Reading.GenSpan = l.scrape.At, fromSpanMS(l.GenSpanMS)
 	return u
 }
 

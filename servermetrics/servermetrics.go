@@ -81,11 +81,12 @@ type Reading struct {
 	// What happened since the previous scrape of this endpoint, for run-level figures.
 	// GenTokens is the tokens generated over GenSpan (the gauge × GenSpan where the server
 	// gives only a throughput gauge); not OK on the first scrape. PrefixHits/PrefixQueries are
-	// the counters' increments when PrefixFromCounters, else 0 (the hit rate is then a gauge).
+	// the counters' increments when PrefixFromCounters, else 0 (the hit rate is then a gauge);
+	// a record leaves out a 0, which reads back as 0 (no stand-in for "not counted").
 	GenTokens          Value         `json:"gen_tokens"`
 	GenSpan            time.Duration `json:"-"`
-	PrefixHits         float64       `json:"prefix_hits"`
-	PrefixQueries      float64       `json:"prefix_queries"`
+	PrefixHits         float64       `json:"prefix_hits,omitempty"`
+	PrefixQueries      float64       `json:"prefix_queries,omitempty"`
 	PrefixFromCounters bool          `json:"prefix_from_counters"`
 }
 
