@@ -38,8 +38,8 @@ type Record struct {
 	Seq        uint64    `json:"seq"`
 	Warmup     bool      `json:"warmup"`
 	ResponseID string    `json:"response_id,omitempty"` // absent when the response had none
-	Stream     uint64    `json:"stream,omitempty"` // interactive stream/race id; 0 for probe requests
-	Start      time.Time `json:"start"`            // RFC 3339 with nanoseconds, wall clock of t0
+	Stream     uint64    `json:"stream,omitempty"`      // interactive stream/race id; 0 for probe requests
+	Start      time.Time `json:"start"`                 // RFC 3339 with nanoseconds, wall clock of t0
 
 	QueueMS   float64  `json:"queue_ms"`
 	DNSMS     *float64 `json:"dns_ms"`
@@ -64,7 +64,7 @@ type Record struct {
 	// written before tokscope said.
 	Clock string `json:"clock,omitempty"`
 
-	Tokens          int    `json:"tokens"`
+	Tokens int `json:"tokens"`
 	// TokenSource is absent when no token was counted; ReasoningTokens absent when none were;
 	// PromptTokens absent when the server reported no usage.
 	TokenSource     string `json:"token_source,omitempty"`
@@ -83,7 +83,7 @@ type Record struct {
 	// Cut: still in flight when the run ended and its grace was over; not an error, though
 	// outcome and error_kind say error/canceled for readers that do not know it. Written
 	// only when true.
-	Cut          bool    `json:"cut,omitempty"`
+	Cut bool `json:"cut,omitempty"`
 	// Outcome always; the others only when there is one: a finish reason (absent when the
 	// stream ended without one), an error, a response's status (absent when none came), a
 	// Retry-After. Records written before this version carry "" and 0 for these; they read
