@@ -3,7 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"tokscope/config"
@@ -23,6 +26,7 @@ type runReport struct {
 	// dir is where the TUI's w writes: the working directory tokscope started in, absolute,
 	// so that the notice names a file the user can open from anywhere.
 	dir      string
+	taken    map[string]bool // the names w has given this session, so a second w in one second gets its own
 	settings []report.Setting
 	version  string
 	col      *report.Collector
@@ -66,7 +70,7 @@ func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, 
 	}
 	path := r.path
 	if path == "" {
-		path = filepath.Join(r.dir, reportName(time.Now()))
+		path = r.freeName(time.Now())
 	}
 	return func() (string, error) { return path, report.WriteFile(path, in) }
 }
@@ -85,6 +89,26 @@ func (r *runReport) write(snap stats.Snapshot, sw *sweep.Report, code int, stder
 	// On stderr: stdout holds only the summary (-o json is one document).
 	fmt.Fprintf(stderr, "tokscope: report written to %s\n", path)
 	return code
+}
+
+// freeName is the path of the next report w writes: reportName in dir, with -2, -3, … when
+// that name was given this session or a file has it (a second w within one second).
+func (r *runReport) freeName(now time.Time) string {
+	if r.taken == nil {
+		r.taken = map[string]bool{}
+	}
+	base := strings.TrimSuffix(reportName(now), ".html")
+	path := filepath.Join(r.dir, base+".html")
+	for n := 2; r.taken[path] || exists(path); n++ {
+		path = filepath.Join(r.dir, base+"-"+strconv.Itoa(n)+".html")
+	}
+	r.taken[path] = true
+	return path
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // reportName is the file the TUI's w key writes, named for when; Save puts it in the

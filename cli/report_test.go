@@ -113,6 +113,11 @@ func TestReportKeyWritesAnAbsolutePath(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Error(err)
 	}
+	// A second w (within the same second or not) writes a file of its own.
+	again, err := r.Save(stats.Snapshot{}, nil)()
+	if err != nil || again == path || filepath.Dir(again) != start {
+		t.Errorf("second w wrote %s (%v), the first %s", again, err, path)
+	}
 }
 
 // A record written before the sentinels went (scrape lines with "stream":

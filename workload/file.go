@@ -349,14 +349,28 @@ func nearMiss(raw json.RawMessage, known []string) error {
 		return nil // the caller says what is wrong with the list itself
 	}
 	for _, o := range objects {
-		keys := slices.Sorted(maps.Keys(o))
-		for _, k := range keys {
+		for _, k := range keysInOrder(raw, o) {
 			if !slices.Contains(known, k) && config.Closest(strings.ToLower(k), known) != "" {
 				return unknownKey(k, known)
 			}
 		}
 	}
 	return nil
+}
+
+// keysInOrder are the keys of o in the order raw (its text) first names them, so that the
+// first bad key reported is the first one in the file.
+func keysInOrder(raw []byte, o map[string]json.RawMessage) []string {
+	at := func(k string) int {
+		q, _ := json.Marshal(k)
+		if i := bytes.Index(raw, q); i >= 0 {
+			return i
+		}
+		return len(raw)
+	}
+	keys := slices.Collect(maps.Keys(o))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(at(a), at(b)), cmp.Compare(a, b)) })
+	return keys
 }
 
 // parseEntry decodes one entry. skip is true for a ShareGPT conversation without a human

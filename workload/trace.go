@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -131,7 +130,7 @@ var traceKeys = []string{"timestamp", "input_length", "output_length", "hash_ids
 func parseTraceLine(raw []byte) (TraceEntry, error) {
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(raw, &keys) == nil {
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
+		for _, k := range keysInOrder(raw, keys) {
 			if !slices.Contains(traceKeys, k) {
 				return TraceEntry{}, unknownKey(k, traceKeys)
 			}

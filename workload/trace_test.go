@@ -54,6 +54,8 @@ func TestTraceUnknownKeys(t *testing.T) {
 		{`{"timestamp": 5, "input_lenght": 600, "output_length": 5}`, ":2:18: ", `unknown key "input_lenght"; did you mean "input_length"?`},
 		{`  {"timestamp": 5, "hashids": [1], "input_length": 6, "output_length": 5}`, ":2:20: ", `unknown key "hashids"; did you mean "hash_ids"?`},
 		{`{"timestamp": 5, "input_length": 6, "output_length": 5, "session": 3}`, ":2:57: ", `unknown key "session"; known keys: timestamp, input_length, output_length, hash_ids`},
+		// Two bad keys: the first in the line is named, not the first in the alphabet.
+		{`{"zone": 1, "timestamp": 5, "input_length": 6, "output_length": 5, "agent": 3}`, ":2:2: ", `unknown key "zone"`},
 	} {
 		p := writeTrace(t, good, c.line)
 		_, err := LoadTrace(p)
