@@ -26,7 +26,7 @@ type docField struct {
 // "### `name` …" subsection, its keys. The docs are the contract; this is how the test reads it.
 func recordDocs(t *testing.T) map[string]map[string]docField {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "docs", "outputs.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs/outputs.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
