@@ -70,7 +70,7 @@ func (e *engine) gpuAt(now time.Time, g GPU, slots int) gpuState {
 // GPUEnergy returns the energy the profile's GPUs have used since the server started, in
 // joules: what its energy counters add up to now.
 func (s *Server) GPUEnergy(profile string) (float64, bool) {
-	ep, ok := s.endpoints[profile]
+	ep, ok := s.endpoint(profile)
 	if !ok || ep.profile.GPU.Count == 0 {
 		return 0, false
 	}

@@ -37,8 +37,9 @@ func vllmDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, []string{"model_name", "engine"}, nil)
 }
 
-// engineCollector reports the state of some endpoints' engines at each scrape.
-type engineCollector []*endpoint
+// engineCollector reports the state of some endpoints' engines at each scrape: those it
+// returns then (a schedule's profile joins the server's /metrics when first asked for).
+type engineCollector func() []*endpoint
 
 func (ec engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range vllmFamilies {
@@ -47,7 +48,7 @@ func (ec engineCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (ec engineCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, ep := range ec {
+	for _, ep := range ec() {
 		st := ep.engine.state()
 		for _, f := range vllmFamilies {
 			ch <- prometheus.MustNewConstMetric(f.desc, f.typ, f.value(st), ep.profile.Model, ep.engineLabel)
@@ -61,7 +62,7 @@ type metricsHandler struct {
 	registry *prometheus.Registry
 }
 
-func newMetricsHandler(eps ...*endpoint) (*metricsHandler, error) {
+func newMetricsHandler(eps func() []*endpoint) (*metricsHandler, error) {
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(engineCollector(eps)); err != nil {
 		return nil, err

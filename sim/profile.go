@@ -169,6 +169,8 @@ func (p Profile) normalized() (Profile, error) {
 		return p, fmt.Errorf("profile %q: name must be one URL path segment", p.Name)
 	case p.Name == "metrics":
 		return p, errors.New(`profile "metrics": the name is the server's /metrics`)
+	case p.Name == "v1" || p.Name == "api":
+		return p, fmt.Errorf("profile %q: the name is the server's root /%s (serving by model name)", p.Name, p.Name)
 	case !(p.TokensPerSecond > 0):
 		return p, fmt.Errorf("profile %q: TokensPerSecond must be > 0", p.Name)
 	case p.Jitter < 0 || p.Jitter > 1:

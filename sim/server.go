@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type Options struct {
 	// terminal.
 	ErrorLog *log.Logger
 
+	// Listen is the address to listen on; "" is 127.0.0.1 on a random port. Tests and the
+	// demo leave it empty; `tokscope sim --listen` sets it.
+	Listen string
+
 	tracked int // the responses TrackSends keeps; 0: trackedResponses (tests set fewer)
 }
 
@@ -49,11 +54,15 @@ const trackedResponses = 10000
 
 // Server is a running simulator. Its methods are safe for concurrent use.
 type Server struct {
-	url       string
-	http      *http.Server
-	endpoints map[string]*endpoint
-	sends     *sendLog // nil unless Options.TrackSends
-	nextID    atomic.Uint64
+	url         string
+	http        *http.Server
+	endpointsMu sync.RWMutex // guards endpoints and exposed: a schedule adds its profile when first asked (models.go)
+	endpoints   map[string]*endpoint
+	exposed     []*endpoint // the profiles /metrics reports, in the order they were added
+	order       []*endpoint // every profile, in the order they were added
+	maxProfiles int         // set after Start's profiles: they + maxSchedules
+	sends       *sendLog    // nil unless Options.TrackSends
+	nextID      atomic.Uint64
 
 	done      chan struct{} // closed by Close: every wait in a handler selects on it
 	serveDone chan struct{} // closed when http.Server.Serve has returned
@@ -85,7 +94,8 @@ type endpoint struct {
 	rng *rand.Rand
 }
 
-// Start listens on 127.0.0.1 on a random port and serves profiles until Close.
+// Start listens on 127.0.0.1 on a random port (or Options.Listen) and serves profiles until
+// Close.
 func Start(opts Options, profiles ...Profile) (*Server, error) {
 	if len(profiles) == 0 {
 		return nil, errors.New("sim: no profiles")
@@ -96,40 +106,16 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		serveDone: make(chan struct{}),
 		conns:     make(map[net.Conn]closing),
 	}
-	var exposed []*endpoint
-	for _, p := range profiles {
-		p, err := p.normalized()
-		if err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
-		}
-		if _, dup := s.endpoints[p.Name]; dup {
-			return nil, fmt.Errorf("sim: duplicate profile %q", p.Name)
-		}
-		ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), engine: newEngine(p)}
-		s.endpoints[p.Name] = ep
-		if p.GPU.Count > 0 {
-			if ep.gpuMetrics, err = newGPUHandler(ep); err != nil {
-				return nil, fmt.Errorf("sim: %w", err)
-			}
-		}
-		if !p.NoMetrics {
-			engines := 0
-			for _, other := range exposed {
-				if other.profile.Model == p.Model {
-					engines++
-				}
-			}
-			ep.engineLabel = strconv.Itoa(engines)
-			exposed = append(exposed, ep)
-			if ep.metrics, err = newMetricsHandler(ep); err != nil {
-				return nil, fmt.Errorf("sim: %w", err)
-			}
-		}
-	}
 	var err error
-	if s.metrics, err = newMetricsHandler(exposed...); err != nil {
+	if s.metrics, err = newMetricsHandler(s.exposedEndpoints); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
+	for _, p := range profiles {
+		if _, err := s.add(p); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
+	s.maxProfiles = len(profiles) + maxSchedules
 	if opts.TrackSends {
 		s.sends = newSendLog(cmp.Or(opts.tracked, trackedResponses))
 	}
@@ -138,7 +124,7 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		errorLog = log.New(io.Discard, "", 0)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cmp.Or(opts.Listen, "127.0.0.1:0"))
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
@@ -162,6 +148,60 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 	return s, nil
 }
 
+// add serves one more profile: its engine, its GPU and per-profile metrics, and its place in
+// /metrics unless NoMetrics.
+func (s *Server) add(p Profile) (*endpoint, error) {
+	p, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	s.endpointsMu.Lock()
+	defer s.endpointsMu.Unlock()
+	if _, dup := s.endpoints[p.Name]; dup {
+		return nil, fmt.Errorf("duplicate profile %q", p.Name)
+	}
+	if s.maxProfiles > 0 && len(s.order) >= s.maxProfiles {
+		return nil, fmt.Errorf("this server serves %d schedules already, the most it takes", maxSchedules)
+	}
+	ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), engine: newEngine(p)}
+	if p.GPU.Count > 0 {
+		if ep.gpuMetrics, err = newGPUHandler(ep); err != nil {
+			return nil, err
+		}
+	}
+	if !p.NoMetrics {
+		engines := 0
+		for _, other := range s.exposed {
+			if other.profile.Model == p.Model {
+				engines++
+			}
+		}
+		ep.engineLabel = strconv.Itoa(engines)
+		if ep.metrics, err = newMetricsHandler(func() []*endpoint { return []*endpoint{ep} }); err != nil {
+			return nil, err
+		}
+		s.exposed = append(s.exposed, ep)
+	}
+	s.endpoints[p.Name] = ep
+	s.order = append(s.order, ep)
+	return ep, nil
+}
+
+// endpoint is the profile served under name.
+func (s *Server) endpoint(name string) (*endpoint, bool) {
+	s.endpointsMu.RLock()
+	defer s.endpointsMu.RUnlock()
+	ep, ok := s.endpoints[name]
+	return ep, ok
+}
+
+// exposedEndpoints are the profiles /metrics reports now.
+func (s *Server) exposedEndpoints() []*endpoint {
+	s.endpointsMu.RLock()
+	defer s.endpointsMu.RUnlock()
+	return slices.Clone(s.exposed)
+}
+
 // URL returns the server's root, http://127.0.0.1:PORT.
 func (s *Server) URL() string { return s.url }
 
@@ -175,7 +215,7 @@ func (s *Server) MetricsURL() string { return s.url + "/metrics" }
 // State returns a profile's serving state now (what /metrics reports, NoMetrics or not), and
 // false for an unknown profile.
 func (s *Server) State(profile string) (State, bool) {
-	ep, ok := s.endpoints[profile]
+	ep, ok := s.endpoint(profile)
 	if !ok {
 		return State{}, false
 	}
@@ -185,7 +225,7 @@ func (s *Server) State(profile string) (State, bool) {
 // Requests returns how many generation requests (any of the five APIs) a profile has received
 // (any outcome, invalid ones included; model lists are not counted). Unknown profiles return 0.
 func (s *Server) Requests(profile string) int64 {
-	if ep, ok := s.endpoints[profile]; ok {
+	if ep, ok := s.endpoint(profile); ok {
 		return ep.requests.Load()
 	}
 	return 0
@@ -287,7 +327,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	ep, ok := s.endpoints[name]
+	ep, ok := s.endpoint(name)
+	if !ok && s.serveRoot(w, r, name, rest) {
+		return
+	}
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no simulated profile %q", name), "invalid_request_error", "model_not_found")
 		return

@@ -51,7 +51,7 @@ func (s *Server) Clock(id string) (Clock, bool) {
 // IncludeMetricsSeen returns how many requests of a profile asked for vLLM's per-request
 // metrics ("include_metrics" in the body), whether or not the profile answers them.
 func (s *Server) IncludeMetricsSeen(profile string) int64 {
-	if ep, ok := s.endpoints[profile]; ok {
+	if ep, ok := s.endpoint(profile); ok {
 		return ep.metricsAsked.Load()
 	}
 	return 0
