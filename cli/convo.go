@@ -24,7 +24,7 @@ type convoFlags struct {
 func addConvoFlags(fs *pflag.FlagSet, o *options) {
 	fs.IntVar(&o.convo.turns, "turns", 1, "conversations of `N` turns per stream: turn k sends every earlier turn with the replies exactly as they streamed, and a new user message")
 	fs.StringVar(&o.convo.thinkText, "think-time", "", "pause between a reply and the next turn of its conversation (`D` or MIN-MAX)")
-	fs.StringVar(&o.convo.trace, "trace", "", "replay a timestamped trace (Mooncake JSONL: {\"timestamp\": ms, \"input_length\", \"output_length\", \"hash_ids\": [...]}) open loop on its timestamps")
+	fs.StringVar(&o.convo.trace, "trace", "", "replay a timestamped trace `FILE` (Mooncake JSONL: {\"timestamp\": ms, \"input_length\", \"output_length\", \"hash_ids\": [...]}) open loop on its timestamps")
 	fs.Float64Var(&o.convo.traceSpeedup, "trace-speedup", 1, "divide the trace's timestamps by `F`")
 	fs.IntVar(&o.convo.sharedPrefix, "shared-prefix", 0, "every prompt begins with the same `N`-token system text, as a fleet's system prompt does; the cache-busting tag comes after it")
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -49,8 +48,12 @@ type options struct {
 
 	metricsListen string // serve Prometheus metrics on this address ("" = off)
 	otlp          string // push the same metrics to this OTLP/HTTP URL ("" = off; otlp.go)
-	listModels    bool   // print each endpoint's models and exit
-	calibrate     bool   // measure tokscope's own timing error against the simulator and exit
+	listModels    bool   // print each endpoint's models and exit (tokscope models)
+	calibrate     bool   // measure tokscope's own timing error against the simulator and exit (tokscope calibrate)
+	listen        string // tokscope sim: the address to serve on
+
+	command *command // what the command line asks for: a measuring run, or a command (commands.go)
+	alias   string   // the old spelling of a command that was used (--replay, ...), "" if none
 
 	replay       string         // show these --record files instead of measuring: as given, for messages ("" = off)
 	replayPaths  []string       // --replay's files, globs and directories (replay.go)
@@ -88,20 +91,33 @@ type options struct {
 // maxRate bounds --rate: beyond it the arrival timer itself would be the bottleneck.
 const maxRate = 10000
 
-// parseFlags parses args; it returns pflag.ErrHelp after printing usage for -h/--help.
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
-	fs := pflag.NewFlagSet("tokscope", pflag.ContinueOnError)
+// parseFlags parses the command line of a measuring run (tokscope [flags]); it returns
+// pflag.ErrHelp after printing the help for -h/--help on stdout.
+func parseFlags(args []string, stdout io.Writer) (*options, error) {
+	return parseCommand(measureCommand(), args, stdout)
+}
+
+// newFlagSet is an empty flag set whose parse errors are ours to report, one line each, and
+// whose flags keep the order they were defined in.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.SetOutput(io.Discard) // errors are reported by us, one line each
-	fs.StringVarP(&o.configFile, "config", "c", "", "config file (else $TOKSCOPE_CONFIG, $XDG_CONFIG_HOME/tokscope/config.yaml, the user config dir)")
-	fs.StringArrayVarP(&o.urls, "url", "u", nil, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable)")
-	fs.StringArrayVarP(&o.models, "model", "m", nil, "model for the --url at the same position (repeatable)")
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// registerFlags defines every flag of a measuring run on fs, bound to o: the commands take
+// theirs from it (commands.go), so a flag is defined, and its default set, once. The old
+// spellings of the commands (--replay, --list-models, --calibrate) are defined hidden.
+func registerFlags(fs *pflag.FlagSet, o *options) {
+	fs.StringVarP(&o.configFile, "config", "c", "", "config `FILE` (else $TOKSCOPE_CONFIG, $XDG_CONFIG_HOME/tokscope/config.yaml, the user config dir)")
+	fs.StringArrayVarP(&o.urls, "url", "u", nil, "base `URL` of an endpoint, e.g. http://127.0.0.1:8080/v1 (repeatable)")
+	fs.StringArrayVarP(&o.models, "model", "m", nil, "`NAME` of the model for the --url at the same position (repeatable)")
 	fs.StringArrayVar(&o.apiText, "api", nil, "the API of each --url endpoint, by position like --model (one value applies to all; a `LIST` may be comma-separated): "+
 		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | ")+"; with --calibrate, the one API to calibrate through")
-	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment variable holding the key for --url endpoints (default "+
+	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment `VARIABLE` holding the key for --url endpoints (default "+
 		config.DefaultAPIKeyEnv+"; "+config.DefaultAnthropicKeyEnv+" with --api "+config.APIAnthropic+")")
-	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt text")
+	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt `TEXT`")
 	fs.IntVar(&o.maxTokens, "max-tokens", 0, "output token limit per request (default 256)")
 	fs.IntVarP(&o.concurrency, "concurrency", "n", 0, "streams in flight per endpoint (default 1)")
 	fs.DurationVarP(&o.interval, "interval", "i", 0, "pause between requests of one stream (default 1s)")
@@ -111,17 +127,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.requests, "requests", 0, "start exactly N counted requests per endpoint and wait for all of them")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after D (0 = until interrupted)")
 	fs.DurationVar(&o.grace, "grace", DefaultGrace, "when --duration (or a --sweep step) ends, wait up to D for the requests in flight; what it cuts counts as \"cut\"")
-	fs.StringVarP(&o.output, "output", "o", "table", "summary format with --no-tui: "+strings.Join(export.Formats, " | "))
-	fs.StringVar(&o.record, "record", "", "append one JSON line per finished request, with per-chunk arrival offsets")
+	fs.StringVarP(&o.output, "output", "o", "table", "summary `FORMAT` with --no-tui: "+strings.Join(export.Formats, " | "))
+	fs.StringVar(&o.record, "record", "", "append to `FILE` one JSON line per finished request, with per-chunk arrival offsets")
 	fs.IntVar(&o.warmup, "warmup", 1, "warm-up requests per endpoint, not counted in statistics")
-	fs.StringVar(&o.logFile, "log", "", "write debug logs to FILE (never to the terminal)")
+	fs.StringVar(&o.logFile, "log", "", "write debug logs to `FILE` (never to the terminal)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics at ADDR/metrics (a bare port binds 127.0.0.1)")
+	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics at `ADDR`/metrics (a bare port binds 127.0.0.1)")
 	fs.StringVar(&o.otlp, "otlp", "", "push the exporter's metrics to an OTLP/HTTP `URL` every 10 s and at exit (no path: /v1/metrics; headers from $OTEL_EXPORTER_OTLP_HEADERS)")
 	fs.BoolVar(&o.listModels, "list-models", false, "print the models each endpoint offers, then exit")
 	fs.BoolVar(&o.calibrate, "calibrate", false, "measure tokscope's own timing error on this machine against the simulator, then exit")
 	fs.StringArrayVar(&o.replayPaths, "replay", nil, "show a --record `FILE` again (TUI, or the summary with --no-tui) instead of measuring; several files, globs or directories (their *.jsonl), repeated or after the flags, merge into one run")
-	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "instant TTFT is measured to: first-token | first-event | first-answer")
+	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "`INSTANT` TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
@@ -135,19 +151,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.prompts, "prompts", "", "JSONL `FILE`, one request a line ({\"prompt\": …} or {\"messages\": […]}, optional \"max_tokens\"), or a ShareGPT JSON file; requests cycle through it")
 	fs.StringVar(&o.cache, "cache", config.DefaultCache, "cache `MODE`: bust, every prompt starts with a unique tag so no server prefix cache serves it; or reuse, prompts as they are")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for synthetic prompts, length draws and --rate arrivals")
-
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "Usage: tokscope [flags]\n\n%s", fs.FlagUsages())
-			return nil, err
-		}
-		return nil, flagParseError(err)
+	for _, name := range []string{"list-models", "calibrate", "replay"} {
+		_ = fs.MarkHidden(name) // the commands' old spellings (aliases.go)
 	}
-	o.set, o.args = fs.Changed, args
-	if err := o.takeReplayArgs(fs.Args()); err != nil {
-		return nil, err
-	}
-	return o, o.check()
 }
 
 // check rejects invalid values with one line naming the flag and what it accepts.

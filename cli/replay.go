@@ -97,12 +97,14 @@ func warnReplay(stderr io.Writer, rp *record.Replay) {
 // shard-*.jsonl into several); without it, they are an error.
 func (o *options) takeReplayArgs(rest []string) error {
 	if !o.set("replay") {
-		if len(rest) > 0 {
-			return usagef("unexpected argument %q (flags only; see --help)", rest[0])
-		}
-		return nil
+		return noArgs(o, rest)
 	}
 	o.replayPaths = append(o.replayPaths, rest...)
+	return o.checkReplayPaths()
+}
+
+// checkReplayPaths refuses an empty path and sets o.replay, the paths for messages.
+func (o *options) checkReplayPaths() error {
 	for _, p := range o.replayPaths {
 		if strings.TrimSpace(p) == "" {
 			return usagef("invalid value \"\" for --replay: needs --record files, globs or directories")

@@ -62,7 +62,7 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	}()
 
 	// Parse the command line.
-	opts, err := parseFlags(args, stderr)
+	opts, err := parseArgs(args, stdout)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		return ExitOK
@@ -90,16 +90,8 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	interrupted := watchInterrupts(proc.signals, cancel, proc.exit)
 	defer interrupted.close()
 
-	// What measures nothing live needs no endpoints.
-	switch {
-	case opts.calibrate:
-		return runCalibrate(ctx, opts.api(0), stdout, stderr)
-	case opts.replay != "":
-		return runReplay(ctx, opts, stdout, stderr)
-	case opts.listModels && len(opts.urls) > len(opts.models):
-		return listURLModels(ctx, opts, stdout, stderr)
-	}
-	return measure(ctx, opts, proc, interrupted, stdout, stderr)
+	// Run the command (tokscope alone: measure).
+	return opts.command.run(ctx, &runEnv{opts: opts, proc: proc, interrupted: interrupted, stdout: stdout, stderr: stderr})
 }
 
 // measure loads the endpoints, builds the engine and runs the UI or headless; it returns
@@ -168,7 +160,7 @@ func setupLog(path string) (func(), error) {
 
 // needsTerminal says whether the run shows the interactive UI.
 func needsTerminal(o *options) bool {
-	return !o.noTUI && !o.calibrate && !o.listModels
+	return o.command.tui && !o.noTUI && !o.calibrate && !o.listModels
 }
 
 // isTerminal says whether f is a terminal. A character device is not enough: /dev/null is
