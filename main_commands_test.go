@@ -16,20 +16,21 @@ func TestListModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	r := runBinary(t, nil, "--list-models", "-u", srv.BaseURL("a"), "-m", "model-a")
-	if r.code != 0 || !strings.Contains(r.stdout, "  model-a\n") {
-		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	// Listing is how one finds the model to name: the base URLs are the words.
+	r := runBinary(t, nil, "models", srv.BaseURL("a"))
+	if want := srv.BaseURL("a") + ":\n  model-a\n"; r.code != 0 || r.stdout != want || r.stderr != "" {
+		t.Fatalf("models URL: exit %d stdout %q (want %q) stderr %q", r.code, r.stdout, want, r.stderr)
 	}
-	r = runBinary(t, nil, "--list-models", "-u", srv.URL()+"/nope/v1", "-m", "x")
-	if r.code != 1 || !strings.Contains(r.stderr, "404") {
-		t.Fatalf("unknown path: exit %d stderr %q", r.code, r.stderr)
+	r = runBinary(t, nil, "models", srv.URL()+"/nope/v1", srv.BaseURL("a"))
+	if r.code != 1 || !strings.Contains(r.stderr, "404") || !strings.Contains(r.stdout, "  model-a\n") {
+		t.Fatalf("an unknown path beside a good one: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	// Listing is how one finds the model to name: no --model needed.
-	r = runBinary(t, nil, "--list-models", "-u", srv.BaseURL("a"))
-	if want := srv.BaseURL("a") + ":\n  model-a\n"; r.code != 0 || r.stdout != want {
-		t.Fatalf("without --model: exit %d stdout %q (want %q) stderr %q", r.code, r.stdout, want, r.stderr)
+	// The old spelling still works, and says once how it is spelled now.
+	r = runBinary(t, nil, "--list-models", "-u", srv.BaseURL("a"), "-m", "model-a")
+	if r.code != 0 || !strings.Contains(r.stdout, "  model-a\n") || r.stderr != "tokscope: note: --list-models is now spelled tokscope models [URL…] (the old spelling still works)\n" {
+		t.Fatalf("--list-models: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	// A run still needs one.
+	// A run still needs a model.
 	if r = runBinary(t, nil, "--no-tui", "--requests", "1", "-u", srv.BaseURL("a")); r.code != 2 || !strings.Contains(r.stderr, "has no --model") {
 		t.Fatalf("a run without --model: exit %d stderr %q", r.code, r.stderr)
 	}

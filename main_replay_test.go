@@ -85,7 +85,7 @@ func TestReplayReproducesLiveRun(t *testing.T) {
 	record, live := recordDemo(t)
 	liveDoc := parseSummary(t, "live", live.stdout)
 
-	replay := runBinary(t, nil, "--replay", record, "--no-tui", "-o", "json")
+	replay := runBinary(t, nil, "replay", record, "--no-tui", "-o", "json")
 	if replay.code != live.code {
 		t.Errorf("replay exit %d, live exit %d; stderr %s", replay.code, live.code, replay.stderr)
 	}
@@ -155,7 +155,7 @@ func TestReplayReproducesLiveRun(t *testing.T) {
 
 	// The other formats work on a replay too.
 	for _, format := range []string{"csv", "table"} {
-		r := runBinary(t, nil, "--replay", record, "--no-tui", "-o", format)
+		r := runBinary(t, nil, "replay", record, "--no-tui", "-o", format)
 		if r.code != live.code || !strings.Contains(r.stdout, "fast-gpu") {
 			t.Errorf("%s: exit %d, stdout %s, stderr %s", format, r.code, r.stdout, r.stderr)
 		}
@@ -166,8 +166,8 @@ func TestReplayReproducesLiveRun(t *testing.T) {
 // first token; decode tok/s keeps first_token as its start and does not change.
 func TestReplayTTFTFrom(t *testing.T) {
 	record, _ := recordDemo(t)
-	token := parseSummary(t, "first-token", runBinary(t, nil, "--replay", record, "--no-tui", "-o", "json").stdout)
-	r := runBinary(t, nil, "--replay", record, "--no-tui", "-o", "json", "--ttft-from", "first-event")
+	token := parseSummary(t, "first-token", runBinary(t, nil, "replay", record, "--no-tui", "-o", "json").stdout)
+	r := runBinary(t, nil, "replay", record, "--no-tui", "-o", "json", "--ttft-from", "first-event")
 	event := parseSummary(t, "first-event", r.stdout)
 	if event.TTFTFrom != "first-event" {
 		t.Errorf("ttft_from = %q", event.TTFTFrom)
@@ -197,7 +197,7 @@ func TestReplayTTFTFrom(t *testing.T) {
 		t.Error("no endpoint's TTFT moved: the role-only first chunks of the demo should make first-event earlier")
 	}
 	// first-answer is never before the first token, and equals TTFA.
-	answer := parseSummary(t, "first-answer", runBinary(t, nil, "--replay", record, "--no-tui", "-o", "json", "--ttft-from", "first-answer").stdout)
+	answer := parseSummary(t, "first-answer", runBinary(t, nil, "replay", record, "--no-tui", "-o", "json", "--ttft-from", "first-answer").stdout)
 	for _, ep := range answer.Endpoints {
 		ta, aok := p50(t, ep, "ttft_ms")
 		tt, tok := p50(t, tokenEps[ep["name"].(string)], "ttft_ms")
@@ -221,7 +221,7 @@ func TestReplayTruncatedRecord(t *testing.T) {
 	last := lines[len(lines)-1]
 	os.WriteFile(torn, []byte(strings.Join(lines[:len(lines)-1], "\n")+"\n"+last[:len(last)/2]), 0o600)
 
-	r := runBinary(t, nil, "--replay", torn, "--no-tui", "-o", "json")
+	r := runBinary(t, nil, "replay", torn, "--no-tui", "-o", "json")
 	if r.code == cli.ExitUsage {
 		t.Fatalf("exit %d; stderr %s", r.code, r.stderr)
 	}
@@ -234,7 +234,7 @@ func TestReplayTruncatedRecord(t *testing.T) {
 		n, _ := ep["requests"].(json.Number).Int64()
 		total += int(n)
 	}
-	full := parseSummary(t, "full", runBinary(t, nil, "--replay", record, "--no-tui", "-o", "json").stdout)
+	full := parseSummary(t, "full", runBinary(t, nil, "replay", record, "--no-tui", "-o", "json").stdout)
 	fullTotal := 0
 	for _, ep := range full.Endpoints {
 		n, _ := ep["requests"].(json.Number).Int64()
@@ -256,11 +256,14 @@ func TestReplayUsageErrors(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{"missing file", []string{"--replay", filepath.Join(dir, "nope.jsonl"), "--no-tui"}, "nope.jsonl"},
-		{"empty file", []string{"--replay", empty, "--no-tui"}, "no records"},
-		{"bad line", []string{"--replay", bad, "--no-tui"}, "line 2"},
-		{"with demo", []string{"--replay", empty, "--demo"}, "--demo"},
-		{"with record", []string{"--replay", empty, "--record", filepath.Join(dir, "x")}, "--record"},
+		{"missing file", []string{"replay", filepath.Join(dir, "nope.jsonl"), "--no-tui"}, "nope.jsonl"},
+		{"empty file", []string{"replay", empty, "--no-tui"}, "no records"},
+		{"bad line", []string{"replay", bad, "--no-tui"}, "line 2"},
+		{"no file", []string{"replay", "--no-tui"}, "replay needs FILE…"},
+		{"with demo", []string{"replay", empty, "--demo"}, "unknown flag: --demo"},
+		// The old spelling checks what it excludes.
+		{"old spelling with demo", []string{"--replay", empty, "--demo"}, "--replay and --demo exclude each other"},
+		{"old spelling with record", []string{"--replay", empty, "--record", filepath.Join(dir, "x")}, "--record"},
 		{"bad ttft-from", []string{"--demo", "--no-tui", "--requests", "1", "--ttft-from", "first-byte"}, "--ttft-from"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -319,7 +322,7 @@ func TestReplayKeepsBackoff(t *testing.T) {
 	if want == "" {
 		t.Fatalf("the live run did not back off (exit %d):\n%s\n%s", live.code, live.stdout, live.stderr)
 	}
-	replay := runBinary(t, nil, "--replay", record, "--no-tui", "-o", "table")
+	replay := runBinary(t, nil, "replay", record, "--no-tui", "-o", "table")
 	if got := backedOff(replay.stdout); got != want {
 		t.Errorf("replay: %q, live: %q", got, want)
 	}

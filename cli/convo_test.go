@@ -65,7 +65,7 @@ func TestTurnsRun(t *testing.T) {
 		t.Errorf("records by turn %v", turns)
 	}
 	stdout.Reset()
-	if code := Main("", []string{"--replay", rec, "--no-tui", "-o", "json"}, &stdout, &stderr); code != ExitOK {
+	if code := Main("", []string{"replay", rec, "--no-tui", "-o", "json"}, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("replay: exit %d %s", code, stderr.String())
 	}
 	var replay struct{ Endpoints []json.RawMessage }

@@ -125,6 +125,9 @@ func parseCommand(c *command, args []string, stdout io.Writer) (*options, error)
 		return nil, pflag.ErrHelp
 	}
 	o.set, o.args = fs.Changed, args
+	if c.name != "" {
+		o.args = append([]string{c.name}, args...) // as given, for the report's settings
+	}
 	takeArgs := c.args
 	if takeArgs == nil {
 		takeArgs = noArgs

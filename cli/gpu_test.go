@@ -136,7 +136,7 @@ func TestGPUMetricsFlagAndReplay(t *testing.T) {
 		t.Fatalf("live gpu %v", live)
 	}
 	stdout.Reset()
-	if code := Main("", []string{"--replay", rec, "--no-tui", "-o", "json"}, &stdout, &stderr); code != ExitOK {
+	if code := Main("", []string{"replay", rec, "--no-tui", "-o", "json"}, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("replay: exit %d: %s", code, stderr.String())
 	}
 	replayed := gpuOf(t, stdout.Bytes())

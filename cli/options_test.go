@@ -93,10 +93,13 @@ func TestInvalidFlagValues(t *testing.T) {
 // Every flag, from --help: an unparsable value for its type and a missing value each give one
 // line naming the flag and what it accepts, for flags added later too.
 func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
-	_, help := runFlags(t, "--help")
+	var help, errOut bytes.Buffer
+	if code := Main("", []string{"--help"}, &help, &errOut); code != ExitOK || errOut.Len() > 0 {
+		t.Fatalf("--help: exit %d, stderr %q", code, errOut.String())
+	}
 	line := regexp.MustCompile(`^\s+(?:-\w, )?--([a-z0-9-]+)(?: ([\w\[\]:]+))?\s`)
 	seen := 0
-	for _, l := range strings.Split(help, "\n") {
+	for _, l := range strings.Split(help.String(), "\n") {
 		m := line.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -124,7 +127,7 @@ func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
 		}
 	}
 	if seen < 15 {
-		t.Fatalf("only %d flags found in --help:\n%s", seen, help)
+		t.Fatalf("only %d flags found in --help:\n%s", seen, help.String())
 	}
 }
 

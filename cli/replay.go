@@ -24,7 +24,7 @@ import (
 func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rp, err := record.LoadReplay(o.replayPaths...)
 	if err != nil {
-		fmt.Fprintf(stderr, "tokscope: --replay %v\n", err)
+		fmt.Fprintf(stderr, "tokscope: replay: %v\n", err)
 		return ExitUsage
 	}
 	if o.slo != nil { // a record keeps no objectives: --slo judges the recorded requests
@@ -89,7 +89,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 // warnReplay says which records of the file were left out, if any.
 func warnReplay(stderr io.Writer, rp *record.Replay) {
 	if rp.Warning != "" {
-		fmt.Fprintf(stderr, "tokscope: warning: --replay %s\n", rp.Warning)
+		fmt.Fprintf(stderr, "tokscope: warning: replay: %s\n", rp.Warning)
 	}
 }
 

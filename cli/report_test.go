@@ -49,7 +49,7 @@ func TestReportWrittenWhenTheRunEnds(t *testing.T) {
 	}
 	run("--no-tui", "-o", "json", "--requests", "6", "-i", "0s", "-u", url, "-m", "m", "--record", rec, "--report", live)
 	run("--no-tui", "-o", "csv", "--sweep", "1,2", "--step-duration", "700ms", "-u", url, "-m", "m", "--report", sw)
-	run("--replay", rec, "--no-tui", "--report", replay)
+	run("replay", rec, "--no-tui", "--report", replay)
 	for path, want := range map[string][]string{
 		live: {"tokscope v9.9.9", "requests 6  ok 6", `id="ts-throughput"`, "--requests 6", `<section id="server">`},
 		sw:   {`<section id="sweep">`, `id="sweep-tradeoff"`, `<table class="steps">`},

@@ -173,7 +173,7 @@ func TestShardsMergeToTheUnion(t *testing.T) {
 	alone := make([]string, 3)
 	for i := range alone {
 		var out, errOut bytes.Buffer
-		if code := Main("", []string{"--replay", filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)), "--no-tui", "-o", "json"}, &out, &errOut); code != ExitOK ||
+		if code := Main("", []string{"replay", filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)), "--no-tui", "-o", "json"}, &out, &errOut); code != ExitOK ||
 			!strings.Contains(errOut.String(), "the figures are those of 1 shard(s) only") {
 			t.Errorf("shard %d replayed alone: exit %d, stderr %q: want a warning that the other shards are missing", i, code, errOut.String())
 		}
@@ -187,7 +187,7 @@ func TestShardsMergeToTheUnion(t *testing.T) {
 func replayJSON(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if code := Main("", append([]string{"--replay", args[0], "--no-tui", "-o", "json"}, args[1:]...), &out, &errOut); code != ExitOK {
+	if code := Main("", append([]string{"replay", "--no-tui", "-o", "json"}, args...), &out, &errOut); code != ExitOK {
 		t.Fatalf("--replay %v: exit %d: %s", args, code, errOut.String())
 	}
 	if errOut.Len() > 0 {

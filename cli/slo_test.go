@@ -96,7 +96,7 @@ func TestSLOTargetExitStatus(t *testing.T) {
 		t.Fatalf("record: exit %d %s", code, errOut)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Main("", []string{"--replay", rec, "--no-tui", "-o", "json", "--slo", "ttft=6ms,itl=2ms"}, &stdout, &stderr); code != ExitOK {
+	if code := Main("", []string{"replay", rec, "--no-tui", "-o", "json", "--slo", "ttft=6ms,itl=2ms"}, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("replay: exit %d, stderr %q", code, stderr.String())
 	}
 	if a, b := sloOf(t, live), sloOf(t, stdout.String()); a != b || a == "" {
@@ -104,7 +104,7 @@ func TestSLOTargetExitStatus(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	code = Main("", []string{"--replay", rec, "--no-tui", "-o", "json", "--slo", "ttft=1ms", "--slo-target", "0.9"}, &stdout, &stderr)
+	code = Main("", []string{"replay", rec, "--no-tui", "-o", "json", "--slo", "ttft=1ms", "--slo-target", "0.9"}, &stdout, &stderr)
 	if code != ExitSLO || !strings.Contains(stderr.String(), "not met") {
 		t.Errorf("replay: exit %d, stderr %q", code, stderr.String())
 	}
