@@ -46,7 +46,7 @@ func simCommand() *command {
 func scheduleHelp() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Models:\n  the demo's profiles by name:")
-	for _, p := range sim.DemoProfiles() {
+	for _, p := range simProfiles() {
 		fmt.Fprintf(&b, " %s", p.Name)
 	}
 	fmt.Fprintf(&b, "\n  or a schedule, sim:KEY=VALUE,... e.g. sim:ttft=200ms,tps=50,chunk=2,slots=4,500=0.1 (each distinct name\n"+
@@ -63,9 +63,9 @@ func scheduleHelp() string {
 
 // runSim serves until the context ends (Ctrl-C, SIGTERM), after printing where and what.
 func runSim(ctx context.Context, env *runEnv) int {
-	srv, err := sim.Start(sim.Options{Listen: env.opts.listen}, sim.DemoProfiles()...)
+	srv, err := sim.Start(sim.Options{Listen: env.opts.listen}, simProfiles()...)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "tokscope: sim: --listen %s: %v\n", env.opts.listen, err)
+		fmt.Fprintf(env.stderr, "tokscope: --listen %s: %v\n", env.opts.listen, err)
 		return ExitUsage
 	}
 	defer srv.Close()
@@ -73,6 +73,17 @@ func runSim(ctx context.Context, env *runEnv) int {
 	<-ctx.Done()
 	fmt.Fprintln(env.stderr, "tokscope: sim: stopped")
 	return ExitOK
+}
+
+// simProfiles are the demo's profiles, each serving the model named as the profile: what a
+// client names is what the answers and /metrics' model_name say, so that the server-side
+// metrics of a run find their series.
+func simProfiles() []sim.Profile {
+	profiles := sim.DemoProfiles()
+	for i := range profiles {
+		profiles[i].Model = profiles[i].Name
+	}
+	return profiles
 }
 
 // writeSimBanner says where the simulator serves each API and which models it knows.
@@ -85,9 +96,9 @@ func writeSimBanner(w io.Writer, srv *sim.Server) {
 	fmt.Fprintf(tw, "  Prometheus (vLLM's families):\t%s/metrics\n", u)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "models (-m NAME), or any schedule such as -m sim:ttft=200ms,tps=50 (tokscope sim --help):\n")
-	for _, p := range sim.DemoProfiles() {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, p.Model, sim.FormatSchedule(p))
+	for _, p := range simProfiles() {
+		fmt.Fprintf(tw, "  %s\t%s\n", p.Name, sim.FormatSchedule(p))
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "e.g. tokscope -u %s/v1 -m %s\n", u, sim.DemoProfiles()[0].Name)
+	fmt.Fprintf(w, "e.g. tokscope -u %s/v1 -m %s\n", u, simProfiles()[0].Name)
 }
