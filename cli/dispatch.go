@@ -56,9 +56,9 @@ func measureCommand() *command {
 		usage: "[flags]",
 		about: "Measures LLM inference endpoints live (time to first token, decode speed, inter-token latency, errors),\n" +
 			"in the terminal or headless (--no-tui) with a summary on stdout.",
-		tui:   true,
-		args:  takeMeasureArgs,
-		run:   runMeasure,
+		tui:  true,
+		args: takeMeasureArgs,
+		run:  runMeasure,
 	}
 }
 
