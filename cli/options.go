@@ -114,7 +114,7 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringArrayVarP(&o.urls, "url", "u", nil, "base `URL` of an endpoint, e.g. http://127.0.0.1:8080/v1 (repeatable)")
 	fs.StringArrayVarP(&o.models, "model", "m", nil, "`NAME` of the model for the --url at the same position (repeatable)")
 	fs.StringArrayVar(&o.apiText, "api", nil, "the API of each --url endpoint, by position like --model (one value applies to all; a `LIST` may be comma-separated): "+
-		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | ")+"; with --calibrate, the one API to calibrate through")
+		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | ")+"; with tokscope calibrate, the one API to calibrate through")
 	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment `VARIABLE` holding the key for --url endpoints (default "+
 		config.DefaultAPIKeyEnv+"; "+config.DefaultAnthropicKeyEnv+" with --api "+config.APIAnthropic+")")
 	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt `TEXT`")
@@ -145,7 +145,7 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	addConvoFlags(fs, o)
 	addFindMaxFlags(fs, o)
 	addShardFlags(fs, o)
-	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, --sweep or --replay): when it ends, write one self-contained HTML report to `FILE.html`")
+	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, a --sweep or a replay): when it ends, write one self-contained HTML report to `FILE.html`")
 	fs.StringVar(&o.inputText, "input-tokens", "", "synthetic prompts of `N[:SD]` tokens (normal, SD optional), counted with the offline tokenizer")
 	fs.StringVar(&o.outputText, "output-tokens", "", "max_tokens `N[:SD]` per request, and ask the server to ignore EOS (ignore_eos, min_tokens) so answers have N tokens")
 	fs.StringVar(&o.prompts, "prompts", "", "JSONL `FILE`, one request a line ({\"prompt\": …} or {\"messages\": […]}, optional \"max_tokens\"), or a ShareGPT JSON file; requests cycle through it")
