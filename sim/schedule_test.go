@@ -2,6 +2,9 @@ package sim
 
 import (
 	"io"
+	"os"
+	"regexp"
+	"slices"
 	"net/http"
 	"strings"
 	"testing"
@@ -135,4 +138,20 @@ func get(t *testing.T, url string) (int, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// docs/sim.md's table of keys has every key of the syntax, and no other.
+func TestScheduleKeysDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/sim.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\| [^|]+ \\| [^|]+ \\|$").FindAllStringSubmatch(string(b), -1)
+	var names []string
+	for _, m := range documented {
+		names = append(names, m[1])
+	}
+	if want := strings.Split(keyNames(), ", "); !slices.Equal(names, want) {
+		t.Errorf("docs/sim.md documents the keys %v; the syntax has %v", names, want)
+	}
 }
