@@ -24,7 +24,7 @@ type Level struct {
 	Requests    int // finished requests per stream slot at this level
 }
 
-// DefaultLevels are what `tokscope --calibrate` runs: light, moderate and heavy load.
+// DefaultLevels are what `tokscope calibrate` runs: light, moderate and heavy load.
 var DefaultLevels = []Level{{1, 20}, {8, 6}, {32, 3}}
 
 // Profile is the simulator schedule calibration runs against: a decode speed like a fast GPU

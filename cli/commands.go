@@ -154,13 +154,13 @@ func printModels(ctx context.Context, eps []config.Endpoint, stdout, stderr io.W
 }
 
 // runCalibrate measures tokscope's own timing error against the built-in simulator, through
-// api (--calibrate --api; chat by default).
+// api (tokscope calibrate --api; chat by default).
 func runCalibrate(ctx context.Context, api string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "tokscope: calibrating against the built-in simulator through the %s API (about %.0f s)…\n",
 		api, calibrate.Estimate(calibrate.DefaultLevels).Seconds())
 	results, err := calibrate.RunAPI(ctx, calibrate.DefaultLevels, api)
 	if err != nil {
-		fmt.Fprintf(stderr, "tokscope: --calibrate: %v\n", err)
+		fmt.Fprintf(stderr, "tokscope: calibrate: %v\n", err)
 		return ExitFailed
 	}
 	fmt.Fprintf(stdout, "tokscope timing error on this machine (measured − simulator send time; schedule: TTFT %s, %.0f tok/s, 1 token/chunk)\n",

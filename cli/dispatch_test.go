@@ -179,3 +179,18 @@ func TestCommandsAndTheirOldSpellings(t *testing.T) {
 		}
 	}
 }
+
+// An Indexed Job's shard variables are for runs that send a load: a command in the same pod
+// is not refused for the variables it inherits.
+func TestCommandsIgnoreTheShardVariables(t *testing.T) {
+	t.Setenv("TOKSCOPE_SHARDS", "not a number")
+	t.Setenv("JOB_COMPLETION_INDEX", "0")
+	if _, err := parseArgs([]string{"--demo", "--no-tui", "--requests", "3"}, nil); err == nil {
+		t.Fatal("a measuring run took a bad $TOKSCOPE_SHARDS")
+	}
+	for _, args := range [][]string{{"sim", "--listen", "0"}, {"models", "http://127.0.0.1:1/v1"}, {"calibrate"}, {"replay", "run.jsonl"}} {
+		if _, err := parseArgs(args, nil); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func discoverEndpoints(ctx context.Context, proc process, mayAsk bool, stderr io
 		cfg.Endpoints = append(cfg.Endpoints, ep)
 	}
 	if len(locked) > 0 {
-		fmt.Fprintf(stderr, "to see the models of a server that needs a key:\n  tokscope --list-models -u %s -m any --api-key-env NAME\n", locked[0])
+		fmt.Fprintf(stderr, "to see the models of a server that needs a key:\n  tokscope models --api-key-env NAME %s\n", locked[0])
 	}
 	if len(cfg.Endpoints) == 0 {
 		if len(locked) > 0 {

@@ -75,7 +75,7 @@ func TestDiscoveryHintsAtKeyOn401(t *testing.T) {
 		t.Fatalf("exit %d, want %d; stderr %s", code, ExitUsage, stderr.String())
 	}
 	for _, want := range []string{"vLLM", locked.URL + "/v1", "needs a key (401 Unauthorized)", "--api-key-env",
-		"tokscope --list-models -u " + locked.URL + "/v1"} {
+		"tokscope models --api-key-env NAME " + locked.URL + "/v1"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 		}

@@ -258,7 +258,7 @@ func (o *options) checkEndpoints() error {
 		}
 	}
 	if o.calibrate && len(o.urls) == 0 && len(o.apis) != 1 {
-		return usagef("--api with --calibrate names the one API to measure the simulator through, got %d", len(o.apis))
+		return usagef("--api of tokscope calibrate names the one API to measure the simulator through, got %d", len(o.apis))
 	}
 	if len(o.apis) != 1 && len(o.apis) != len(o.urls) {
 		return usagef("--api gives %d APIs but --url is given %d times: give one --api for all, or one per --url in the same order",
@@ -374,7 +374,7 @@ func (o *options) checkReport() error {
 		return usagef("invalid value \"\" for --report: must be a file name, e.g. run.html")
 	}
 	if !o.noTUI {
-		return usagef("--report needs --no-tui: it is written when a headless run, a --sweep or a --replay ends (in the TUI, the w key writes it)")
+		return usagef("--report needs --no-tui: it is written when a headless run, a --sweep or a replay ends (in the TUI, the w key writes it)")
 	}
 	if o.listModels || o.calibrate {
 		return usagef("--report and --%s exclude each other: there is no run to report", map[bool]string{true: "list-models", false: "calibrate"}[o.listModels])

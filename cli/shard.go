@@ -29,7 +29,7 @@ func addShardFlags(fs *pflag.FlagSet, o *options) {
 // checkShard parses --shard, or its default from the environment, and gives the shard its
 // share: --requests and --rate become the shard's, --seed its own. It runs after the load
 // flags are parsed. The environment applies only to runs that measure with a load to share
-// (not --replay, --calibrate, --list-models), so that a merge step in the same Job is not
+// (not replay, calibrate, models or sim, nor their old spellings), so that a merge step in the same Job is not
 // refused for the variables it inherits.
 func (o *options) checkShard() error {
 	text, from, err := o.shardSource()
@@ -70,8 +70,8 @@ func (o *options) shardSource() (text, from string, err error) {
 		}
 		return o.shardText, "--shard", nil
 	}
-	if o.replay != "" || o.calibrate || o.listModels {
-		return "", "", nil
+	if o.replay != "" || o.calibrate || o.listModels || (o.command != nil && o.command.name != "") {
+		return "", "", nil // a command (sim, help, ...) sends no load to share
 	}
 	n, nSet := os.LookupEnv(config.EnvShards)
 	if !nSet {

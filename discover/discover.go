@@ -1,5 +1,5 @@
 // Package discover finds OpenAI-compatible servers: Local probes the usual local inference
-// servers on loopback, Models lists the models of any base URL (--list-models).
+// servers on loopback, Models lists the models of any base URL (tokscope models).
 //
 // It uses only the standard library and package redact, and must not import probe, stats, ui, bubbletea or
 // lipgloss. An API key passed in is sent as a Bearer token and never appears in an error.
