@@ -2,10 +2,10 @@ package sim
 
 import (
 	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
