@@ -188,6 +188,9 @@ func TestCommandsIgnoreTheShardVariables(t *testing.T) {
 	if _, err := parseArgs([]string{"--demo", "--no-tui", "--requests", "3"}, nil); err == nil {
 		t.Fatal("a measuring run took a bad $TOKSCOPE_SHARDS")
 	}
+	if o, err := parseArgs([]string{"sim", "--listen", "0"}, nil); err != nil || o.listen != "127.0.0.1:0" {
+		t.Errorf("sim --listen 0: %v, address %q; want 127.0.0.1:0 (a bare port binds loopback)", err, o.listen)
+	}
 	for _, args := range [][]string{{"sim", "--listen", "0"}, {"models", "http://127.0.0.1:1/v1"}, {"calibrate"}, {"replay", "run.jsonl"}} {
 		if _, err := parseArgs(args, nil); err != nil {
 			t.Errorf("%q: %v", args, err)

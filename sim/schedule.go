@@ -201,7 +201,7 @@ func (k scheduleKey) bounds() string {
 }
 
 // FormatSchedule writes p's timing, chunking and faults in the schedule syntax: ttft and tps
-// always, every other key when it is not zero. Name, Model, API and the fields the syntax
+// always, every other key when it is not zero (chunk when it is more than 1). Name, Model, API and the fields the syntax
 // has no key for (GPU, connection closing, model load) are left out.
 func FormatSchedule(p Profile) string {
 	var b strings.Builder
@@ -218,7 +218,7 @@ func FormatSchedule(p Profile) string {
 				text = strconv.FormatFloat(*f, 'g', -1, 64)
 			}
 		case *int:
-			if *f != 0 {
+			if *f != 0 && (*f != 1 || k.name != "chunk") { // 1 token a chunk is chunk's default
 				text = strconv.Itoa(*f)
 			}
 		case *int64:
