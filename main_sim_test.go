@@ -209,7 +209,8 @@ func TestHelpAndOldSpellings(t *testing.T) {
 	rec, _ := recordDemo(t)
 	now := runBinary(t, nil, "replay", rec, "--no-tui", "-o", "json")
 	old := runBinary(t, nil, "--replay", rec, "--no-tui", "-o", "json")
-	if now.code != 0 || old.code != 0 || now.stdout != old.stdout || now.stderr != "" ||
+	// The demo's flaky-cloud fails some requests: both exit 1 then, as the live run did.
+	if now.code != old.code || now.code > 1 || now.stdout != old.stdout || now.stderr != "" ||
 		old.stderr != "tokscope: note: --replay is now spelled tokscope replay FILE… (the old spelling still works)\n" {
 		t.Errorf("replay: exit %d, stderr %q; --replay: exit %d, stderr %q; same summary: %v", now.code, now.stderr, old.code, old.stderr, now.stdout == old.stdout)
 	}
