@@ -191,8 +191,9 @@ func TestHeadlessSignals(t *testing.T) {
 			if got.Requests < 20-4 || got.Errors != 0 || counted != got.Requests || cut != got.Cut || got.Cut > 4 {
 				t.Errorf("summary %+v; records: %d counted, %d cut", got, counted, cut)
 			}
-			if p.stderr.Len() != 0 {
-				t.Errorf("stderr after %v: %s", sig, p.stderr.String())
+			// stderr holds one line: where the report went (an absolute path), nothing else.
+			if want := "tokscope: report written to " + page + "\n"; p.stderr.String() != want {
+				t.Errorf("stderr after %v: %q, want %q", sig, p.stderr.String(), want)
 			}
 			// The --report of what was measured is written too, with the summary's figures.
 			html, err := os.ReadFile(page)
