@@ -9,7 +9,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -327,48 +326,6 @@ func checkEndpoint(e Endpoint) string {
 		}
 	}
 	return ""
-}
-
-// assignNames names every unnamed endpoint: its model when no other endpoint has that model,
-// else host:port/model, so that names differ where the endpoints do; "#2", "#3"... are added
-// when the name is taken. Explicit names are reserved first, so a default name never collides
-// with one.
-func assignNames(eps []Endpoint) {
-	taken := make(map[string]bool)
-	models := make(map[string]int)
-	for _, e := range eps {
-		if e.Name != "" {
-			taken[e.Name] = true
-		}
-		models[e.Model]++
-	}
-	next := make(map[string]int) // next suffix to try per base name: linear, not quadratic
-	for i := range eps {
-		if eps[i].Name != "" {
-			continue
-		}
-		base := eps[i].Model
-		if models[base] > 1 || strings.TrimSpace(base) == "" {
-			base = hostModel(eps[i])
-		}
-		name := base
-		for taken[name] {
-			next[base] = max(next[base], 2)
-			name = base + "#" + strconv.Itoa(next[base])
-			next[base]++
-		}
-		taken[name] = true
-		eps[i].Name = name
-	}
-}
-
-// hostModel is host:port/model (the port when the URL gives one).
-func hostModel(e Endpoint) string {
-	host := e.BaseURL
-	if u, err := url.Parse(e.BaseURL); err == nil && u.Host != "" {
-		host = u.Host
-	}
-	return host + "/" + e.Model
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
