@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
 	"tokscope/metric"
@@ -352,7 +353,7 @@ func (c *compareView) Render(f *frame) string {
 	}
 	c.sortOrder(eps)
 
-	wd := compareWidths{name: nameColumnWidth(eps), src: 8, api: apiColumnWidth(eps)}
+	wd := compareWidths{name: nameColumnWidth(eps, c.w), src: 8, api: apiColumnWidth(eps)}
 	var cols []int
 	cols, c.perPage, c.pages = visibleColumns(c.cols, c.w, wd, c.page)
 	c.page = min(c.page, c.pages-1)
@@ -385,13 +386,15 @@ func (c *compareView) Render(f *frame) string {
 // "▶ " marker), the token source, and the API after it (0: not shown, every endpoint speaks chat).
 type compareWidths struct{ name, src, api int }
 
-// nameColumnWidth fits the longest name, between 8 and 18 columns, plus the "▶ " marker.
-func nameColumnWidth(eps []stats.EndpointStats) int {
+// nameColumnWidth fits the longest name, at least 8 columns, plus the "▶ " marker, in a
+// table width wide: a name is what tells the rows apart, so it may take up to a third of the
+// width (18 columns in the narrowest terminals) before it is cut in the middle.
+func nameColumnWidth(eps []stats.EndpointStats, width int) int {
 	w := 8
 	for i := range eps {
-		w = max(w, len([]rune(eps[i].Name)))
+		w = max(w, ansi.StringWidth(eps[i].Name))
 	}
-	return min(w, 18) + 2
+	return min(w, max(18, width/3)) + 2
 }
 
 // byRank is the indices of the unpinned columns of cols, most important first.
@@ -587,8 +590,10 @@ func (c *compareView) legend() string {
 func (c *compareView) bars(eps []stats.EndpointStats, room, nameW int) string {
 	s := c.styles
 	n := len(c.order)
-	// Side by side when each half still has a readable bar; names shrink first.
-	nameW = min(nameW, max(9, (c.w-3)/2/3))
+	// Side by side when each half still has a readable bar; names shrink first, to what
+	// leaves a bar of 20 columns (a third of a half in narrow terminals).
+	half := (c.w - 3) / 2
+	nameW = min(nameW, max(9, half/3, half-29))
 	sideBySide := (c.w-3)/2 >= nameW+8+10
 	need := n + 1
 	if !sideBySide {

@@ -238,11 +238,17 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 		out = append(out, truncate(s.Notice.Render("server closes every connection:"), w),
 			truncate(s.Notice.Render("a new one per request, conn is in every TTFT"), w))
 	}
+	// The notes wrap rather than lose their end: at the table's width, "outside 8019.7 ms
+	// (llamacpp)" was cut to "outside 8019.7 ms (llam…".
 	if h >= 6 {
-		out = append(out, s.Muted.Render(truncate("headers: sent→headers · 1st tok: headers→token", w)))
+		for _, l := range wrapLines("headers: sent→headers · 1st tok: headers→token", w) {
+			out = append(out, s.Muted.Render(l))
+		}
 	}
 	if l := serverBreakdown(st.samples); l != "" && h >= 5 {
-		out = append(out, truncate(s.Value.Render(l), w))
+		for _, l := range wrapLines(l, w) {
+			out = append(out, s.Value.Render(l))
+		}
 	}
 	cols := []string{"time", "dns", "conn", "tls", "headers", "1st tok", "ttft"}
 	widths := []int{8, 5, 5, 5, 7, 7, 6}

@@ -9,6 +9,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/probe/probetest"
 	"tokscope/stats"
 )
 
@@ -39,5 +40,36 @@ func TestServerTimingInViews(t *testing.T) {
 	}
 	if serverBreakdown([]*probe.Sample{{}}) != "" {
 		t.Error("a breakdown for a server that said nothing")
+	}
+}
+
+// No explanatory note of the detail view is cut where a second line holds it: the server's
+// TTFT breakdown ("… outside 8019.7 ms (llamacpp)") and the headers legend wrap at every
+// width instead of ending in "…" (at the table's 49 columns it read "outside 8019.7 ms (llam…").
+func TestDetailNotesWrapNotCut(t *testing.T) {
+	for _, w := range []int{60, 80, 100, 120} {
+		m, _ := newTestModel(t, 1, w, 40, 5)
+		ep, ms := m.eps[0], time.Millisecond
+		st := probe.NoServerTiming("llamacpp")
+		st.TTFTms, st.QueueMs = 8480.3, 1200.5
+		s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-20*time.Second)).Times(300*time.Microsecond, 9000*ms).
+			Chunks(20, 16500*ms, 10*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
+			With(func(s *probe.Sample) { s.Server = &st }).Sample()
+		m = update(t, m, eventsMsg{events: []probe.Event{&probe.Done{Endpoint: 0, Sample: s}}})
+		m = update(t, m, redrawMsg{})
+		m = press(t, m, "enter")
+		view := ansi.Strip(m.View())
+		lines := strings.Split(view, "\n")
+		body := lines[2 : len(lines)-1] // below the header and the endpoint's title, above the footer
+		for _, l := range body {
+			if strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+				t.Errorf("width %d: a line is cut: %q", w, l)
+			}
+		}
+		for _, want := range []string{"queue 1200.5", "prefill 7279.8", "outside", "8019.7 ms", "(llamacpp)", "1st tok: headers→token"} {
+			if !strings.Contains(view, want) {
+				t.Errorf("width %d: the view lacks %q:\n%s", w, want, view)
+			}
+		}
 	}
 }
