@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -134,5 +138,51 @@ func TestTUIRefusedWhenStdoutIsNotATerminal(t *testing.T) {
 	}
 	if st, _ := out.Stat(); st.Size() != 0 {
 		t.Errorf("%d bytes written to the file", st.Size())
+	}
+}
+
+// The headless demo's exit status is the same on every run: flaky-cloud's faults come on a
+// fixed schedule (sim.DemoProfiles), its second counted request a 429, so `--requests 2`
+// always exits 1 with exactly that error and `--requests 1` always exits 0. Three runs at once,
+// which also shows that the schedule does not depend on timing.
+func TestHeadlessDemoExitStatusIsFixed(t *testing.T) {
+	noConfigFile(t)
+	type outcome struct {
+		code int
+		row  string // flaky-cloud's requests, ok, errors and error kinds
+	}
+	run := func(requests string) outcome {
+		var stdout, stderr bytes.Buffer
+		code := Main("", []string{"--demo", "--no-tui", "-o", "csv", "--requests", requests, "-i", "0s"}, &stdout, &stderr)
+		recs, err := csv.NewReader(&stdout).ReadAll()
+		if err != nil || len(recs) < 2 {
+			return outcome{code, fmt.Sprintf("no csv (%v): %s", err, stderr.String())}
+		}
+		col := func(name string) int { return slices.Index(recs[0], name) }
+		for _, r := range recs[1:] {
+			if r[col("name")] == "flaky-cloud" {
+				return outcome{code, strings.Join([]string{r[col("requests")], r[col("ok")], r[col("errors")], r[col("error_kinds")]}, " ")}
+			}
+		}
+		return outcome{code, "no flaky-cloud row"}
+	}
+	got := make([]outcome, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = run(map[bool]string{true: "1", false: "2"}[i == 3])
+		}()
+	}
+	wg.Wait()
+	want := outcome{ExitFailed, "2 1 1 http_429=1"}
+	for i, o := range got[:3] {
+		if o != want {
+			t.Errorf("run %d of --requests 2: %+v, want %+v", i+1, o, want)
+		}
+	}
+	if want := (outcome{ExitOK, "1 1 0 "}); got[3] != want {
+		t.Errorf("--requests 1: %+v, want %+v", got[3], want)
 	}
 }

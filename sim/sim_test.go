@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1016,7 +1017,7 @@ func TestDemoProfiles(t *testing.T) {
 		t.Fatalf("%d demo profiles", len(profiles))
 	}
 	s := start(t, Options{}, profiles...) // validates names and values
-	var reasoning, faults, multi, keepAlive, slots, hidden bool
+	var reasoning, faults, multi, keepAlive, slots bool
 	speeds, ttfts, models := map[float64]bool{}, map[time.Duration]bool{}, map[string]bool{}
 	const defaultPrompt = 14 + 4 + 2 // config.DefaultPrompt's words, the template, a cache-bust tag
 	for _, p := range profiles {
@@ -1037,17 +1038,17 @@ func TestDemoProfiles(t *testing.T) {
 		multi = multi || p.TokensPerChunk > 1
 		keepAlive = keepAlive || p.KeepAlive > 0
 		slots = slots || p.MaxRunning > 0
-		hidden = hidden || p.NoMetrics
-		if !p.NoMetrics {
-			models[p.Model] = true
+		if p.NoMetrics {
+			t.Errorf("%s: no series in /metrics: its card would open the demo on a note", p.Name)
 		}
+		models[p.Model] = true
 		if r := do(t, context.Background(), newClient(t), http.MethodGet, s.BaseURL(p.Name)+"/models", ""); r.status != 200 {
 			t.Errorf("%s: models %d", p.Name, r.status)
 		}
 	}
-	if !reasoning || !faults || !multi || !keepAlive || !slots || !hidden {
-		t.Errorf("demo lacks reasoning %v, faults %v, multi-token chunks %v, keep-alives %v, slots %v or a profile without metrics %v",
-			reasoning, faults, multi, keepAlive, slots, hidden)
+	if !reasoning || !faults || !multi || !keepAlive || !slots {
+		t.Errorf("demo lacks reasoning %v, faults %v, multi-token chunks %v, keep-alives %v or slots %v",
+			reasoning, faults, multi, keepAlive, slots)
 	}
 	if len(speeds) != 4 || len(ttfts) != 4 {
 		t.Errorf("speeds %v and TTFTs %v are not all different", speeds, ttfts)
@@ -1058,6 +1059,51 @@ func TestDemoProfiles(t *testing.T) {
 	}
 	if n := len(fams["vllm:num_requests_running"].GetMetric()); n != len(models) {
 		t.Errorf("/metrics has %d models, want %d", n, len(models))
+	}
+}
+
+// TestDemoFaultSchedule: flaky-cloud's faults come in the same order on every run of the demo
+// (its Seed), so a headless demo of N requests sees the same errors and exits with the same
+// status; the warm-up and the first counted request succeed, the second is a 429.
+func TestDemoFaultSchedule(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	outcomes := func() []string {
+		s := start(t, Options{}, DemoProfiles()...)
+		c := newClient(t)
+		var out []string
+		for range n {
+			r := do(t, context.Background(), c, http.MethodPost, s.BaseURL("flaky-cloud")+"/chat/completions",
+				`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":6}`)
+			done := slices.ContainsFunc(r.frames, func(f frame) bool { return f.done })
+			out = append(out, fmt.Sprintf("%d done=%v", r.status, done))
+		}
+		return out
+	}
+	var first, second []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); first = outcomes() }()
+	go func() { defer wg.Done(); second = outcomes() }()
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if !slices.Equal(first, second) {
+		t.Errorf("two runs saw different faults:\n%q\n%q", first, second)
+	}
+	want := []string{"200 done=true", "200 done=true", "429 done=false"}
+	if !slices.Equal(first[:3], want) {
+		t.Errorf("first requests %q, want %q", first[:3], want)
+	}
+	faults := 0
+	for _, o := range first {
+		if o != "200 done=true" {
+			faults++
+		}
+	}
+	if faults < 2 {
+		t.Errorf("%d faults in %d requests: %q", faults, n, first)
 	}
 }
 

@@ -85,11 +85,19 @@ func streamsText(n int) string {
 
 // modelLine is the model and its API when not chat, the cache mode (cacheLabel, when there is
 // one) and the concurrency:
-// "llama-3.1-8b-instruct · anthropic    cache bust · 2 streams".
+// "llama-3.1-8b-instruct · anthropic    cache bust · 2 streams". The right side shortens
+// ("bust · 2 streams", "bust · c2") before the model is cut: the model is what the line names.
 func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
-	right := streamsText(concurrency)
+	rights := []string{streamsText(concurrency), "c" + itoa(concurrency)}
 	if cache != "" {
-		right = "cache " + cache + " · " + right
+		rights = []string{"cache " + cache + " · " + rights[0], cache + " · " + rights[0], cache + " · " + rights[1]}
+	}
+	right := rights[len(rights)-1]
+	for _, r := range rights {
+		if ansi.StringWidth(model)+ansi.StringWidth(api)+1+ansi.StringWidth(r) <= w {
+			right = r
+			break
+		}
 	}
 	// The API (apiTag: " · anthropic", "" for chat) stays whole; a long model name gives way.
 	if tw := ansi.StringWidth(api); api != "" && w-ansi.StringWidth(right)-1-tw >= 8 {

@@ -387,14 +387,15 @@ func (c *compareView) Render(f *frame) string {
 type compareWidths struct{ name, src, api int }
 
 // nameColumnWidth fits the longest name, at least 8 columns, plus the "▶ " marker, in a
-// table width wide: a name is what tells the rows apart, so it may take up to a third of the
-// width (18 columns in the narrowest terminals) before it is cut in the middle.
+// table width wide: a name may take up to a quarter of the width (18 columns below 72) before
+// it is cut in the middle, so a wider terminal shows longer names whole (30 columns at 120)
+// and an 80-column one still has room for three figures beside them.
 func nameColumnWidth(eps []stats.EndpointStats, width int) int {
 	w := 8
 	for i := range eps {
 		w = max(w, ansi.StringWidth(eps[i].Name))
 	}
-	return min(w, max(18, width/3)) + 2
+	return min(w, max(18, width/4)) + 2
 }
 
 // byRank is the indices of the unpinned columns of cols, most important first.

@@ -20,13 +20,13 @@ func TestNameColumnWidth(t *testing.T) {
 		width int
 		want  int
 	}{
-		{nil, 80, 10},                                                      // at least 8, plus the marker
-		{named("a", "llama.cpp"), 80, 11},                                  // the longest name
-		{named("ollama", "ünïcödé-név"), 80, 13},                           // columns, not bytes
-		{named("sglang-h100-with-a-very-long-endpoint-name"), 40, 20},      // at most 18 when narrow
-		{named("sglang-h100-with-a-very-long-endpoint-name"), 80, 28},      // a third of the width
-		{named("sglang-h100-with-a-very-long-endpoint-name"), 120, 42},     // a third of the width
-		{named("127.0.0.1:8084/random-medium anthropic", "chat"), 120, 40}, // whole at 120
+		{nil, 80, 10},                                                  // at least 8, plus the marker
+		{named("a", "llama.cpp"), 80, 11},                              // the longest name
+		{named("ollama", "ünïcödé-név"), 80, 13},                       // columns, not bytes
+		{named("sglang-h100-with-a-very-long-endpoint-name"), 40, 20},  // at most 18 when narrow
+		{named("sglang-h100-with-a-very-long-endpoint-name"), 80, 22},  // a quarter of the width
+		{named("sglang-h100-with-a-very-long-endpoint-name"), 120, 32}, // a quarter of the width
+		{named("127.0.0.1:8084/random-medium", "chat"), 120, 30},       // whole at 120
 	} {
 		if got := nameColumnWidth(tc.eps, tc.width); got != tc.want {
 			t.Errorf("nameColumnWidth(%v, %d) = %d, want %d", tc.eps, tc.width, got, tc.want)

@@ -263,7 +263,7 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		}
 		return spread(s.Title.Render(es.Name), right, w)
 	case lineTLS:
-		return truncate(s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), w)
+		return figureFit(w, s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), s.Warn.Render("⚠ TLS unverified"))
 	case lineModel:
 		return modelLine(s, es.Model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:

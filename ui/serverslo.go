@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strconv"
+	"strings"
 
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -48,14 +49,12 @@ func sloLine(s *Styles, st *stats.SLOStats, w int) string {
 }
 
 // serverLine is the card's line of the server's own figures, "srv run 4 wait 2 · kv 41% ·
-// gen 1234 tok/s · hit 12%" shortened until it fits, or its quiet note when it has none.
+// gen 1234 tok/s · prefix hit 12%" shortened until it fits, or its quiet note when it has
+// none. "prefix hit" is the server's prefix-cache hit rate from its /metrics; the client's
+// figure (turns.go) is "prompt cached".
 func serverLine(s *Styles, st *stats.ServerStats, w int) string {
 	if st.Scrapes == 0 || st.State != servermetrics.StateOK && st.Note != "" {
-		note := st.Note
-		if note == "" {
-			note = "waiting for the first scrape"
-		}
-		return truncate(s.Faint.Render("server metrics: "+oneLine(note)), w)
+		return serverNote(s, st.Note, w)
 	}
 	r := &st.Latest
 	L, V, U := s.Label.Render, s.Value.Render, s.Unit.Render
@@ -74,8 +73,10 @@ func serverLine(s *Styles, st *stats.ServerStats, w int) string {
 	}
 	sep := s.Faint.Render(" · ")
 	return firstFit([]candidate{
-		{"srv run " + run + " wait " + wait + " · kv " + kv + " · gen " + gen + " tok/s · hit " + hit,
-			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + sep + L("kv ") + V(kv) + sep + L("gen ") + V(gen) + U(" tok/s") + sep + L("hit ") + V(hit)},
+		{"srv run " + run + " wait " + wait + " · kv " + kv + " · gen " + gen + " tok/s · prefix hit " + hit,
+			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + sep + L("kv ") + V(kv) + sep + L("gen ") + V(gen) + U(" tok/s") + sep + L("prefix hit ") + V(hit)},
+		{"srv run " + run + " wait " + wait + " kv " + kv + " " + gen + " tok/s · prefix hit " + hit,
+			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + L(" kv ") + V(kv) + " " + V(gen) + U(" tok/s") + sep + L("prefix hit ") + V(hit)},
 		{"srv run " + run + " wait " + wait + " · kv " + kv + " · gen " + gen + " tok/s",
 			L("srv run ") + V(run) + L(" wait ") + waitStyle(wait) + sep + L("kv ") + V(kv) + sep + L("gen ") + V(gen) + U(" tok/s")},
 		{"srv run " + run + " wait " + wait + " kv " + kv + " " + gen + " tok/s",
@@ -85,4 +86,28 @@ func serverLine(s *Styles, st *stats.ServerStats, w int) string {
 		{"srv " + run + "/" + wait + " kv " + kv,
 			L("srv ") + V(run) + L("/") + waitStyle(wait) + L(" kv ") + V(kv)},
 	}, w)
+}
+
+// serverNote is the card's quiet server-metrics note, shortened rather than cut: the whole
+// note, then without its parenthesis ("no series for model "x" (the server lists a, b)"),
+// then "srv metrics:" before it, then "srv:" and a shorter wording of the two long notes; only another
+// note too long for all of them is cut.
+func serverNote(s *Styles, note string, w int) string {
+	if note == "" {
+		note = "waiting for the first scrape"
+	}
+	note = oneLine(note)
+	head, _, _ := strings.Cut(note, " (")
+	var cs []candidate
+	short := head
+	switch {
+	case strings.HasPrefix(head, "no series for model"):
+		short = "no series for this model"
+	case head == "waiting for the first scrape":
+		short = "waiting"
+	}
+	for _, t := range []string{"server metrics: " + note, "server metrics: " + head, "srv metrics: " + head, "srv: " + short} {
+		cs = append(cs, candidate{t, s.Faint.Render(t)})
+	}
+	return firstFit(cs, w)
 }

@@ -8,12 +8,14 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/muesli/termenv"
 
 	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/servermetrics"
+	"tokscope/stats"
 )
 
 // sloModel is the test model with objectives on every endpoint (ollama's and openrouter's
@@ -159,5 +161,40 @@ func TestLayoutPropertySLOServer(t *testing.T) {
 			}
 		}
 		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+}
+
+// The card's server line says whose hit rate it shows ("prefix hit", the server's own), and a
+// long quiet note is shortened rather than cut at a card's width (46 columns at 100×30).
+func TestServerLineLabelsAndNotes(t *testing.T) {
+	s := DefaultStyles()
+	ok := &stats.ServerStats{State: servermetrics.StateOK, Scrapes: 3, Latest: servermetrics.Reading{
+		Running: servermetrics.Value{V: 1, OK: true}, Waiting: servermetrics.Value{OK: true},
+		KVCacheUsage: servermetrics.Value{V: 0.012, OK: true}, GenTPS: servermetrics.Value{V: 99.3, OK: true},
+		PrefixCacheHitRate: servermetrics.Value{V: 0.12, OK: true}}}
+	if got := ansi.Strip(serverLine(&s, ok, 80)); !strings.Contains(got, "prefix hit 12.0%") {
+		t.Errorf("server line %q lacks \"prefix hit 12.0%%\"", got)
+	}
+	for _, note := range []string{
+		`no series for model "gpt-4o-mini" (the server lists deepseek-r1-distill-qwen-14b, llama-3.1-8b-instruct)`,
+		"HTTP 404", "", "connection refused",
+	} {
+		st := &stats.ServerStats{State: servermetrics.StateUnavailable, Note: note}
+		for _, w := range []int{36, 46, 60} {
+			got := ansi.Strip(serverLine(&s, st, w))
+			if strings.HasSuffix(got, "…") || ansi.StringWidth(got) > w {
+				t.Errorf("width %d, note %q: %q", w, note, got)
+			}
+		}
+	}
+	st := &stats.ServerStats{State: servermetrics.StateUnavailable, Note: `no series for model "gpt-4o-mini" (the server lists a, b)`}
+	for w, want := range map[int]string{
+		60: `server metrics: no series for model "gpt-4o-mini"`,
+		46: `srv metrics: no series for model "gpt-4o-mini"`,
+		36: `srv: no series for this model`,
+	} {
+		if got := ansi.Strip(serverLine(&s, st, w)); got != want {
+			t.Errorf("at %d columns: %q, want %q", w, got, want)
+		}
 	}
 }

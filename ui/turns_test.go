@@ -18,7 +18,7 @@ func TestTurnsCardAndCompare(t *testing.T) {
 	}}}
 	st := DefaultStyles()
 	line := turnsLine(&st, &es, 80)
-	for _, want := range []string{"cache hit 53.9%", "1st 120", "later 45", "66 → 180"} {
+	for _, want := range []string{"prompt cached 53.9%", "1st 120", "later 45", "66 → 180"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("card line %q lacks %q", line, want)
 		}
@@ -32,7 +32,7 @@ func TestTurnsCardAndCompare(t *testing.T) {
 			got[c.title] = v
 		}
 	}
-	for title, want := range map[string]float64{"hit %": 53.86, "ttft first": 120, "ttft later": 45, "prompt later": 180} {
+	for title, want := range map[string]float64{"cached %": 53.86, "ttft first": 120, "ttft later": 45, "prompt later": 180} {
 		if got[title] != want {
 			t.Errorf("%s = %v, want %v (%v)", title, got[title], want, got)
 		}
