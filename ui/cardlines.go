@@ -86,11 +86,12 @@ func streamsText(n int) string {
 // modelLine is the model and its API when not chat, the cache mode (cacheLabel, when there is
 // one) and the concurrency:
 // "llama-3.1-8b-instruct · anthropic    cache bust · 2 streams". The right side shortens
-// ("bust · 2 streams", "bust · c2") before the model is cut: the model is what the line names.
+// ("bust · 2 streams", "bust · c2", then "c2" alone: the cache mode is also in the detail
+// view and the compare table) before the model is cut: the model is what the line names.
 func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
 	rights := []string{streamsText(concurrency), "c" + itoa(concurrency)}
 	if cache != "" {
-		rights = []string{"cache " + cache + " · " + rights[0], cache + " · " + rights[0], cache + " · " + rights[1]}
+		rights = []string{"cache " + cache + " · " + rights[0], cache + " · " + rights[0], cache + " · " + rights[1], rights[1]}
 	}
 	right := rights[len(rights)-1]
 	for _, r := range rights {

@@ -139,11 +139,11 @@ func elapsed(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// errorKinds renders {"http_429": 2, "timeout": 1} as "http_429×2 timeout×1", most frequent
-// first.
-func errorKinds(kinds map[string]int) string {
+// errorKinds renders {"http_429": 2, "timeout": 1} as ["http_429×2", "timeout×1"], most
+// frequent first.
+func errorKinds(kinds map[string]int) []string {
 	if len(kinds) == 0 {
-		return ""
+		return nil
 	}
 	names := make([]string, 0, len(kinds))
 	for k := range kinds {
@@ -159,7 +159,7 @@ func errorKinds(kinds map[string]int) string {
 	for i, k := range names {
 		parts[i] = k + "×" + itoa(kinds[k])
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 // oneLine flattens a message for a single table cell or card line.

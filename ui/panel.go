@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -299,10 +300,16 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 			return truncate(s.Bad.Render(oneLine(st.reason)), w)
 		}
 		e := es.LastError
-		return truncate(s.Bad.Render(oneLine(e.Kind+": "+e.Message)), w)
+		// The kind says the status: "http_429: 429 Too Many Requests: Rate limit reached"
+		// becomes "http_429: Rate limit reached" where the whole does not fit.
+		msg := oneLine(e.Message)
+		return figureFit(w, s.Bad.Render(e.Kind+": "+msg), s.Bad.Render(e.Kind+": "+statusPrefix.ReplaceAllString(msg, "")))
 	}
 	return ""
 }
+
+// statusPrefix is the "429 Too Many Requests: " an HTTP error's message starts with.
+var statusPrefix = regexp.MustCompile(`^\d{3} [^:]{0,40}: `)
 
 func statusStyle(s *Styles, kind probe.State) lipgloss.Style {
 	switch kind {
@@ -328,11 +335,19 @@ func errorsLine(s *Styles, es *stats.EndpointStats, w int) string {
 		}
 		return truncate(line, w)
 	}
-	line := s.Bad.Render("errors "+itoa(es.Errors)) + " " + s.Muted.Render(errorKinds(es.ErrorKinds))
+	trunc := ""
 	if es.Truncated > 0 {
-		line += s.Warn.Render(" · truncated " + itoa(es.Truncated))
+		trunc = s.Warn.Render(" · truncated " + itoa(es.Truncated))
 	}
-	return truncate(line, w)
+	// Whole kinds, the most frequent first; those that do not fit are counted, not cut:
+	// "errors 9 http_429×7 http_500×1 +2 more".
+	kinds := errorKinds(es.ErrorKinds)
+	head := s.Bad.Render("errors " + itoa(es.Errors))
+	candidates := []string{head + " " + s.Muted.Render(strings.Join(kinds, " ")) + trunc}
+	for k := len(kinds) - 1; k >= 0; k-- {
+		candidates = append(candidates, head+" "+s.Muted.Render(strings.Join(append(kinds[:k:k], "+"+itoa(len(kinds)-k)+" more"), " "))+trunc)
+	}
+	return figureFit(w, candidates...)
 }
 
 // queueLine is a card's "queue p50 3.2 p99 41 ms · wait 3 · drop 2", shortened until it

@@ -163,3 +163,22 @@ func TestQueueLine(t *testing.T) {
 		}
 	}
 }
+
+// A card's errors line keeps whole error kinds and counts the rest ("+2 more") rather than
+// cutting one; the last error's line drops the status text its kind already says.
+func TestErrorLinesShortenNotCut(t *testing.T) {
+	s := DefaultStyles()
+	es := &stats.EndpointStats{Errors: 9, ErrorKinds: map[string]int{"http_429": 6, "http_500": 1, "stream_error": 1, "truncated_x": 1}}
+	for w, want := range map[int]string{
+		80: "errors 9 http_429×6 http_500×1 stream_error×1 truncated_x×1",
+		46: "errors 9 http_429×6 http_500×1 +2 more",
+		20: "errors 9 +4 more",
+	} {
+		if got := ansi.Strip(errorsLine(&s, es, w)); got != want {
+			t.Errorf("width %d: %q, want %q", w, got, want)
+		}
+	}
+	if got := statusPrefix.ReplaceAllString("429 Too Many Requests: Rate limit reached (simulated)", ""); got != "Rate limit reached (simulated)" {
+		t.Errorf("without the status: %q", got)
+	}
+}
