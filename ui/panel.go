@@ -300,10 +300,13 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 			return truncate(s.Bad.Render(oneLine(st.reason)), w)
 		}
 		e := es.LastError
-		// The kind says the status: "http_429: 429 Too Many Requests: Rate limit reached"
-		// becomes "http_429: Rate limit reached" where the whole does not fit.
+		// The kind says the status: "http_429: 429 Too Many Requests: Rate limit reached (…)"
+		// becomes "http_429: Rate limit reached (…)", then loses its parentheses, where the
+		// whole does not fit; the detail view lists recent errors whole.
 		msg := oneLine(e.Message)
-		return figureFit(w, s.Bad.Render(e.Kind+": "+msg), s.Bad.Render(e.Kind+": "+statusPrefix.ReplaceAllString(msg, "")))
+		bare := statusPrefix.ReplaceAllString(msg, "")
+		head, _, _ := strings.Cut(bare, " (") // "Rate limit reached (simulated) (code …)"
+		return figureFit(w, s.Bad.Render(e.Kind+": "+msg), s.Bad.Render(e.Kind+": "+bare), s.Bad.Render(e.Kind+": "+head))
 	}
 	return ""
 }
