@@ -11,11 +11,11 @@ import (
 // has that model; else, among the unnamed endpoints with that model, the parts that differ —
 // the host (host:port, with the path when two share a host), then the API:
 //
-//	-u H -m m                               m
-//	-u H -u H -m m --api chat,anthropic     chat, anthropic   (host and model shared by all)
-//	-u H -m a -u H -u H -m b,b --api …      a, b chat, b anthropic
-//	-u http://a:1/v1 -u http://b:1/v1 -m m  a:1/m, b:1/m      (a host is kept with its model)
-//	the same endpoint twice                 h:1/m, h:1/m#2
+//	-u H -m m                                      m
+//	-u H -m m -u H -m m --api chat,anthropic       chat, anthropic   (host and model shared by all)
+//	-u H -m a -u H -m b -u H -m b --api …          a, b chat, b anthropic
+//	-u http://a:1/v1 -m m -u http://b:1/v1 -m m    a:1/m, b:1/m      (a host is kept with its model)
+//	the same endpoint twice                        h:1/m, h:1/m#2
 //
 // "#2", "#3"... are added when the name is taken. Explicit names are reserved first, so a
 // default name never collides with one, and are never changed.
