@@ -68,9 +68,12 @@ func (d *detailView) Render(f *frame) string {
 	d.key = k
 	s := d.styles
 
-	title := s.Title.Render(es.Name) + s.Muted.Render(" · "+es.Model+apiTag(es.API)+" · "+es.BaseURL) + "  " +
-		statusStyle(s, kind).Render(status) + s.Muted.Render(" · c"+itoa(st.concurrency))
-	lines := []string{truncate(title, d.w)}
+	// The title gives up the base URL before it is cut: the status and concurrency at its end
+	// change, the URL does not.
+	tail := "  " + statusStyle(s, kind).Render(status) + s.Muted.Render(" · c"+itoa(st.concurrency))
+	lines := []string{figureFit(d.w,
+		s.Title.Render(es.Name)+s.Muted.Render(" · "+es.Model+apiTag(es.API)+" · "+es.BaseURL)+tail,
+		s.Title.Render(es.Name)+s.Muted.Render(" · "+es.Model+apiTag(es.API))+tail)}
 	rest := d.h - 1
 	srv := es.Server
 	if srv != nil && srv.Scrapes == 0 {

@@ -249,22 +249,32 @@ func (v *streamView) Render(f *frame) string {
 	}
 	lines = append(lines, truncate(promptLine, v.w))
 
+	// The keys' hint, said shorter rather than cut where the full one does not fit.
 	target := f.snap.Endpoints[f.sel].Name
-	var hint string
+	var hints []string
 	switch {
 	case v.input.Focused():
-		hint = "enter: stream to " + target + " · ctrl+r: race all · esc: leave prompt"
+		hints = []string{"enter: stream to " + target + " · ctrl+r: race all · esc: leave prompt",
+			"enter: stream · ctrl+r: race all · esc: leave prompt", "enter stream · ctrl+r race · esc leave"}
 	case v.run == nil:
-		hint = "/: edit prompt · enter: stream to " + target + " · ctrl+r: race all endpoints · ←→: choose endpoint"
+		hints = []string{"/: edit prompt · enter: stream to " + target + " · ctrl+r: race all endpoints · ←→: choose endpoint",
+			"/: edit prompt · enter: stream to " + target + " · ctrl+r: race all · ←→: endpoint",
+			"/: prompt · enter: stream · ctrl+r: race all · ←→: endpoint", "/ prompt · enter stream · ctrl+r race"}
 	default:
 		kind := "stream"
 		if v.run.race {
 			kind = "race"
 		}
-		hint = kind + " #" + itoa(int(v.run.id)) + " · " + itoa(len(v.run.panes)) + " endpoint(s) · started " +
-			v.run.begun.Format("15:04:05") + " · enter: stream to " + target + " · ctrl+r: race"
+		run := kind + " #" + itoa(int(v.run.id))
+		hints = []string{run + " · " + itoa(len(v.run.panes)) + " endpoint(s) · started " +
+			v.run.begun.Format("15:04:05") + " · enter: stream to " + target + " · ctrl+r: race",
+			run + " · started " + v.run.begun.Format("15:04:05") + " · enter: stream · ctrl+r: race",
+			run + " · enter: stream · ctrl+r: race"}
 	}
-	lines = append(lines, truncate(s.Muted.Render(hint), v.w))
+	for i := range hints {
+		hints[i] = s.Muted.Render(hints[i])
+	}
+	lines = append(lines, figureFit(v.w, hints...))
 
 	if v.run == nil || v.grid.PerPage() == 0 {
 		return fit(strings.Join(lines, "\n"), v.w, v.h)

@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Every view is in the model's table with a name, a number key that shows it and its own
@@ -34,6 +37,31 @@ func TestViewTable(t *testing.T) {
 		}
 		if got := press(t, m, keys[v].Keys()[0]); got.view != v {
 			t.Errorf("key %q shows view %d, want %d (%s)", keys[v].Keys()[0], got.view, v, name)
+		}
+	}
+}
+
+// lastErrorLine is a card's last error: "kind: the server's message", the one line whose text
+// is not tokscope's and may be longer than a card.
+var lastErrorLine = regexp.MustCompile(`^(http_\d{3}|stream_error|timeout|stall|connect|dns|tls|canceled)\b[^:]*: `)
+
+// No line of a view ends cut ("…") at 80, 100 or 120 columns where a shorter wording exists:
+// notes, hints, titles and figure lines are said shorter first. The footer's key help (the
+// help component's own "…") and a card's last error (the server's message) are left out.
+func TestNoViewLineCut(t *testing.T) {
+	for _, w := range []int{80, 100, 120} {
+		for _, v := range []string{"1", "2", "3", "4"} {
+			m, _ := newTestModel(t, 4, w, 40, 30)
+			m = press(t, m, v)
+			lines := strings.Split(ansi.Strip(m.View()), "\n")
+			for _, l := range lines[:len(lines)-1] {
+				for _, part := range strings.FieldsFunc(l, func(r rune) bool { return strings.ContainsRune("│┃║", r) }) {
+					text := strings.TrimSpace(part)
+					if strings.HasSuffix(text, "…") && !lastErrorLine.MatchString(text) {
+						t.Errorf("%d columns, view %s: a line is cut: %q", w, v, text)
+					}
+				}
+			}
 		}
 	}
 }
