@@ -111,8 +111,9 @@ const maxOutputTokens = 1 << 20
 // Each answers its own MaxTokens in 1.1–1.4 s at concurrency 1 (so a card has figures
 // within 3 s even after a warm-up request and a 1 s interval), when the demo sends each
 // profile's MaxTokens as the endpoint's max_tokens. They model contention (a batch, slots),
-// prefill and a prefix cache; all but flaky-cloud, a hosted API, appear in /metrics. Their
-// seeds are 0, so every demo run differs.
+// prefill and a prefix cache; all four appear in /metrics. flaky-cloud's faults come on a
+// fixed schedule (its Seed, demoFaultSeed); the others' seeds are 0, so their jitter differs
+// from run to run.
 func DemoProfiles() []Profile {
 	return []Profile{
 		{
