@@ -92,3 +92,28 @@ func TestAPIKeyEnvByAPI(t *testing.T) {
 		t.Errorf("a named, unset key variable: exit %d, %q", code, stderr.String())
 	}
 }
+
+// One --model serves every --url, as one --api does: one server watched through two APIs is
+// two endpoints of that model, named by what tells them apart (the API). Two --model for
+// three --url is still one line naming the --url without one.
+func TestOneModelForEveryURL(t *testing.T) {
+	u := "http://127.0.0.1:1/v1"
+	o, err := parseFlags([]string{"-u", u, "-u", u, "-m", "random-medium", "--api", "chat,anthropic", "--no-tui", "--requests", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, cleanup, err := loadConfig(context.Background(), o, process{}, io.Discard)
+	cleanup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ep := range cfg.Endpoints {
+		got = append(got, ep.Name+"="+ep.Model+"/"+ep.API)
+	}
+	if want := "chat=random-medium/chat anthropic=random-medium/anthropic"; strings.Join(got, " ") != want {
+		t.Errorf("endpoints %q, want %q", strings.Join(got, " "), want)
+	}
+	oneLineNaming(t, []string{"--no-tui", "--requests", "1", "-u", u, "-m", "a", "-u", u, "-m", "b", "-u", "http://127.0.0.1:3/v1"},
+		"--url http://127.0.0.1:3/v1", "has no --model")
+}

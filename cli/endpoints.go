@@ -48,7 +48,7 @@ func loadConfig(ctx context.Context, o *options, proc process, stderr io.Writer)
 		}
 		cfg = &config.Config{}
 		for i := range o.urls {
-			cfg.Endpoints = append(cfg.Endpoints, o.urlEndpoint(i, o.models[i]))
+			cfg.Endpoints = append(cfg.Endpoints, o.urlEndpoint(i, o.model(i)))
 		}
 	default:
 		path := o.configFile

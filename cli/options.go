@@ -112,7 +112,7 @@ func newFlagSet(name string) *pflag.FlagSet {
 func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVarP(&o.configFile, "config", "c", "", "config `FILE` (else $TOKSCOPE_CONFIG, $XDG_CONFIG_HOME/tokscope/config.yaml, the user config dir)")
 	fs.StringArrayVarP(&o.urls, "url", "u", nil, "base `URL` of an endpoint, e.g. http://127.0.0.1:8080/v1 (repeatable)")
-	fs.StringArrayVarP(&o.models, "model", "m", nil, "`NAME` of the model for the --url at the same position (repeatable)")
+	fs.StringArrayVarP(&o.models, "model", "m", nil, "`NAME` of the model for the --url at the same position (repeatable; one --model serves every --url)")
 	fs.StringArrayVar(&o.apiText, "api", nil, "the API of each --url endpoint, by position like --model (one value applies to all; a `LIST` may be comma-separated): "+
 		config.DefaultAPI+" (default) | "+strings.Join(config.APIs[1:], " | ")+"; with tokscope calibrate, the one API to calibrate through")
 	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment `VARIABLE` holding the key for --url endpoints (default "+
@@ -235,8 +235,9 @@ func (o *options) checkEndpoints() error {
 	if len(o.models) > len(o.urls) {
 		return usagef("--model given %d times but --url only %d: each --model pairs with the --url at the same position", len(o.models), len(o.urls))
 	}
-	if len(o.urls) > 0 && len(o.models) < len(o.urls) && !o.listModels { // listing is how one finds a model
-		return usagef("--url %s has no --model: give one --model per --url, in the same order", o.urls[len(o.models)])
+	// One --model serves every --url (one server watched through several APIs); else one each.
+	if len(o.urls) > 0 && len(o.models) != 1 && len(o.models) < len(o.urls) && !o.listModels { // listing is how one finds a model
+		return usagef("--url %s has no --model: give one --model for every --url, or one per --url in the same order", o.urls[len(o.models)])
 	}
 	if o.demo && len(o.urls) > 0 {
 		return usagef("--demo and --url exclude each other: --demo monitors built-in simulated endpoints")
@@ -265,6 +266,14 @@ func (o *options) checkEndpoints() error {
 			len(o.apis), len(o.urls))
 	}
 	return nil
+}
+
+// model is the model of the i-th --url endpoint: its own --model, or the one --model of all.
+func (o *options) model(i int) string {
+	if len(o.models) == 1 {
+		return o.models[0]
+	}
+	return o.models[i]
 }
 
 // api is the API of the i-th --url endpoint.
