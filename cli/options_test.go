@@ -76,7 +76,7 @@ func TestInvalidFlagValues(t *testing.T) {
 		{[]string{"--frobnicate"}, "--frobnicate", []string{"--help"}},
 		{[]string{"-x"}, "-x", []string{"--help"}},
 		{[]string{"--demo", "extra"}, `"extra"`, []string{"flags only"}},
-		{[]string{"-u", "http://127.0.0.1:1/v1"}, "--model", []string{"one --model per --url"}},
+		{[]string{"-u", "http://127.0.0.1:1/v1"}, "--model", []string{"one per --url in the same order"}},
 		{[]string{"-u", "http://127.0.0.1:1/v1", "-m", "a", "-m", "b"}, "--model", []string{"pairs with the --url"}},
 		{[]string{"--demo", "-u", "http://127.0.0.1:1/v1", "-m", "a"}, "--demo", []string{"exclude each other"}},
 		{[]string{"--demo", "--no-tui"}, "--no-tui", []string{"--requests N or --duration D"}},
