@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -211,7 +210,6 @@ type targetState struct {
 // its version once, and its GPU exporter.
 func (s *Scraper) scrape(ctx context.Context, t Target, st *targetState) Instant {
 	in := Instant{Target: t.Key()}
-	defer func() { in.At = time.Now() }()
 	if err := s.scrapeServer(ctx, t, st, &in); err != nil {
 		in.Error = err.Error()
 		in.Models, in.Slots, in.Ollama = nil, nil, nil
@@ -225,6 +223,7 @@ func (s *Scraper) scrape(ctx context.Context, t Target, st *targetState) Instant
 			in.GPU = g
 		}
 	}
+	in.At = time.Now()
 	return in
 }
 
@@ -352,24 +351,26 @@ func (s *Scraper) ollamaVersion(ctx context.Context, t Target) (string, bool) {
 	return *v.Version, true
 }
 
-// version asks the server its version where it says it without an inference request:
-// vLLM /version, SGLang /get_server_info, llama.cpp /props (build_info), TGI /info.
-// "" when it does not answer.
+// versionPaths is where each server says its version without an inference request, and
+// the JSON field that holds it.
+var versionPaths = map[Kind]struct{ path, field string }{
+	KindVLLM:     {"/version", "version"},
+	KindSGLang:   {"/get_server_info", "version"},
+	KindLlamaCpp: {"/props", "build_info"},
+	KindTGI:      {"/info", "version"},
+}
+
+// version asks the server its version; "" when it does not say.
 func (s *Scraper) version(ctx context.Context, t Target, k Kind) string {
-	path, field := map[Kind][2]string{
-		KindVLLM:     {"/version", "version"},
-		KindSGLang:   {"/get_server_info", "version"},
-		KindLlamaCpp: {"/props", "build_info"},
-		KindTGI:      {"/info", "version"},
-	}[k][0], map[Kind]string{KindVLLM: "version", KindSGLang: "version", KindLlamaCpp: "build_info", KindTGI: "version"}[k]
-	if path == "" {
+	vp, ok := versionPaths[k]
+	if !ok {
 		return ""
 	}
 	var doc map[string]any
-	if s.getJSON(ctx, t.URL+path, &doc) != nil {
+	if s.getJSON(ctx, t.URL+vp.path, &doc) != nil {
 		return ""
 	}
-	v, _ := doc[field].(string)
+	v, _ := doc[vp.field].(string)
 	if len(v) > 40 {
 		v = v[:40]
 	}
@@ -458,9 +459,4 @@ func (s *Scraper) scrapeGPU(ctx context.Context, url string) (*GPUInstant, error
 		return nil, errors.New("no DCGM_FI_DEV_POWER_USAGE or energy families")
 	}
 	return g, nil
-}
-
-// errorText shortens an error for a badge; it never holds a URL (transportError drops it).
-func errorText(err error) string {
-	return strings.TrimSpace(err.Error())
 }

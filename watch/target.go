@@ -2,14 +2,17 @@ package watch
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"net/url"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"tokscope/config"
 )
 
 // Target is one server to watch. Its figures come from GET requests only (/metrics, /slots,
@@ -65,12 +68,8 @@ type fileGroup struct {
 // gpu_metrics gives the group's dcgm-exporter URL. Errors name file:line:col.
 func ParseTargetsFile(path string, src []byte) ([]Target, error) {
 	var groups []fileGroup
-	trimmed := bytes.TrimSpace(src)
-	if bytes.HasPrefix(trimmed, []byte("[")) && json.Valid(trimmed) {
-		if err := json.Unmarshal(trimmed, &groups); err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-	} else if err := yaml.UnmarshalWithOptions(src, &groups, yaml.Strict()); err != nil {
+	// JSON is YAML: one strict parser for both gives line:col for either.
+	if err := yaml.UnmarshalWithOptions(src, &groups, yaml.Strict()); err != nil {
 		return nil, fmt.Errorf("%s:%s", path, yamlError(err))
 	}
 	var out []Target
@@ -111,10 +110,17 @@ func ParseTargetsFile(path string, src []byte) ([]Target, error) {
 // yamlError is goccy/go-yaml's message with its position first ("line:col: …").
 func yamlError(err error) string {
 	msg := yaml.FormatError(err, false, false)
-	if i := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && i > 0 {
-		return msg[1:i] + ":" + strings.SplitN(msg[i+1:], "\n", 2)[0]
+	first := strings.SplitN(msg, "\n", 2)[0]
+	if _, field, ok := strings.Cut(first, `unknown field "`); ok {
+		field, _, _ = strings.Cut(field, `"`)
+		if hint := config.Closest(field, []string{"targets", "labels"}); hint != "" {
+			first += fmt.Sprintf(" (did you mean %q?)", hint)
+		}
 	}
-	return " " + strings.SplitN(msg, "\n", 2)[0]
+	if i := strings.Index(first, "]"); strings.HasPrefix(first, "[") && i > 0 {
+		return first[1:i] + ":" + first[i+1:]
+	}
+	return " " + first
 }
 
 func firstOf(s ...string) string {
@@ -164,4 +170,36 @@ func sortedKeys(ts []Target) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// FollowTargetsFile re-reads a file service-discovery file every interval and calls onChange
+// with its targets whenever its content changes, until ctx is done. A file that cannot be
+// read or parsed goes to onError and the previous targets stay, as in Prometheus. It calls
+// both from its own goroutine.
+func FollowTargetsFile(ctx context.Context, path string, every time.Duration, last []byte,
+	onChange func([]Target), onError func(error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			onError(err)
+			continue
+		}
+		if bytes.Equal(src, last) {
+			continue
+		}
+		last = src
+		targets, err := ParseTargetsFile(path, src)
+		if err != nil {
+			onError(err)
+			continue
+		}
+		onChange(targets)
+	}
 }
