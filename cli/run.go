@@ -61,6 +61,9 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		}
 	}()
 
+	if len(args) > 0 && args[0] == "watch" { // `tokscope watch`: cli/watch.go
+		return runWatch(args[1:], stdout, stderr)
+	}
 	// Parse the command line.
 	opts, err := parseArgs(args, stdout)
 	switch {

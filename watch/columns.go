@@ -208,3 +208,26 @@ func (c Column) sortValue(r Row) (sortable, bool) {
 	}
 	return sortable{s: c.Text(r)}, true
 }
+
+// Filter keeps the rows whose server, model, kind, URL or a label value contains text
+// (case-insensitive); all of them when text is "".
+func Filter(rows []Row, text string) []Row {
+	if text == "" {
+		return rows
+	}
+	text = strings.ToLower(text)
+	var out []Row
+	for _, r := range rows {
+		hay := []string{r.Server, r.Model, string(r.Kind), r.URL}
+		for _, v := range r.Labels {
+			hay = append(hay, v)
+		}
+		for _, h := range hay {
+			if strings.Contains(strings.ToLower(h), text) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
