@@ -45,8 +45,9 @@ func (m *watchModel) title() string {
 	return m.styles.Header.Render(s)
 }
 
-// fleetColumns are the columns that fit width: the widest-optional ones go first.
-func fleetColumns(widths []int, width int) []int {
+// fleetColumns are the columns that fit width: first the figure columns no row has a value
+// in go, then the optional ones, widest-optional first.
+func fleetColumns(rows []watch.Row, widths []int, width int) []int {
 	shown := make([]int, len(watch.Columns))
 	for i := range shown {
 		shown[i] = i
@@ -56,18 +57,33 @@ func fleetColumns(widths []int, width int) []int {
 		for _, i := range idx {
 			w += widths[i] + 2
 		}
-		return w
+		return w + 2 // the selection gutter
 	}
-	for level := 3; level >= 1 && total(shown) > width; level-- {
+	drop := func(gone func(c watch.Column) bool) {
 		var keep []int
 		for _, i := range shown {
-			if watch.Columns[i].Wide != level {
+			if !gone(watch.Columns[i]) {
 				keep = append(keep, i)
 			}
 		}
 		shown = keep
 	}
+	if total(shown) > width {
+		drop(func(c watch.Column) bool { return c.Value != nil && !anyValue(rows, c) })
+	}
+	for level := 3; level >= 1 && total(shown) > width; level-- {
+		drop(func(c watch.Column) bool { return c.Wide == level })
+	}
 	return shown
+}
+
+func anyValue(rows []watch.Row, c watch.Column) bool {
+	for _, r := range rows {
+		if _, ok := c.Value(r); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // tableView is the fleet table: a header, one line per row, scrolled to keep the cursor on
@@ -89,7 +105,7 @@ func (m *watchModel) tableView() []string {
 			widths[i] = max(widths[i], min(ansi.StringWidth(cells[r][i]), limit))
 		}
 	}
-	shown := fleetColumns(widths, m.width)
+	shown := fleetColumns(m.rows, widths, m.width)
 	lines := []string{m.title(), m.filterLine(), m.headerLine(shown, widths)}
 	room := max(m.height-len(lines)-3, 1)
 	first := max(0, m.cursor-room+1)
@@ -121,6 +137,7 @@ func (m *watchModel) filterNote() string {
 
 func (m *watchModel) headerLine(shown, widths []int) string {
 	var b strings.Builder
+	b.WriteString("  ")
 	for _, i := range shown {
 		h := watch.Columns[i].Header
 		style := m.styles.TableHeader
@@ -128,7 +145,7 @@ func (m *watchModel) headerLine(shown, widths []int) string {
 			h += map[bool]string{true: "↓", false: "↑"}[m.descending]
 			style = m.styles.TableSorted
 		}
-		b.WriteString(style.Render(pad(h, widths[i], i != 0)) + "  ")
+		b.WriteString(style.Render(pad(h, widths[i], watch.Columns[i].Value != nil)) + "  ")
 	}
 	return b.String()
 }
@@ -136,20 +153,20 @@ func (m *watchModel) headerLine(shown, widths []int) string {
 func (m *watchModel) rowLine(r int, cells []string, shown, widths []int) string {
 	var b strings.Builder
 	for _, i := range shown {
-		cell := pad(truncateName(cells[i], widths[i]), widths[i], i != 0 && watch.Columns[i].Value != nil)
+		cell := pad(truncateName(cells[i], widths[i]), widths[i], watch.Columns[i].Value != nil)
 		if watch.Columns[i].Key == "badges" {
 			cell = m.badgeStyle(m.rows[r]).Render(cell)
 		}
 		b.WriteString(cell + "  ")
 	}
 	line := b.String()
-	if r == m.cursor {
+	if r == m.cursor { // a marker in the gutter, and reversed where there is colour
 		if m.styles.Plain {
-			return "▸" + ansi.Truncate(line, max(ansi.StringWidth(line)-1, 0), "")
+			return "▸ " + line
 		}
-		return m.styles.TableSelected.Render(ansi.Strip(line))
+		return m.styles.TableSelected.Render("▸ " + ansi.Strip(line))
 	}
-	return line
+	return "  " + line
 }
 
 func (m *watchModel) badgeStyle(r watch.Row) lipgloss.Style {
@@ -372,8 +389,8 @@ func (m *watchModel) canaryLines(r watch.Row) []string {
 		return fmt.Sprintf(format, *v)
 	}
 	return []string{
-		fmt.Sprintf("  canary (%s, %d tokens, %s ago): client TTFT %s, decode %s tok/s · server says TTFT %s, decode %s tok/s",
-			c.Model, c.Tokens, m.now().Sub(c.At).Round(time.Second), f(c.TTFTms, "%.0fms"), f(c.DecodeTPS, "%.1f"),
-			f(c.ServerTTFTms, "%.0fms"), f(c.ServerDecodeTPS, "%.1f")),
+		fmt.Sprintf("  canary %s (%d tokens, %s ago)", c.Model, c.Tokens, m.now().Sub(c.At).Round(time.Second)),
+		fmt.Sprintf("    what a client gets (tokscope): TTFT %s, decode %s tok/s", f(c.TTFTms, "%.0fms"), f(c.DecodeTPS, "%.1f")),
+		fmt.Sprintf("    what the server says:          TTFT %s, decode %s tok/s", f(c.ServerTTFTms, "%.0fms"), f(c.ServerDecodeTPS, "%.1f")),
 	}
 }

@@ -64,15 +64,18 @@ func percent(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
 func watts(x float64) string   { return fmt.Sprintf("%.0fW", x) }
 func perJ(x float64) string    { return fmt.Sprintf("%.2f", x) }
 
-// Millis writes a latency in ms as the table does: "~85ms", "~1.25s".
+// Millis writes a latency in ms as the table does, to three figures: "~247ms", "~17.5ms",
+// "~2.17s".
 func Millis(ms float64) string {
 	switch {
 	case ms >= 10000:
 		return fmt.Sprintf("~%.1fs", ms/1000)
 	case ms >= 1000:
 		return fmt.Sprintf("~%.2fs", ms/1000)
-	case ms >= 10:
+	case ms >= 100:
 		return fmt.Sprintf("~%.0fms", ms)
+	case ms >= 10:
+		return fmt.Sprintf("~%.1fms", ms)
 	default:
 		return fmt.Sprintf("~%.1fms", ms)
 	}
@@ -206,7 +209,8 @@ func (c Column) sortValue(r Row) (sortable, bool) {
 		}
 		return sortable{n: v, isNum: true}, true
 	}
-	return sortable{s: c.Text(r)}, true
+	s := c.Text(r)
+	return sortable{s: s}, s != Unknown && s != ""
 }
 
 // Filter keeps the rows whose server, model, kind, URL or a label value contains text

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -367,4 +368,18 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// ParseInstant reads a Prometheus exposition as one good scrape of target at at: what a
+// replay, a test or another tool holding a scrape body needs to feed a Fleet.
+func ParseInstant(target string, at time.Time, body []byte) (Instant, error) {
+	fams, err := parseExposition(body, "")
+	if err != nil {
+		return Instant{}, err
+	}
+	k, ok := detectKind(fams)
+	if !ok {
+		return Instant{}, fmt.Errorf("not recognised: no vllm:, sglang:, llamacpp: or tgi_ families")
+	}
+	return Instant{Target: target, At: at, Kind: k, Models: extractModels(fams, k)}, nil
 }
