@@ -57,7 +57,7 @@ func parseWatchFlags(args []string, stderr io.Writer) (*watchOptions, error) {
 	fs.StringVarP(&o.output, "output", "o", "", "headless output: table | json")
 	fs.StringVar(&o.record, "record", "", "keep every scrape in FILE (JSON lines)")
 	fs.StringVar(&o.replay, "replay", "", "show a --record file of watch again instead of scraping")
-	fs.StringVar(&o.prometheus, "metrics", "", "re-export the fleet's figures for Prometheus at ADDR/metrics (a port binds loopback), with a server label")
+	fs.StringVar(&o.prometheus, "metrics-listen", "", "re-export the fleet's figures for Prometheus at ADDR/metrics (a port binds loopback), with a server label")
 	fs.StringVar(&o.sort, "sort", "", "sort the table by a column: "+strings.Join(watch.ColumnKeys(), ", "))
 	fs.StringVar(&o.filter, "filter", "", "show only rows whose server, model or kind contains TEXT")
 	fs.StringVar(&o.canaryModel, "canary-model", "", "model the canary request asks for (default: the server's first)")
@@ -130,7 +130,7 @@ func runWatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tokscope: standard output is not a terminal; for a snapshot add --once -o table|json")
 		return ExitUsage
 	}
-	sess, err := newWatchSession(o, targets)
+	sess, err := newWatchSession(ctx, o, targets)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage
@@ -226,7 +226,7 @@ type watchSession struct {
 	done     chan struct{}
 }
 
-func newWatchSession(o *watchOptions, targets []watch.Target) (*watchSession, error) {
+func newWatchSession(ctx context.Context, o *watchOptions, targets []watch.Target) (*watchSession, error) {
 	s := &watchSession{
 		targets: targets, window: o.window,
 		scraper: watch.NewScraper(watch.Options{Interval: o.interval, Timeout: o.timeout}),
@@ -243,9 +243,13 @@ func newWatchSession(o *watchOptions, targets []watch.Target) (*watchSession, er
 		s.recorder = rec
 	}
 	if o.prometheus != "" {
-		s.exporter = promexport.NewWatch()
-		if _, err := promexport.Listen(context.Background(), o.prometheus, s.exporter.Handler()); err != nil {
-			return nil, fmt.Errorf("--metrics: %v", err)
+		addr, err := promexport.ListenAddr(o.prometheus)
+		if err == nil {
+			s.exporter = promexport.NewWatch()
+			_, err = promexport.Listen(ctx, addr, s.exporter.Handler())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-listen: %v", err)
 		}
 	}
 	return s, nil

@@ -5,8 +5,8 @@
 // into rates and histograms into percentiles over its window, and says which servers
 // restarted, went stale or are loading a model; Rows is the fleet table.
 //
-// It imports only the standard library and the Prometheus and YAML libraries; never probe,
-// stats, ui, bubbletea or lipgloss.
+// It imports config, probe (the canary: the one request watch sends, when the user asks) and
+// the Prometheus and YAML libraries; never stats, ui, bubbletea or lipgloss.
 package watch
 
 import (
