@@ -15,7 +15,10 @@ import (
 // says and what a client gets.
 
 // CanaryMaxTokens is the canary's answer length: long enough for a decode rate.
-const CanaryMaxTokens = 32
+const CanaryMaxTokens = 16
+
+// CanaryTimeout bounds the canary: a busy CPU server may take a minute over a short answer.
+const CanaryTimeout = 3 * time.Minute
 
 // CanaryResult is one canary request's figures. Absent figures are nil.
 type CanaryResult struct {
@@ -33,11 +36,11 @@ type CanaryResult struct {
 }
 
 // Canary sends one chat request to the target's OpenAI API (origin + /v1) for model (the
-// server's first listed model when ""), and returns its figures. It is bounded by ctx and a
-// 60 s deadline.
+// server's first listed model when ""), and returns its figures. It is bounded by ctx and
+// CanaryTimeout.
 func Canary(ctx context.Context, t Target, model string) CanaryResult {
 	res := CanaryResult{Target: t.Key(), Model: model, At: time.Now()}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, CanaryTimeout)
 	defer cancel()
 	base := t.URL + "/v1"
 	if model == "" {
@@ -50,7 +53,7 @@ func Canary(ctx context.Context, t Target, model string) CanaryResult {
 	}
 	res.Model = model
 	ep := config.NewEndpoint(base, model)
-	ep.Name, ep.MaxTokens = "canary", CanaryMaxTokens
+	ep.Name, ep.MaxTokens, ep.Timeout = "canary", CanaryMaxTokens, CanaryTimeout
 	client := probe.NewClient(ep)
 	defer client.CloseIdleConnections()
 	s := client.Do(ctx, "Write one sentence about the sea.", nil)

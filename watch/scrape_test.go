@@ -230,22 +230,24 @@ func TestPhaseSpreadsScrapes(t *testing.T) {
 }
 
 // TestOllamaModelsAndLoading: an Ollama (no /metrics) is recognised by /api/version; its
-// loaded models come from /api/ps. A model whose expiry moves with the clock (Ollama has not
-// set it: loading, or its first request) shows LOADING; a fixed expiry does not.
+// loaded models come from /api/ps (the real 0.17.4 capture, testdata/ollama-0.17.4). A model
+// whose expiry moves with the clock (Ollama has not set it: loading, or its first request,
+// as a real Ollama showed) is LOADING; a fixed expiry is not.
 func TestOllamaModelsAndLoading(t *testing.T) {
 	var log requestLog
-	fixed := time.Now().Add(4 * time.Minute).UTC().Format(time.RFC3339Nano)
+	capture := mustRead(t, "testdata/ollama-0.17.4/api-ps.json")
 	ollama := func(loading bool) Target {
 		return serve(t, &log, func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/api/version":
-				fmt.Fprint(w, `{"version":"0.17.4"}`)
+				w.Write(mustRead(t, "testdata/ollama-0.17.4/api-version.json"))
 			case "/api/ps":
-				exp := fixed
+				body := capture
 				if loading {
-					exp = time.Now().Add(5 * time.Minute).UTC().Format(time.RFC3339Nano)
+					exp := time.Now().Add(5 * time.Minute).UTC().Format(time.RFC3339Nano)
+					body = []byte(strings.Replace(string(capture), "2026-11-26T15:59:42.950721847Z", exp, 1))
 				}
-				fmt.Fprintf(w, `{"models":[{"name":"random-tiny:latest","model":"random-tiny:latest","size":27000000,"digest":"x","details":{},"expires_at":%q,"size_vram":0,"context_length":4096}]}`, exp)
+				w.Write(body)
 			default:
 				w.WriteHeader(http.StatusNotFound)
 				fmt.Fprint(w, "404 page not found")
@@ -256,18 +258,23 @@ func TestOllamaModelsAndLoading(t *testing.T) {
 	f, _ := collect(t, Options{Interval: 100 * time.Millisecond}, []Target{steady, loading}, 3)
 	rows := f.Rows(time.Now())
 	for i, r := range rows {
-		if r.Kind != KindOllama || r.Version == nil || *r.Version != "0.17.4" || len(r.Ollama) != 1 ||
-			r.Ollama[0].Name != "random-tiny:latest" || r.Ollama[0].Size != 27000000 || r.Ollama[0].Context != 4096 {
+		if r.Kind != KindOllama || r.Version == nil || *r.Version != "0.0.0" || len(r.Ollama) != 1 ||
+			r.Ollama[0].Name != "random-tiny:latest" || r.Ollama[0].Size != 2751616 || r.Ollama[0].Context != 4096 {
 			t.Errorf("row %d: %+v", i, r)
 		}
 		if r.GenTPS != nil || r.Running != nil {
 			t.Errorf("row %d: Ollama exports no tok/s or running; got %v %v", i, r.GenTPS, r.Running)
 		}
 	}
-	if contains(rows[0].Badges, BadgeLoading) || !contains(rows[1].Badges, BadgeLoading) {
+	if want := time.Date(2026, 11, 26, 15, 59, 42, 950721847, time.UTC); !rows[0].Ollama[0].ExpiresAt.Equal(want) {
+		t.Errorf("expiry %v, want %v", rows[0].Ollama[0].ExpiresAt, want)
+	}
+	if hasAny(rows[0].Badges, BadgeLoading) || !hasAny(rows[1].Badges, BadgeLoading) {
 		t.Errorf("badges %v / %v; want LOADING on the second only", rows[0].Badges, rows[1].Badges)
 	}
 }
+
+func hasAny(list []string, s string) bool { return contains(list, s) }
 
 // TestLlamaCppOverHTTP: the b10470 capture served with its /slots and /props.
 func TestLlamaCppOverHTTP(t *testing.T) {
