@@ -124,7 +124,9 @@ func (f *Fleet) rowsOf(s *server, now time.Time, whole bool) []Row {
 	if span > 0 {
 		base.SpanS = num(span)
 	}
-	base.GPUPowerW, base.TokensPerJoule = gpuFigures(s.good, first, last, whole)
+	if last.GPU != nil && last.GPU.PowerW != nil {
+		base.GPUPowerW = num(*last.GPU.PowerW)
+	}
 	if len(last.Models) == 0 {
 		return []Row{base}
 	}
@@ -138,7 +140,7 @@ func (f *Fleet) rowsOf(s *server, now time.Time, whole bool) []Row {
 		rows = append(rows, r)
 	}
 	if len(rows) == 1 && base.GPUPowerW != nil {
-		rows[0].TokensPerJoule = tokensPerJoule(rows[0], s.good, first, last, whole)
+		rows[0].TokensPerJoule = tokensPerJoule(rows[0], s.good, first, last)
 	}
 	return rows
 }
@@ -258,19 +260,10 @@ func ratio(v *float64) *float64 {
 	return num(min(*v, 1))
 }
 
-// gpuFigures: the GPUs' latest power, and nothing for tokens per joule yet (that needs the
-// row's tokens: tokensPerJoule).
-func gpuFigures(good []Instant, first, last Instant, whole bool) (*float64, *float64) {
-	if last.GPU == nil || last.GPU.PowerW == nil {
-		return nil, nil
-	}
-	return num(*last.GPU.PowerW), nil
-}
-
 // tokensPerJoule is the tokens generated over the span divided by the energy the GPUs used
 // in it: the energy counter's increase where the exporter has one, else the power integrated
-// over the scrapes (trapezoids).
-func tokensPerJoule(r Row, good []Instant, first, last Instant, whole bool) *float64 {
+// over the scrapes (trapezoids). Several rows of one server share its GPUs: none is given.
+func tokensPerJoule(r Row, good []Instant, first, last Instant) *float64 {
 	if r.GenTPS == nil || r.SpanS == nil {
 		return nil
 	}
