@@ -37,6 +37,7 @@ type watchOptions struct {
 	prometheus        string
 	sort, filter      string
 	canaryModel       string
+	changed           func(flag string) bool // set on the command line
 }
 
 func parseWatchFlags(args []string, stderr io.Writer) (*watchOptions, error) {
@@ -64,6 +65,7 @@ func parseWatchFlags(args []string, stderr io.Writer) (*watchOptions, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	o.changed = fs.Changed
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("watch: unexpected argument %q", fs.Arg(0))
 	}
@@ -166,18 +168,9 @@ func (o *watchOptions) targets(ctx context.Context) ([]watch.Target, error) {
 	}
 	lists = append(lists, urls)
 	if o.configFile != "" {
-		cfg, err := config.Load(o.configFile)
+		eps, err := o.configTargets()
 		if err != nil {
 			return nil, err
-		}
-		var eps []watch.Target
-		for _, ep := range cfg.Endpoints {
-			t, err := watch.NewTarget(ep.BaseURL, "config")
-			if err != nil {
-				return nil, fmt.Errorf("%s: endpoint %s: %v", o.configFile, ep.Name, err)
-			}
-			t.GPUMetrics = ep.GPUMetrics
-			eps = append(eps, t)
 		}
 		lists = append(lists, eps)
 	}
@@ -196,6 +189,46 @@ func (o *watchOptions) targets(ctx context.Context) ([]watch.Target, error) {
 		return nil, errors.New("watch: no server to watch: give --url, --targets FILE or -c FILE (discovery found none)")
 	}
 	return all, nil
+}
+
+// configTargets reads the config file: its endpoints' servers and its watch: section, whose
+// settings apply where the command line does not set them.
+func (o *watchOptions) configTargets() ([]watch.Target, error) {
+	cfg, err := config.Load(o.configFile)
+	if err != nil {
+		return nil, err
+	}
+	var out []watch.Target
+	for _, ep := range cfg.Endpoints {
+		t, err := watch.NewTarget(ep.BaseURL, "config")
+		if err != nil {
+			return nil, fmt.Errorf("%s: endpoint %s: %v", o.configFile, ep.Name, err)
+		}
+		t.GPUMetrics = ep.GPUMetrics
+		out = append(out, t)
+	}
+	w := cfg.Watch
+	if w == nil {
+		return out, nil
+	}
+	for _, raw := range w.Targets {
+		t, err := watch.NewTarget(raw, "config")
+		if err != nil {
+			return nil, fmt.Errorf("%s: watch: %v", o.configFile, err)
+		}
+		t.GPUMetrics = w.GPUMetrics
+		out = append(out, t)
+	}
+	if w.TargetsFile != "" && o.targetsFile == "" {
+		o.targetsFile = w.TargetsFile
+	}
+	if w.Interval > 0 && !o.changed("interval") {
+		o.interval = w.Interval
+	}
+	if w.Window > 0 && !o.changed("window") {
+		o.window = w.Window
+	}
+	return out, o.check()
 }
 
 // discovered is the local servers discovery finds, as targets.

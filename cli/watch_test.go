@@ -155,3 +155,23 @@ func TestWatchDispatch(t *testing.T) {
 		t.Errorf("tokscope watch: exit %d, %q", code, errb.String())
 	}
 }
+
+// TestWatchConfigMode: a config's watch: section gives the targets and the interval;
+// `tokscope -c FILE` with only watch: is the watch mode (past the run's own terminal check
+// with --no-tui, the watch refuses a pipe for its screen and says how to get a snapshot).
+func TestWatchConfigMode(t *testing.T) {
+	srv := vllmServer(t)
+	cfg := filepath.Join(t.TempDir(), "fleet.yaml")
+	os.WriteFile(cfg, []byte("watch:\n  targets: [\""+srv.URL+"\"]\n  interval: 200ms\n"), 0o600)
+	code, out, errOut := runWatchArgs(t, "-c", cfg, "--once", "-o", "json")
+	var snap watch.Snapshot
+	if code != ExitOK || json.Unmarshal([]byte(out), &snap) != nil || len(snap.Servers) != 1 || snap.Servers[0].GenTPS == nil ||
+		*snap.Servers[0].SpanS > 1 {
+		t.Errorf("exit %d %s\n%s", code, errOut, out)
+	}
+	var o, e bytes.Buffer
+	code = run("", []string{"-c", cfg, "--no-tui", "--duration", "0"}, &o, &e, process{})
+	if code != ExitUsage || !strings.Contains(e.String(), "--once -o table|json") {
+		t.Errorf("tokscope -c watch-only: exit %d, %q", code, e.String())
+	}
+}
