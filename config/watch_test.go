@@ -22,10 +22,10 @@ func TestWatchSection(t *testing.T) {
 		t.Errorf("watch: %+v (endpoints %d)", w, len(cfg.Endpoints))
 	}
 	for src, want := range map[string]string{
-		"watch:\n  targest: [a:1]\n":         `c.yaml:2:3: unknown key "targest"; did you mean "targets"?`,
-		"watch:\n  targets: a:1\n":           "c.yaml:2:12: targets must be a list",
+		"watch:\n  targest: [a:1]\n":          `c.yaml:2:3: unknown key "targest"; did you mean "targets"?`,
+		"watch:\n  targets: a:1\n":            "c.yaml:2:12: targets must be a list",
 		"watch:\n  targets_file: none.json\n": "cannot read",
-		"grace: 1s\n":                        "no endpoints",
+		"grace: 1s\n":                         "no endpoints",
 	} {
 		_, err := Parse(filepath.Join(dir, "c.yaml"), []byte(src))
 		if err == nil || !strings.Contains(err.Error(), want) {
