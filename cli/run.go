@@ -61,9 +61,6 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 		}
 	}()
 
-	if len(args) > 0 && args[0] == "watch" { // `tokscope watch`: cli/watch.go
-		return runWatch(args[1:], stdout, stderr)
-	}
 	// Parse the command line.
 	opts, err := parseArgs(args, stdout)
 	switch {
@@ -108,7 +105,7 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 	}
 	defer cleanup()
 	if len(cfg.Endpoints) == 0 && cfg.Watch != nil { // a config with only watch: is the watch mode
-		return runWatch([]string{"-c", cfg.File}, stdout, stderr)
+		return runWatch(ctx, watchConfigMode(cfg.File), stdout, stderr)
 	}
 	if err := opts.checkObjectives(cfg.Endpoints); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)

@@ -7,9 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -40,36 +38,57 @@ type watchOptions struct {
 	changed           func(flag string) bool // set on the command line
 }
 
-func parseWatchFlags(args []string, stderr io.Writer) (*watchOptions, error) {
+// watchCommand is `tokscope watch [URL…]`, its flags its own (a watch sends no request, so
+// none of a measuring run's apply as they are).
+func watchCommand() *command {
+	w := &watchOptions{}
+	return &command{
+		name: "watch", summary: "monitor servers from their own metrics, sending them no inference request",
+		usage: "watch [flags] [URL…]",
+		about: "Monitors inference servers (vLLM, SGLang, llama.cpp, TGI, Ollama) from what they already export — their\n" +
+			"/metrics, llama.cpp's /slots, Ollama's /api/ps, a dcgm-exporter — and sends them no inference request: a\n" +
+			"fleet table (rates and percentiles over the last window; percentiles estimated from the servers' own\n" +
+			"histograms), Enter drills into one server. Targets: URLs (base URL, origin or host:port), -c FILE (its\n" +
+			"endpoints and its watch: section), --targets FILE (Prometheus file service discovery), else the local\n" +
+			"servers discovery finds. Headless: --once -o json|table, or --duration D -o json.",
+		flags: []string{},
+		own:   func(fs *pflag.FlagSet, _ *options) { w.register(fs) },
+		args: func(o *options, words []string) error {
+			w.urls, w.changed = append(w.urls, words...), o.set
+			return w.check()
+		},
+		run: func(ctx context.Context, env *runEnv) int { return runWatch(ctx, w, env.stdout, env.stderr) },
+	}
+}
+
+// watchConfigMode is `tokscope -c FILE` for a config with only a watch: section.
+func watchConfigMode(file string) *watchOptions {
 	o := &watchOptions{}
-	fs := pflag.NewFlagSet("tokscope watch", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(stderr)
-	fs.StringArrayVarP(&o.urls, "url", "u", nil, "a server to watch: base URL, origin or host:port (repeatable)")
-	fs.StringVarP(&o.configFile, "config", "c", "", "watch the endpoints of this config file")
-	fs.StringVar(&o.targetsFile, "targets", "", "Prometheus file service-discovery file (JSON or YAML), re-read when it changes")
+	o.register(newFlagSet("tokscope watch"))
+	o.configFile = file
+	return o
+}
+
+// register defines watch's flags on fs, bound to o.
+func (o *watchOptions) register(fs *pflag.FlagSet) {
+	fs.StringArrayVarP(&o.urls, "url", "u", nil, "a server to watch: base URL, origin or host:port (repeatable; also as words after the flags)")
+	fs.StringVarP(&o.configFile, "config", "c", "", "watch the servers of this config file's endpoints and its watch: section")
+	fs.StringVar(&o.targetsFile, "targets", "", "Prometheus file service-discovery `FILE` (JSON or YAML), re-read when it changes")
 	fs.BoolVar(&o.discover, "discover", false, "also watch the local servers discovery finds (the default without other targets)")
-	fs.StringArrayVar(&o.gpu, "gpu-metrics", nil, "dcgm-exporter /metrics URL for the --url at the same position (one applies to all)")
+	fs.StringArrayVar(&o.gpu, "gpu-metrics", nil, "dcgm-exporter /metrics `URL` for the --url at the same position (one applies to all)")
 	fs.DurationVar(&o.interval, "interval", watch.DefaultInterval, "time between two scrapes of a server")
 	fs.DurationVar(&o.window, "window", watch.DefaultWindow, "span of the rates and percentiles")
 	fs.DurationVar(&o.timeout, "timeout", watch.DefaultTimeout, "bound on each scrape request")
-	fs.BoolVar(&o.once, "once", false, "print one snapshot of the fleet (after two scrapes) and exit")
-	fs.DurationVar(&o.duration, "duration", 0, "watch for D, then print a summary of the whole span (with -o) or quit")
+	fs.BoolVar(&o.once, "once", false, "print one snapshot of the fleet (after two scrapes, so rates exist) and exit")
+	fs.DurationVar(&o.duration, "duration", 0, "watch for `D`, then quit; with -o, print a summary of the whole span")
 	fs.StringVarP(&o.output, "output", "o", "", "headless output: table | json")
-	fs.StringVar(&o.record, "record", "", "keep every scrape in FILE (JSON lines)")
-	fs.StringVar(&o.replay, "replay", "", "show a --record file of watch again instead of scraping")
-	fs.StringVar(&o.prometheus, "metrics-listen", "", "re-export the fleet's figures for Prometheus at ADDR/metrics (a port binds loopback), with a server label")
-	fs.StringVar(&o.sort, "sort", "", "sort the table by a column: "+strings.Join(watch.ColumnKeys(), ", "))
-	fs.StringVar(&o.filter, "filter", "", "show only rows whose server, model or kind contains TEXT")
-	fs.StringVar(&o.canaryModel, "canary-model", "", "model the canary request asks for (default: the server's first)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	o.changed = fs.Changed
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("watch: unexpected argument %q", fs.Arg(0))
-	}
-	return o, o.check()
+	fs.StringVar(&o.record, "record", "", "keep every scrape in `FILE` (JSON lines)")
+	fs.StringVar(&o.replay, "replay", "", "show a watch --record `FILE` again instead of scraping")
+	fs.StringVar(&o.prometheus, "metrics-listen", "", "re-export the fleet's figures at `ADDR`/metrics (a bare port binds 127.0.0.1), with a server label")
+	fs.StringVar(&o.sort, "sort", "", "sort by a column: "+strings.Join(watch.ColumnKeys(), ", "))
+	fs.StringVar(&o.filter, "filter", "", "show only rows whose server, model, kind or labels contain `TEXT`")
+	fs.StringVar(&o.canaryModel, "canary-model", "", "the model the canary request asks for (default: the server's first)")
+	o.changed = func(string) bool { return false }
 }
 
 func (o *watchOptions) check() error {
@@ -108,18 +127,9 @@ func columnKey(k string) (string, bool) {
 	return "", false
 }
 
-// runWatch is `tokscope watch ARGS`; it returns the exit status.
-func runWatch(args []string, stdout, stderr io.Writer) int {
-	o, err := parseWatchFlags(args, stderr)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return ExitOK
-	case err != nil:
-		fmt.Fprintf(stderr, "tokscope: %v\n", err)
-		return ExitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// runWatch runs a parsed `tokscope watch` until ctx is done (Ctrl-C), the duration ends, or
+// the user quits; it returns the exit status.
+func runWatch(ctx context.Context, o *watchOptions, stdout, stderr io.Writer) int {
 	if o.replay != "" {
 		return watchReplay(ctx, o, stdout, stderr)
 	}

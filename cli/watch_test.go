@@ -46,7 +46,7 @@ func vllmServer(t *testing.T) *httptest.Server {
 func runWatchArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := runWatch(args, &out, &errb)
+	code := run("", append([]string{"watch"}, args...), &out, &errb, process{})
 	return code, out.String(), errb.String()
 }
 
