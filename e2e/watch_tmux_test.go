@@ -72,12 +72,17 @@ func TestWatchFleetInTmux(t *testing.T) {
 		// The window (60 s) holds the move between the two fixtures: TTFT p50 and p99 as the
 		// watch package's test works them out.
 		"~100ms", "~247ms", "llamacpp b10470-34af94cd9", "STALE: connection refused", "~ estimated within"))
-	for i := 0; i < 5; i++ { // server, kind, running, waiting, gen
+	for _, header := range []string{"SERVER↓", "KIND↓", "RUN↓", "WAIT↓"} { // one key, one screen: keys sent at once arrive as one
 		tm.key("s")
+		tm.waitFor("sorted by "+header, fitsWatch(120, 30), shows(header))
 	}
+	tm.key("s")
 	tm.waitFor("sorted by gen", fitsWatch(120, 30), shows("GEN t/s↓"), rowOrder(vllmHost, llamaHost, deadHost))
 	tm.key("/")
-	tm.typeText(strings.Split(llamaHost, ":")[1])
+	tm.waitFor("filter typing", fitsWatch(120, 30), shows("filter: ▏"))
+	port := strings.Split(llamaHost, ":")[1]
+	tm.typeText(port)
+	tm.waitFor("filter typed", fitsWatch(120, 30), shows("filter: "+port+"▏"))
 	tm.key("Enter")
 	tm.waitFor("filtered to llama.cpp", fitsWatch(120, 30), shows(llamaHost, "filter: "), hides(vllmHost, deadHost))
 	tm.key("Enter")
