@@ -156,7 +156,7 @@ func runWatch(ctx context.Context, o *watchOptions, stdout, stderr io.Writer) in
 	}
 	sess.start(ctx, o)
 	if o.output != "" {
-		return sess.headless(o, cancel, stdout)
+		return sess.headless(o, cancel, stdout, stderr)
 	}
 	return exitStatus(stderr, ui.RunWatch(ctx, sess.uiOptions(o)))
 }
@@ -357,7 +357,7 @@ func (s *watchSession) close(stderr io.Writer) {
 
 // headless reads scrapes until every server was scraped twice (--once) or the duration
 // ends, then prints the fleet. Exit 1 when a server could not be read.
-func (s *watchSession) headless(o *watchOptions, stop func(), stdout io.Writer) int {
+func (s *watchSession) headless(o *watchOptions, stop func(), stdout, stderr io.Writer) int {
 	f := watch.NewFleet(s.window)
 	f.SetTargets(s.targets)
 	scrapes := map[string]int{}
@@ -367,6 +367,8 @@ func (s *watchSession) headless(o *watchOptions, stop func(), stdout io.Writer) 
 		select {
 		case ts := <-s.changes:
 			s.retarget(f, ts)
+		case n := <-s.notices:
+			fmt.Fprintf(stderr, "tokscope: %s\n", n)
 		default:
 		}
 		if o.once && f.Ready(scrapes, 2) {

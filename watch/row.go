@@ -13,7 +13,7 @@ type Row struct {
 	URL     string            `json:"url"`
 	Model   string            `json:"model,omitempty"`
 	Labels  map[string]string `json:"labels,omitempty"`
-	Kind    Kind              `json:"kind"`
+	Kind    Kind              `json:"kind,omitempty"` // absent until a scrape recognised the server
 	Version *string           `json:"version"`
 	Badges  []string          `json:"badges"`
 	// LastError is why the latest scrape failed (with the STALE badge), else null.

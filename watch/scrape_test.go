@@ -304,3 +304,43 @@ func TestLlamaCppOverHTTP(t *testing.T) {
 		t.Errorf("slots %+v", r.Slots)
 	}
 }
+
+// TestSetTargetsWhileRunning: a target added while the scraper runs is scraped from then on;
+// one removed is not scraped again (a targets file re-read).
+func TestSetTargetsWhileRunning(t *testing.T) {
+	var log requestLog
+	var aCount, bCount atomic.Int32
+	a := serve(t, &log, func(w http.ResponseWriter, r *http.Request) {
+		aCount.Add(1)
+		w.Write(mustRead(t, "testdata/vllm-hist-1.txt"))
+	})
+	b := serve(t, &log, func(w http.ResponseWriter, r *http.Request) {
+		bCount.Add(1)
+		w.Write(mustRead(t, "testdata/vllm-hist-1.txt"))
+	})
+	s := NewScraper(Options{Interval: 30 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, []Target{a})
+	seen := map[string]int{}
+	swapped := false
+	var bAtRemoval int32
+	for in := range s.Instants() {
+		seen[in.Target]++
+		switch {
+		case !swapped && seen[a.Key()] >= 3:
+			s.SetTargets([]Target{b})
+			swapped = true
+		case swapped && seen[b.Key()] == 3:
+			bAtRemoval = aCount.Load()
+		case swapped && seen[b.Key()] >= 8:
+			cancel()
+		}
+	}
+	if bCount.Load() < 8 {
+		t.Errorf("the added target was scraped %d times", bCount.Load())
+	}
+	if n := aCount.Load(); n > bAtRemoval {
+		t.Errorf("the removed target was scraped again (%d requests, %d when b had 3 scrapes)", n, bAtRemoval)
+	}
+}
