@@ -134,6 +134,9 @@ func runWatch(ctx context.Context, o *watchOptions, stdout, stderr io.Writer) in
 		return watchReplay(ctx, o, stdout, stderr)
 	}
 	targets, err := o.targets(ctx)
+	if err == nil && len(targets) == 0 && o.output != "" { // a targets file may fill later, but not for a snapshot
+		err = errors.New("watch: no server to watch: the targets file lists none")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage

@@ -129,6 +129,8 @@ func TestWatchUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "targets.yaml")
 	os.WriteFile(bad, []byte("- targets: [a:1]\n  lables: {}\n"), 0o600)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte("[]\n"), 0o600)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -140,6 +142,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{[]string{"--once", "-o", "json", "--targets", bad}, "targets.yaml:2:3"},
 		{[]string{"--once", "-o", "json", "-u", "ftp://x"}, "not an http(s) URL"},
 		{[]string{"--replay", filepath.Join(dir, "none.jsonl"), "-o", "json"}, "none.jsonl"},
+		{[]string{"--once", "-o", "json", "--targets", empty}, "the targets file lists none"},
 	} {
 		code, _, errOut := runWatchArgs(t, c.args...)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {

@@ -215,3 +215,14 @@ func TestWatchFitsEverySize(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchBeforeTheFirstScrape: a server not yet scraped says so, with – for every figure.
+func TestWatchBeforeTheFirstScrape(t *testing.T) {
+	m := newWatchModel(context.Background(), WatchOptions{Targets: []watch.Target{watchTarget(t, "127.0.0.1:8000")},
+		Now: func() time.Time { return watchT0 }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 10})
+	view := ansi.Strip(m.View())
+	if !strings.Contains(view, "127.0.0.1:8000") || !strings.Contains(view, "waiting for the first scrape") {
+		t.Errorf("view:\n%s", view)
+	}
+}

@@ -141,6 +141,9 @@ var Columns = []Column{
 	{Key: "tokj", Header: "TOK/J", Value: fig(func(r Row) *float64 { return r.TokensPerJoule }), Wide: 1,
 		Metric: "tokens_per_joule", Help: "Generated tokens per joule the GPUs used over the window."},
 	{Key: "badges", Header: "STATUS", Text: func(r Row) string {
+		if r.ScrapedAt == nil && r.LastError == nil {
+			return "waiting for the first scrape"
+		}
 		s := strings.Join(r.Badges, " ")
 		if r.LastError != nil {
 			s += ": " + *r.LastError
