@@ -12,7 +12,7 @@ var importLayers = [][]string{
 	{"tokscope"},
 	{"cli"},
 	{"report", "ui", "promexport", "otlpexport", "calibrate", "discover"},
-	{"export", "record"},
+	{"export", "record", "watch"},
 	{"sweep"},
 	{"stats", "fanout"},
 	{"metric"},

@@ -47,7 +47,7 @@ type runEnv struct {
 
 // commands is the dispatch table, in the order tokscope --help lists them.
 func commands() []*command {
-	return []*command{replayCommand(), modelsCommand(), calibrateCommand(), simCommand(), helpCommand()}
+	return []*command{replayCommand(), modelsCommand(), calibrateCommand(), simCommand(), watchCommand(), helpCommand()}
 }
 
 // measureCommand is tokscope without a command: measure the endpoints.
@@ -209,6 +209,7 @@ var flagGroups = []struct {
 	{"Server side", []string{"server-metrics", "gpu-metrics"}},
 	{"Fleet", []string{"shard"}},
 	{"Simulator", []string{"listen"}},
+	{"Watch", []string{"targets", "discover", "window", "once", "replay", "sort", "filter", "canary-model"}},
 	{"General", []string{"log", "version", "help"}},
 }
 

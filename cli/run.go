@@ -104,6 +104,9 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 		return ExitUsage
 	}
 	defer cleanup()
+	if len(cfg.Endpoints) == 0 && cfg.Watch != nil { // a config with only watch: is the watch mode
+		return runWatch(ctx, watchConfigMode(cfg.File), stdout, stderr)
+	}
 	if err := opts.checkObjectives(cfg.Endpoints); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage

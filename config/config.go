@@ -40,6 +40,9 @@ type Config struct {
 	// Trace is the top-level trace: (a Mooncake JSONL file, relative to the config file),
 	// replayed when --trace is not given; "" without.
 	Trace string
+	// Watch is the watch: section (watch.go), nil without one. A config with a watch: section
+	// may have no endpoints: it is then for `tokscope watch` only.
+	Watch *Watch
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

@@ -174,8 +174,11 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	var endpointsEntry *entry
 	var grace *time.Duration
 	var trace *string
+	var watch *Watch
 	for i, e := range top {
 		switch e.key {
+		case "watch":
+			watch, err = l.watch(e)
 		case "grace":
 			err = put(&grace)(l.duration(e, true))
 		case "trace":
@@ -191,14 +194,16 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 			return nil, err
 		}
 	}
-	if endpointsEntry == nil {
+	if endpointsEntry == nil && watch == nil {
 		return nil, l.errNode(docs[0], "no endpoints: add an endpoints: list, each with base_url and model")
 	}
-	eps, err := l.endpoints(*endpointsEntry, &defaults.Partial)
-	if err != nil {
-		return nil, err
+	var eps []Endpoint
+	if endpointsEntry != nil {
+		if eps, err = l.endpoints(*endpointsEntry, &defaults.Partial); err != nil {
+			return nil, err
+		}
 	}
-	c := &Config{File: l.file, Endpoints: eps, Grace: grace}
+	c := &Config{File: l.file, Endpoints: eps, Grace: grace, Watch: watch}
 	if trace != nil {
 		c.Trace = *trace
 	}

@@ -251,7 +251,7 @@ func (c *Config) Validate() error {
 	fail := func(format string, args ...any) error {
 		return &Error{File: c.File, Msg: fmt.Sprintf(format, args...)}
 	}
-	if len(c.Endpoints) == 0 {
+	if len(c.Endpoints) == 0 && c.Watch == nil { // a watch-only config has none (watch.go)
 		return fail("no endpoints: give --url and --model, or a config file with an endpoints: list")
 	}
 	seen := make(map[string]int)
