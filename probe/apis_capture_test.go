@@ -92,7 +92,7 @@ func TestCaptureReplay(t *testing.T) {
 			t.Parallel()
 			var text strings.Builder
 			g, c := captureServer(t, tc.file, tc.api)
-			s := c.Do(t.Context(), "hi", func(d Delta) { text.WriteString(d.Text) })
+			s := ask(t.Context(), c, "hi", Live{Delta: func(d Delta) { text.WriteString(d.Text) }})
 			outcome(t, s, OutcomeOK, "")
 			if got := g.requests()[0].path; got != tc.path {
 				t.Errorf("sent to %s, want %s", got, tc.path)

@@ -42,7 +42,7 @@ func TestAPIsGroundTruth(t *testing.T) {
 			c := NewClient(ep)
 			t.Cleanup(c.CloseIdleConnections)
 			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: api + " " + prompt}}, MaxTokens: maxTokens}
-			first := c.Send(t.Context(), req, nil) // warms the connection and the prefix cache
+			first := c.SendLive(t.Context(), req, Live{}) // warms the connection and the prefix cache
 			outcome(t, first, OutcomeOK, "")
 			timed(t, func(late reporter) {
 				var text, think strings.Builder

@@ -26,7 +26,7 @@ func TestAPIRequestShapes(t *testing.T) {
 				ep.ExtraBody = map[string]any{"temperature": 0, "options": map[string]any{"temperature": 0}}
 			}))
 			t.Cleanup(c.CloseIdleConnections)
-			c.Send(t.Context(), w, nil)
+			c.SendLive(t.Context(), w, Live{})
 			req := g.requests()[0]
 			b, h := req.body, req.header
 			if b["stream"] != true || b["model"] != "m" || b["temperature"] != 0.0 {

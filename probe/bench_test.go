@@ -16,6 +16,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/sim"
+	"tokscope/workload"
 )
 
 // memStream answers every request with the same SSE body from memory, so that a benchmark
@@ -38,6 +39,21 @@ func (m memStream) RoundTrip(req *http.Request) (*http.Response, error) {
 // benchChunks is the tokens per streamed answer: long enough that per-request costs (request
 // building, the Sample) fade next to per-chunk ones.
 const benchChunks = 2048
+
+// newClient builds a client over any RoundTripper (an in-memory one here), which also serves
+// the retries.
+func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
+	return newClientOver(ep, tr, tr, nil)
+}
+
+// ask sends prompt as one streamed request with the endpoint's max_tokens (no tag, no
+// workload) through SendLive, the path every request of the Runner takes.
+func ask(ctx context.Context, c *Client, prompt string, live Live) Sample {
+	return c.SendLive(ctx, workload.Request{
+		Messages:  []workload.Message{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+		MaxTokens: c.ep.MaxTokens,
+	}, live)
+}
 
 // vllmStream is a vLLM-shaped stream: role chunk, one-token content chunks, finish, usage, [DONE].
 func vllmStream(n int) []byte {
@@ -112,7 +128,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 	b.Run("engine", func(b *testing.B) {
 		c := newClient(ep, memStream{body})
 		perChunk(b, chunks, func() {
-			s := c.Do(context.Background(), "hi", nil)
+			s := ask(context.Background(), c, "hi", Live{})
 			if s.Outcome != OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
 				b.Fatalf("%s %s: N %d chunks %d", s.Outcome, s.ErrorMessage, s.Tokens, len(s.Chunks))
 			}
@@ -126,7 +142,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 	// endpoint's tokens per chunk is known (every request after its first); "tokenizer", it is
 	// not, and each chunk's text goes through the offline tokenizer.
 	live := func(c *Client, n *int) {
-		s := c.DoLive(context.Background(), "hi", Live{Progress: func(p *Progress) { *n += p.Chunks }})
+		s := ask(context.Background(), c, "hi", Live{Progress: func(p *Progress) { *n += p.Chunks }})
 		if s.Outcome != OutcomeOK || s.Tokens != benchChunks {
 			b.Fatalf("%s %s: N %d", s.Outcome, s.ErrorMessage, s.Tokens)
 		}
@@ -140,7 +156,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 		defer func(saved time.Duration) { progressEvery = saved }(progressEvery)
 		progressEvery = 0
 		c := newClient(ep, memStream{body})
-		c.Do(context.Background(), "hi", nil) // learn the tokens per chunk
+		ask(context.Background(), c, "hi", Live{}) // learn the tokens per chunk
 		var n int
 		perChunk(b, chunks, func() { live(c, &n) })
 	})
@@ -155,7 +171,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 		c := newClient(ep, memStream{body})
 		var texts int
 		perChunk(b, chunks, func() {
-			c.Do(context.Background(), "hi", func(d Delta) { texts += len(d.Text) })
+			ask(context.Background(), c, "hi", Live{Delta: func(d Delta) { texts += len(d.Text) }})
 		})
 	})
 }

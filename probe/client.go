@@ -82,12 +82,6 @@ func NewClient(ep config.Endpoint) *Client {
 	return newClientOver(ep, tr, fresh, watch)
 }
 
-// newClient builds a client over any RoundTripper (benchmarks use an in-memory one), which
-// also serves the retries.
-func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
-	return newClientOver(ep, tr, tr, nil)
-}
-
 // newClientOver builds a client whose requests go through tr, or through fresh when the
 // server closes every connection (watch) and for the retry of a request that met a dead
 // kept-alive connection. The http.Clients have no Timeout: it would cut long stream bodies;
@@ -174,34 +168,6 @@ func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 	return req
 }
 
-// Do sends prompt as one streamed request with the endpoint's max_tokens (no tag, no
-// workload) and measures it; see Send.
-func (c *Client) Do(ctx context.Context, prompt string, onDelta func(Delta)) Sample {
-	return c.Send(ctx, workload.Request{
-		Messages:  []workload.Message{{Role: openai.ChatMessageRoleUser, Content: prompt}},
-		MaxTokens: c.ep.MaxTokens,
-	}, onDelta)
-}
-
-// Send sends one streamed request built from w and measures it. onDelta, if not nil, is
-// called from the calling goroutine for every piece of content or reasoning text as it
-// arrives (Endpoint, Seq and Stream are left for the caller to fill). Send never returns an
-// error: a failure is a Sample with Outcome error and a classified ErrorKind.
-//
-// The request ends at ctx's end (ErrorKind canceled), at ep.Timeout (timeout) or when no
-// chunk arrived for ep.Stall (stall), whichever comes first.
-func (c *Client) Send(ctx context.Context, w workload.Request, onDelta func(Delta)) Sample {
-	return c.SendLive(ctx, w, Live{Delta: onDelta})
-}
-
-// DoLive is Do, reporting the request's text and progress to live as they arrive.
-func (c *Client) DoLive(ctx context.Context, prompt string, live Live) Sample {
-	return c.SendLive(ctx, workload.Request{
-		Messages:  []workload.Message{{Role: openai.ChatMessageRoleUser, Content: prompt}},
-		MaxTokens: c.ep.MaxTokens,
-	}, live)
-}
-
 // Live is what a caller follows of a request while it streams; either may be nil. Both are
 // called from the goroutine that reads the stream, between two reads: they must be quick.
 // Endpoint, Seq, Stream and Warmup are left for the caller to fill.
@@ -212,7 +178,12 @@ type Live struct {
 	Progress func(*Progress)
 }
 
-// SendLive is Send, reporting the request's text and progress to live as they arrive.
+// SendLive sends one streamed request built from w and measures it, reporting the request's
+// text and progress to live as they arrive. It never returns an error: a failure is a Sample
+// with Outcome error and a classified ErrorKind.
+//
+// The request ends at ctx's end (ErrorKind canceled), at ep.Timeout (timeout) or when no
+// chunk arrived for ep.Stall (stall), whichever comes first.
 func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s Sample) {
 	s = newSample(c.ep)
 	s.OutputTarget = max(w.MinTokens, 0)

@@ -160,7 +160,7 @@ func TestKeepAliveServerNotLearned(t *testing.T) {
 	c := NewClient(testEndpoint(g.Server))
 	t.Cleanup(c.CloseIdleConnections)
 	for i := range 8 {
-		s := c.Do(t.Context(), "hi", nil)
+		s := ask(t.Context(), c, "hi", Live{})
 		if s.Outcome != OutcomeOK || s.ConnRetry {
 			t.Fatalf("request %d: %s %s retry %v", i, s.Outcome, s.ErrorMessage, s.ConnRetry)
 		}
@@ -193,7 +193,7 @@ func TestIdleTimeoutIsNotClosingEvery(t *testing.T) {
 	c := NewClient(testEndpoint(g.Server))
 	t.Cleanup(c.CloseIdleConnections)
 	for i := range closesEvidence + 1 {
-		if s := c.Do(t.Context(), "hi", nil); s.Outcome != OutcomeOK {
+		if s := ask(t.Context(), c, "hi", Live{}); s.Outcome != OutcomeOK {
 			t.Fatalf("request %d: %s %s", i, s.Outcome, s.ErrorMessage)
 		}
 		time.Sleep(600 * time.Millisecond)

@@ -419,7 +419,7 @@ func TestCanceled(t *testing.T) {
 	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(t.Context(), ms(150))
 	defer cancel()
-	s := c.Do(ctx, "hi", nil)
+	s := ask(ctx, c, "hi", Live{})
 	outcome(t, s, OutcomeError, ErrCanceled)
 }
 
@@ -527,7 +527,7 @@ func TestTransportErrors(t *testing.T) {
 	one := func(ep config.Endpoint) Sample {
 		c := NewClient(ep)
 		defer c.CloseIdleConnections()
-		return c.Do(t.Context(), "hi", nil)
+		return ask(t.Context(), c, "hi", Live{})
 	}
 	base := config.Endpoint{Name: "x", Model: "m", Timeout: 10 * time.Second, Stall: 10 * time.Second, MaxTokens: 8}
 

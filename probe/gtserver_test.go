@@ -232,6 +232,6 @@ func measure(t *testing.T, sc script, mods ...func(*config.Endpoint)) (Sample, *
 	c := NewClient(testEndpoint(g.Server, mods...))
 	t.Cleanup(c.CloseIdleConnections)
 	var deltas []Delta
-	s := c.Do(t.Context(), "hi", func(d Delta) { deltas = append(deltas, d) })
+	s := ask(t.Context(), c, "hi", Live{Delta: func(d Delta) { deltas = append(deltas, d) }})
 	return s, g, deltas
 }

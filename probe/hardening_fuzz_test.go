@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzChunkDecode feeds arbitrary chunk payloads (the bytes after "data: ", one per line of
-// the input) to the stream decoder, as Do does. It must never panic, and:
+// the input) to the stream decoder, as SendLive does. It must never panic, and:
 //   - every chunk before a stop is recorded, in order, with non-negative byte counts;
 //   - one json.Decoder serves the whole stream: each chunk's content and reasoning bytes equal
 //     what a fresh decoder finds in that chunk alone (no state leaks from chunk to chunk);

@@ -121,7 +121,7 @@ func TestRedirects(t *testing.T) {
 	} {
 		status.Store(int64(tc.status))
 		target.Store(tc.target)
-		s := c.Do(t.Context(), "hi", nil)
+		s := ask(t.Context(), c, "hi", Live{})
 		if tc.kind == "" {
 			outcome(t, s, OutcomeOK, "")
 			if v, _ := s.TTFB(); v < ms(60) {

@@ -57,14 +57,14 @@ func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn bool) (lag,
 		Timeout: 10 * time.Second, Stall: 10 * time.Second, InsecureSkipVerify: tlsConn}
 	c := NewClient(ep)
 	defer c.CloseIdleConnections()
-	s = c.Do(context.Background(), "hi", func(d Delta) {
+	s = ask(context.Background(), c, "hi", Live{Delta: func(d Delta) {
 		switch d.Text {
 		case "a":
 			time.Sleep(readerDelay)
 		case "b":
 			close(l.gotSecond)
 		}
-	})
+	}})
 	if s.Outcome != OutcomeOK {
 		t.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 	}
@@ -192,8 +192,8 @@ func TestStampConnNotTCP(t *testing.T) {
 	if _, ok := k.Since(time.Now()); ok {
 		t.Error("no connection, yet a kernel stamp")
 	}
-	s := newClient(config.Endpoint{Name: "mem", BaseURL: "http://mem/v1", Model: "m", Timeout: time.Minute, Stall: time.Minute},
-		memStream{vllmStream(3)}).Do(context.Background(), "hi", nil)
+	s := ask(context.Background(), newClient(config.Endpoint{Name: "mem", BaseURL: "http://mem/v1", Model: "m", Timeout: time.Minute, Stall: time.Minute},
+		memStream{vllmStream(3)}), "hi", Live{})
 	if s.Outcome != OutcomeOK || s.Clock != ClockUser {
 		t.Errorf("in-memory transport: %s clock %q, want ok and %q", s.Outcome, s.Clock, ClockUser)
 	}

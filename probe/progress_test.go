@@ -31,7 +31,7 @@ func paced(n int, gap time.Duration, text string, usageTokens int, perChunkUsage
 func watch(t *testing.T, c *Client) (Sample, []Progress) {
 	t.Helper()
 	var ps []Progress
-	s := c.DoLive(t.Context(), "hi", Live{Progress: func(p *Progress) { ps = append(ps, *p) }})
+	s := ask(t.Context(), c, "hi", Live{Progress: func(p *Progress) { ps = append(ps, *p) }})
 	if s.Outcome != OutcomeOK {
 		t.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 	}

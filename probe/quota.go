@@ -7,7 +7,7 @@ import (
 
 // quota hands out an endpoint's Options.Requests counted requests (tickets) and counts those
 // that finished: the endpoint's loops end once every ticket is out, and the endpoint is done
-// when the last counted request has finished. With no limit (0) every take succeeds and
+// when the last counted request has finished. With no limit (0) every takeConversation succeeds and
 // nothing is counted.
 //
 // Concurrency: safe for concurrent use (the loops of one endpoint share it).
@@ -16,13 +16,10 @@ type quota struct {
 
 	mu         sync.Mutex
 	started    int  // tickets out, up to limit
-	allStarted bool // a take found every ticket out
+	allStarted bool // a takeConversation found every ticket out
 
 	finished atomic.Int64 // counted requests finished (cut ones are not)
 }
-
-// take hands out one ticket; false once all have started (the caller's loop then ends).
-func (q *quota) take() bool { return q.takeConversation(1) }
 
 // takeConversation hands out the n tickets of a conversation (--turns) at its first turn:
 // false once all have started. A conversation once begun is finished, so when fewer than n
@@ -70,7 +67,7 @@ func (q *quota) giveBack(n int) {
 	q.mu.Unlock()
 }
 
-// exhausted reports that a take found every ticket out: no loop has anything left to start.
+// exhausted reports that a takeConversation found every ticket out: no loop has anything left to start.
 func (q *quota) exhausted() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()

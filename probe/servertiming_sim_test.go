@@ -48,7 +48,7 @@ func TestServerTimingFromSim(t *testing.T) {
 			t.Cleanup(c.CloseIdleConnections)
 			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: strings.TrimSpace(sim.Text(0, 40))}}, MaxTokens: 20}
 			for i := 1; i <= 2; i++ { // the second is served partly from the prefix cache
-				s := c.Send(t.Context(), req, nil)
+				s := c.SendLive(t.Context(), req, Live{})
 				outcome(t, s, OutcomeOK, "")
 				clock, ok := srv.Clock("chatcmpl-sim-" + string(rune('0'+i)))
 				if !ok {
@@ -132,7 +132,7 @@ func TestServerQueueFromSim(t *testing.T) {
 	req := workload.Request{Messages: []workload.Message{{Role: "user", Content: "hi"}}, MaxTokens: 10}
 	out := make(chan Sample, 2)
 	for range 2 {
-		go func() { out <- c.Send(t.Context(), req, nil) }()
+		go func() { out <- c.SendLive(t.Context(), req, Live{}) }()
 	}
 	queued := 0
 	for range 2 {

@@ -39,7 +39,7 @@ func TestCaptureServerTiming(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			_, c := captureServer(t, tc.file, tc.api)
-			s := c.Do(t.Context(), "hi", nil)
+			s := ask(t.Context(), c, "hi", Live{})
 			outcome(t, s, OutcomeOK, "")
 			switch {
 			case tc.want == nil && s.Server != nil:
@@ -108,9 +108,9 @@ func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
 				file = "llamacpp-b10470/anthropic-messages.sse"
 			}
 			g, c := captureServer(t, file, api)
-			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
+			outcome(t, ask(t.Context(), c, "hi", Live{}), OutcomeOK, "")
 			MarkVLLM(c.ep.BaseURL)
-			outcome(t, c.Do(t.Context(), "hi", nil), OutcomeOK, "")
+			outcome(t, ask(t.Context(), c, "hi", Live{}), OutcomeOK, "")
 			reqs := g.requests()
 			if _, sent := reqs[0].body["include_metrics"]; sent {
 				t.Errorf("include_metrics sent to a server not known to be vLLM: %v", reqs[0].body)
@@ -140,7 +140,7 @@ func TestVLLMMetricsDecode(t *testing.T) {
 	g := newGT(t, fixed(script{contentType: "text/event-stream", events: evs}))
 	c := NewClient(testEndpoint(g.Server, func(*config.Endpoint) {}))
 	t.Cleanup(c.CloseIdleConnections)
-	s := c.Do(t.Context(), "hi", nil)
+	s := ask(t.Context(), c, "hi", Live{})
 	outcome(t, s, OutcomeOK, "")
 	want := NoServerTiming("vllm")
 	want.TTFTms, want.DecodeMs, want.QueueMs, want.DecodeTPS = 85.21, 1240.53, 12.34, 103.27

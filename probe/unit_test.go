@@ -30,7 +30,7 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// decodeAll runs raw chunks through the decoder the way Do does.
+// decodeAll runs raw chunks through the decoder the way SendLive does.
 func decodeAll(raws ...string) Sample {
 	s := newSample(testEP())
 	var d decoder

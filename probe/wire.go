@@ -420,10 +420,6 @@ var estimateTokens = func(text string) (int, bool) {
 	if text == "" {
 		return 0, true
 	}
-	c, err := workload.Tokenizer()
-	if err != nil {
-		return 0, false
-	}
-	n, err := c.Count(text)
+	n, err := workload.CountTokens(text)
 	return n, err == nil
 }

@@ -272,7 +272,7 @@ func TestRequestFieldsWinOverExtraBody(t *testing.T) {
 	t.Cleanup(c.CloseIdleConnections)
 	req := w.Next()
 	req.MaxTokens, req.MinTokens = 20, 20
-	s := c.Send(context.Background(), req, nil)
+	s := c.SendLive(context.Background(), req, Live{})
 	bodies, _, _ := cs.received()
 	b := bodies[0]
 	if b["ignore_eos"] != true || num(b["min_tokens"]) != 20 || num(b["max_tokens"]) != 20 || b["temperature"] != 0.0 {
