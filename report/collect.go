@@ -33,7 +33,6 @@ type Collector struct {
 	// first and last are the earliest t0 and the latest end of any background request,
 	// warm-ups included, in Unix nanoseconds (wall clock); first == 0 before any.
 	first, last int64
-	slo         *config.SLO // SetSLO: for endpoints added later
 }
 
 // endpointSeries is one endpoint's share of a Collector.
@@ -109,9 +108,6 @@ func NewCollector(eps []config.Endpoint) *Collector {
 func (c *Collector) addEndpoint(name, model string) int {
 	i := len(c.eps)
 	c.eps = append(c.eps, newEndpointSeries(name, model))
-	if c.slo != nil {
-		c.eps[i].slo = *c.slo
-	}
 	if _, dup := c.byName[name]; !dup {
 		c.byName[name] = i
 	}
@@ -266,7 +262,7 @@ func (h *logHistogram) total() int64 {
 // Clone returns a copy that shares nothing with c, so that a report can be written on
 // another goroutine while c goes on taking requests (the TUI's report key).
 func (c *Collector) Clone() *Collector {
-	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last, slo: c.slo}
+	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last}
 	for _, e := range c.eps {
 		o := &endpointSeries{name: e.name, model: e.model, requests: slices.Clone(e.requests),
 			tokens: maps.Clone(e.tokens), slo: e.slo}

@@ -62,16 +62,6 @@ func endpointsOf(in *Input) []endpointRef {
 	return out
 }
 
-func legendOf(eps []endpointRef, has func(*endpointRef) bool) []legendItem {
-	var items []legendItem
-	for i := range eps {
-		if has(&eps[i]) {
-			items = append(items, legendItem{text: eps[i].name, ep: eps[i].idx})
-		}
-	}
-	return items
-}
-
 // timeSeriesCharts are the charts over the run's time: output tok/s, the TTFT of each
 // request at the second it started, streams in flight, and errors.
 func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"tokscope/config"
 	"tokscope/export"
 	"tokscope/stats"
 )
@@ -15,15 +14,6 @@ import (
 // SLOs and cost (built in: each request's verdict is per-request data the Collector keeps),
 // and the server's own metrics (ServerSection: an extension Section built from the
 // Snapshot's scrapes, which a record does not keep).
-
-// SetSLO sets the objectives every endpoint's requests are judged against, including
-// endpoints a replay adds later, as stats.Aggregator.SetSLO; call it before the first request.
-func (c *Collector) SetSLO(slo config.SLO) {
-	c.slo = &slo
-	for _, e := range c.eps {
-		e.slo = slo
-	}
-}
 
 // sloSection is attainment over the run's time and the summary's SLO and cost figures; nil
 // when no endpoint has objectives or a price.

@@ -65,24 +65,26 @@ func TestSLOSection(t *testing.T) {
 	}
 }
 
-// --slo on a replay: the Collector judges the endpoints the records add, as the Aggregator.
+// --slo on a replay: cli gives the replayed endpoints the objectives (a record keeps none), the
+// Collector built from them judges every request as the Aggregator does, and a Clone (the
+// TUI's w key) keeps them.
 func TestSLOSectionReplay(t *testing.T) {
-	cfg, samples := synthRun(synthEndpoints[:1], 20, 1, false)
+	eps, samples := synthRun(synthEndpoints[:1], 20, 1, false)
 	slo := config.SLO{TTFT: 100 * time.Millisecond}
-	agg := stats.New(nil)
-	agg.SetSLO(slo)
-	col := NewCollector(nil)
-	col.SetSLO(slo)
+	for i := range eps {
+		eps[i].SLO = slo
+	}
+	agg := stats.New(eps)
+	col := NewCollector(eps)
 	for i := range samples {
 		agg.Add(&samples[i])
 		col.Add(&samples[i])
 	}
-	_ = cfg
 	page := render(t, Input{Summary: agg.Snapshot(time.Now()), Requests: col})
 	if !strings.Contains(figures(page)["slo-attainment"], "<svg") {
 		t.Fatal("replayed requests were not judged")
 	}
-	if c := col.Clone(); c.eps[0].slo != slo || c.slo == nil {
+	if c := col.Clone(); c.eps[0].slo != slo {
 		t.Error("Clone drops the objectives")
 	}
 }

@@ -179,14 +179,14 @@ type endpoint struct {
 	work                   workloadState // workload.go
 	turns                  turnState     // turns.go
 
-	// Windows are cached between Snapshots: a UI snapshots several times per second while
-	// samples arrive about once per second per stream, and merging 60 slots of 17 metrics is
-	// the costliest part of a Snapshot. version counts changes to the distributions from 1;
-	// a cache whose version is 0 was never filled.
-	version                 uint64
-	wholeVer, recentVer     uint64
-	recentSec               int64
-	wholeCache, recentCache Window
+	// The recent window is cached between Snapshots: a UI snapshots several times per second
+	// while samples arrive about once per second per stream, and merging 60 slots of 17
+	// metrics is the costliest part of a Snapshot. version counts changes to the
+	// distributions from 1; a cache whose version is 0 was never filled.
+	version     uint64
+	recentVer   uint64
+	recentSec   int64
+	recentCache Window
 }
 
 func newEndpoint(name, model, baseURL string) *endpoint {
@@ -241,19 +241,17 @@ func (e *endpoint) reset() {
 // Aggregator owns the rolling statistics of every endpoint.
 //
 // It is NOT safe for concurrent use: one goroutine (the one reading the Runner's events)
-// calls Add, AddBackoff, Reset and Snapshot. The Snapshots it returns share nothing mutable
+// calls Add, Reset and Snapshot. The Snapshots it returns share nothing mutable
 // with it and may be handed to any other goroutine.
 type Aggregator struct {
 	eps     []*endpoint
 	byName  map[string]int
 	scratch series // reused to merge the recent slots of one metric
 	// ttftFrom is the instant TTFT is measured to (WithTTFTFrom); "" is first-token.
-	ttftFrom probe.TTFTFrom
-	open     openLoop // WithRate, SetArrivals, SetWaiting (arrivals.go)
-	// defaultSLO applies to endpoints added after WithSLO (replay); sloTarget is --slo-target.
-	defaultSLO *config.SLO
-	sloTarget  float64
-	end        probe.RunEnd // SetEnd
+	ttftFrom  probe.TTFTFrom
+	open      openLoop     // WithRate, SetArrivals, SetWaiting (arrivals.go)
+	sloTarget float64      // --slo-target
+	end       probe.RunEnd // SetEnd
 }
 
 // Option sets up an Aggregator at construction: every consumer of a run builds its
@@ -274,12 +272,6 @@ func WithSLOTarget(f float64) Option { return func(a *Aggregator) { a.sloTarget 
 // Snapshots carry it (Snapshot.Rate), and summaries then show the client queue. 0 is the
 // closed loop.
 func WithRate(rate float64) Option { return func(a *Aggregator) { a.open.rate = rate } }
-
-// WithSLO gives every endpoint, those of New and those a replayed Sample adds, the
-// objectives slo (a record keeps none: --slo judges the recorded requests).
-func WithSLO(slo config.SLO) Option {
-	return func(a *Aggregator) { a.SetSLO(slo) }
-}
 
 // New returns an Aggregator with one (empty) entry per configured endpoint, in order, set
 // up by opts (applied after the endpoints exist).
@@ -307,9 +299,6 @@ func New(eps []config.Endpoint, opts ...Option) *Aggregator {
 func (a *Aggregator) addEndpoint(name, model, baseURL string) int {
 	i := len(a.eps)
 	a.eps = append(a.eps, newEndpoint(name, model, baseURL))
-	if a.defaultSLO != nil {
-		a.eps[i].slo.slo = *a.defaultSLO
-	}
 	if _, dup := a.byName[name]; !dup {
 		a.byName[name] = i
 	}
@@ -513,11 +502,6 @@ func doneAt(s *probe.Sample) time.Time {
 	return s.Start
 }
 
-// AddBackoff adds time endpoint ep spent backing off after a 429 (reported, never latency).
-// The Runner's requests carry it (Sample.Backoff), which AddAt counts: this is for callers
-// that have the time from elsewhere.
-func (a *Aggregator) AddBackoff(ep int, d time.Duration) { a.eps[ep].backoff += d }
-
 // Reset sets every statistic back to zero, keeping the endpoints.
 func (a *Aggregator) Reset() {
 	for _, e := range a.eps {
@@ -588,13 +572,6 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 func (e *endpoint) recordWhole(s *probe.Sample, c metric.Context) {
 	e.whole.record(s, c)
 	e.turns.observe(s, c)
-}
-
-func (e *endpoint) wholeWindow() Window {
-	if e.wholeVer != e.version {
-		e.wholeCache, e.wholeVer = e.whole.window(), e.version
-	}
-	return e.wholeCache
 }
 
 func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {

@@ -309,8 +309,11 @@ func TestResetAndBounds(t *testing.T) {
 		a.Add(probetest.OK("a", "m", 0, at).Stream(100*msD, 3, 10*msD, 3).Ptr())
 		a.Add(probetest.Err("a", "", 0, at, "stall", 429, "boom stall").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
-	a.AddBackoff(0, 3*time.Second)
-	a.AddBackoff(0, 2*time.Second)
+	for _, d := range []time.Duration{3 * time.Second, 2 * time.Second} { // 429s' back-offs, carried by their requests
+		limited := probetest.Err("a", "", 0, t0.Add(1499*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+		limited.Backoff = d
+		a.Add(limited)
+	}
 	st := a.Snapshot(t0.Add(1500 * time.Second)).Endpoints[0]
 	if len(st.History) != historyLen || len(st.RecentErrors) != recentErrorsLen ||
 		len(st.LastTTFT) != reservoirLen || len(st.LastDecodeTPS) != reservoirLen {
@@ -476,7 +479,8 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 // Snapshot fills every field: a rich run leaves no field of EndpointStats or Window at its
 // zero value, so a field added to the contract and forgotten here fails this test.
 func TestSnapshotFillsEveryField(t *testing.T) {
-	a := newAgg()
+	a := New([]config.Endpoint{{Name: "a", Model: "m", BaseURL: "http://x/v1", SLO: config.SLO{TTFT: time.Second},
+		Price: &config.Price{Output: 1}}, {Name: "b", Model: "n"}})
 	for i := range 5 {
 		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Reused, s.DNS, s.Connect, s.TLS, s.Queue = false, 2*msD, 3*msD, 4*msD, 5*msD
@@ -493,6 +497,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	}
 	limited := probetest.Err("a", "", 0, t0, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens, limited.RetryAfter = 3, 1200, 2*time.Second
+	limited.Backoff = time.Second
 	a.Add(limited)
 	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	tr.Outcome = probe.OutcomeTruncated
@@ -503,12 +508,9 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	cut := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	cut.Outcome, cut.ErrorKind, cut.Cut = probe.OutcomeError, probe.ErrCanceled, true
 	a.Add(cut)
-	a.AddBackoff(0, time.Second)
 	WithRate(2)(a)
 	a.SetArrivals(0, 9, 1)
 	a.SetWaiting(0, []time.Time{t0})
-	a.SetSLO(config.SLO{TTFT: time.Second})
-	a.eps[0].price = &config.Price{Output: 1}
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{Kind: servermetrics.KindVLLM}})
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Source: servermetrics.SourceGPU, GPU: servermetrics.GPUReading{GPUs: 1}})
 	a.Observe(&probe.Progress{Endpoint: 0, Seq: 99, Start: t0.Add(4 * time.Second), At: 300 * msD,

@@ -178,13 +178,16 @@ func TestRateLimitsAndBackoff(t *testing.T) {
 	limited := probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens = 0, -1
-	limited.RetryAfter = 12 * time.Second
+	limited.RetryAfter, limited.Backoff = 12*time.Second, 12*time.Second // the back-off it started
 	a.Add(limited)
+	again := probetest.Err("a", "", 0, t0.Add(2500*time.Millisecond), "http_429", 429, "boom http_429").
+		Times(msD, 5*msD).EndAt(6 * msD).Ptr() // a second 429, without Retry-After: its own back-off
+	again.RateLimitRemainingRequests, again.RateLimitRemainingTokens = -1, -1
+	again.Backoff = 3 * time.Second
+	a.Add(again)
 	warm := probetest.OK("a", "m", 0, t0.Add(3*time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr()
 	warm.Warmup, warm.RateLimitRemainingRequests, warm.RateLimitRemainingTokens = true, -1, 5
 	a.Add(warm)
-	a.AddBackoff(0, 12*time.Second)
-	a.AddBackoff(0, 3*time.Second)
 
 	e = a.Snapshot(t0.Add(5 * time.Second)).Endpoints[0]
 	if e.RateLimitRemainingRequests != -1 || e.RateLimitRemainingTokens != 5 || !e.RateLimitAt.Equal(warm.Start) {

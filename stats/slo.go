@@ -152,15 +152,6 @@ type SLOStats struct {
 	Target                    float64
 }
 
-// SetSLO sets the objectives of every endpoint, including those a replay adds later; it
-// replaces what New took from the config (--slo on a replay).
-func (a *Aggregator) SetSLO(slo config.SLO) {
-	a.defaultSLO = &slo
-	for _, e := range a.eps {
-		e.slo.slo = slo
-	}
-}
-
 func (a *Aggregator) sloStats(e *endpoint, now time.Time, wall time.Duration) *SLOStats {
 	objs := e.slo.slo.Objectives()
 	if len(objs) == 0 {

@@ -161,9 +161,9 @@ func TestSLONoneAndReplay(t *testing.T) {
 	if st := a.Snapshot(t0.Add(time.Second)).Endpoints[0]; st.SLO != nil || st.Cost != nil || st.Server != nil {
 		t.Fatalf("no objectives, price or scrape: nil figures, got %+v %+v %+v", st.SLO, st.Cost, st.Server)
 	}
-	// --slo on a replay: endpoints the records add later get the objectives too.
-	r := New(nil)
-	r.SetSLO(config.SLO{TTFT: 50 * msD})
+	// --slo on a replay: cli gives the replay's endpoints (all of them known before the first
+	// record) the objectives, and New judges their requests.
+	r := New([]config.Endpoint{{Name: "a", SLO: config.SLO{TTFT: 50 * msD}}})
 	r.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
 	if st := r.Snapshot(t0.Add(time.Second)).Endpoints[0].SLO; st == nil || st.Counted != 1 || st.Good != 0 {
 		t.Fatalf("replayed endpoint: %+v", st)
