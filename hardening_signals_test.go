@@ -111,12 +111,12 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("kill %d: the appending run exited %d: %s", i, code, p.stderr.String())
 		}
 		b, _ := os.ReadFile(path)
-		again, err := record.ReadRecords(bytes.NewReader(b))
+		again, err := record.ReadFile(bytes.NewReader(b))
 		if tore != errors.Is(err, record.ErrTruncated) || (err != nil && !errors.Is(err, record.ErrTruncated)) {
-			t.Errorf("kill %d: after appending, torn %v, ReadRecords error %v", i, tore, err)
+			t.Errorf("kill %d: after appending, torn %v, ReadFile error %v", i, tore, err)
 		}
-		if len(again) != len(recs)+3 {
-			t.Errorf("kill %d: after appending 3 records, %d records, want %d", i, len(again), len(recs)+3)
+		if len(again.Records) != len(recs)+3 {
+			t.Errorf("kill %d: after appending 3 records, %d records, want %d", i, len(again.Records), len(recs)+3)
 		}
 	}
 	t.Logf("%d of 5 kills tore the line being written", torn)

@@ -42,7 +42,7 @@ type Result struct {
 	DecodeErrPct             float64 // mean |measured − sent| / sent decode tok/s, in percent
 }
 
-// Estimate is how long Run takes on levels when the simulator keeps its schedule: each
+// Estimate is how long RunAPI takes on levels when the simulator keeps its schedule: each
 // stream slot sends one warm-up and then its requests back to back, each lasting the
 // profile's TTFT and then its remaining tokens at its decode speed. A loaded machine adds a
 // little; it never takes less.
@@ -55,10 +55,8 @@ func Estimate(levels []Level) time.Duration {
 	return total
 }
 
-// Run measures every level in turn on a fresh simulator, through the chat API.
-func Run(ctx context.Context, levels []Level) ([]Result, error) { return RunAPI(ctx, levels, "") }
-
-// RunAPI is Run through one of the simulator's APIs (sim.APIs; "" is chat).
+// RunAPI measures every level in turn on a fresh simulator, through one of its APIs
+// (sim.APIs; "" is chat).
 func RunAPI(ctx context.Context, levels []Level, api string) ([]Result, error) {
 	srv, err := sim.Start(sim.Options{TrackSends: true}, Profile)
 	if err != nil {

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestRunMeasuresSmallError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	results, err := Run(ctx, []Level{{1, 4}, {4, 2}})
+	results, err := RunAPI(ctx, []Level{{1, 4}, {4, 2}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +82,12 @@ func TestRunTakesAboutItsEstimate(t *testing.T) {
 	levels := []Level{{2, 3}, {4, 2}}
 	want := Estimate(levels)
 	start := time.Now()
-	if _, err := Run(context.Background(), levels); err != nil {
+	if _, err := RunAPI(context.Background(), levels, ""); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
 	if took < want || took > 2*want+time.Second {
-		t.Errorf("Run took %v, Estimate says %v", took.Round(time.Millisecond), want)
+		t.Errorf("RunAPI took %v, Estimate says %v", took.Round(time.Millisecond), want)
 	}
 	if d := Estimate(DefaultLevels); d < 10*time.Second || d > 14*time.Second {
 		t.Errorf("Estimate(DefaultLevels) = %v: update docs/performance.md (calibrate)", d)

@@ -1,5 +1,5 @@
-// Package discover finds OpenAI-compatible servers: Local probes the usual local inference
-// servers on loopback, Models lists the models of any base URL (tokscope models).
+// Package discover finds OpenAI-compatible servers: LocalWith probes the usual local inference
+// servers on loopback (LocalCandidates), ModelsFor lists the models of any base URL (tokscope models).
 //
 // It uses only the standard library and package redact, and must not import probe, stats, ui, bubbletea or
 // lipgloss. An API key passed in is sent as a Bearer token and never appears in an error.
@@ -52,16 +52,11 @@ var LocalCandidates = []Candidate{
 }
 
 // ProbeTimeout bounds each local probe. A local server answers /v1/models in milliseconds;
-// all candidates are probed in parallel, so Local takes at most about this long.
+// all candidates are probed in parallel, so LocalWith takes at most about this long.
 const ProbeTimeout = 500 * time.Millisecond
 
 // maxBody caps a models list read (remote lists such as OpenRouter's run to a few MB).
 const maxBody = 16 << 20
-
-// Local probes LocalCandidates; see LocalWith.
-func Local(ctx context.Context, client *http.Client) []Found {
-	return LocalWith(ctx, client, LocalCandidates)
-}
 
 // LocalWith probes every candidate's /models in parallel, each bounded by ProbeTimeout, and
 // returns those that answered with a valid models list or with 401/403 (NeedsKey), in
@@ -108,13 +103,6 @@ func LocalWith(ctx context.Context, client *http.Client, candidates []Candidate)
 	return found
 }
 
-// Models lists the model ids at baseURL/models, sending apiKey as a Bearer token when it is not
-// empty. Errors name the URL without credentials and never contain the key, even when the
-// server echoes it.
-func Models(ctx context.Context, client *http.Client, baseURL, apiKey string) ([]string, error) {
-	return ModelsFor(ctx, client, baseURL, apiKey, "")
-}
-
 // The APIs whose model lists differ from OpenAI's GET /models with a Bearer token (the names
 // of config's API constants; discover imports no tokscope package).
 const (
@@ -122,9 +110,11 @@ const (
 	APIOllama    = "ollama"    // GET <root>/api/tags: {"models": [{"name"}]}
 )
 
-// ModelsFor is Models in an endpoint's API: Ollama's native API lists /api/tags at the
-// server's root (a base URL ending in /v1 is taken for its root), Anthropic's /models wants
-// the key as x-api-key; every other API lists /models as OpenAI does.
+// ModelsFor lists the model ids at baseURL in an endpoint's API, sending apiKey when it is not
+// empty: Ollama's native API lists /api/tags at the server's root (a base URL ending in /v1 is
+// taken for its root), Anthropic's /models wants the key as x-api-key; every other API ("")
+// lists /models as OpenAI does, with the key as a Bearer token. Errors name the URL without
+// credentials and never contain the key, even when the server echoes it.
 func ModelsFor(ctx context.Context, client *http.Client, baseURL, apiKey, api string) ([]string, error) {
 	if client == nil {
 		client = http.DefaultClient

@@ -122,9 +122,9 @@ func TestModelsSendsKeyOnlyWhenGiven(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, key := range []string{"sk-abc", ""} {
-		ids, err := Models(context.Background(), srv.Client(), srv.URL+"/api/v1/", key)
+		ids, err := ModelsFor(context.Background(), srv.Client(), srv.URL+"/api/v1/", key, "")
 		if err != nil || !reflect.DeepEqual(ids, []string{"Qwen/Qwen3-8B"}) {
-			t.Fatalf("Models = %v, %v", ids, err)
+			t.Fatalf("ModelsFor = %v, %v", ids, err)
 		}
 	}
 	if want := []string{"Bearer sk-abc", ""}; !reflect.DeepEqual(gotAuth, want) {
@@ -157,9 +157,9 @@ func TestModelsErrors(t *testing.T) {
 		{"refused", "http://127.0.0.1:1/v1", []string{"GET http://127.0.0.1:1/v1/models"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ids, err := Models(context.Background(), nil, tc.baseURL, key)
+			ids, err := ModelsFor(context.Background(), nil, tc.baseURL, key, "")
 			if err == nil {
-				t.Fatalf("Models = %v, want an error", ids)
+				t.Fatalf("ModelsFor = %v, want an error", ids)
 			}
 			msg := err.Error()
 			for _, w := range tc.want {
@@ -186,7 +186,7 @@ func TestModelsTimeout(t *testing.T) {
 	defer hang.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := Models(ctx, nil, hang.URL+"/v1", "")
+	_, err := ModelsFor(ctx, nil, hang.URL+"/v1", "", "")
 	if err == nil || !strings.Contains(err.Error(), "no answer in time") {
 		t.Errorf("err = %v, want a timeout", err)
 	}

@@ -51,14 +51,6 @@ const (
 	Server
 )
 
-// Block is the JSON summary's object the group's metrics nest in; "" for top-level keys.
-func (g Group) Block() string {
-	if g == Server {
-		return "server_timing"
-	}
-	return ""
-}
-
 // JSONShape is how a metric appears in the JSON summary and the CSV.
 type JSONShape int
 
@@ -128,7 +120,7 @@ type Metric struct {
 	OnCut bool
 
 	Group Group
-	// Sub is the metric's key inside its Group's Block ("ttft_ms" in "server_timing"); "" is Key.
+	// Sub is the metric's key inside its Group's JSON block ("ttft_ms" in "server_timing"); "" is Key.
 	Sub     string
 	JSON    JSONShape
 	Table   bool     // a row of the table summary (and so of the report's summary table)
@@ -150,22 +142,13 @@ type Chart struct {
 // okNote is the note of a CDF over ok requests.
 const okNote = "Cumulative distribution over ok requests; dots mark the summary's p50, p90 and p99."
 
-// JSONKey is the metric's key in the JSON summary, within its Group's Block when it has one.
+// JSONKey is the metric's key in the JSON summary, within its Group's block when it has one
+// (Server: "server_timing").
 func (m *Metric) JSONKey() string {
 	if m.Sub != "" {
 		return m.Sub
 	}
 	return m.Key
-}
-
-// ByKey returns the metric with the given key.
-func ByKey(key string) (ID, bool) {
-	for i := range All {
-		if All[i].Key == key {
-			return ID(i), true
-		}
-	}
-	return 0, false
 }
 
 // IDs yields every ID in output order.

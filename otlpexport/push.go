@@ -159,11 +159,6 @@ func (p *Pusher) Shutdown(ctx context.Context) error {
 	return p.err
 }
 
-// Pushes says how many pushes were made and how many of them failed.
-func (p *Pusher) Pushes() (made, failed int64) {
-	return p.exporter.made.Load(), p.exporter.failed.Load()
-}
-
 // quietExporter counts pushes and keeps the last failure instead of handing it to the SDK's
 // global error handler, so a collector that is down costs one note at the end.
 type quietExporter struct {

@@ -204,7 +204,7 @@ func TestFailingCollectorIsANote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "two pushes", func() bool { made, _ := push.Pushes(); return made >= 2 })
+		waitFor(t, "two pushes", func() bool { made, _ := otlpexport.Pushes(push); return made >= 2 })
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		start := time.Now()
 		err = push.Shutdown(ctx)
@@ -212,7 +212,7 @@ func TestFailingCollectorIsANote(t *testing.T) {
 		if took := time.Since(start); took > 3*time.Second {
 			t.Errorf("%s: Shutdown took %v with a dead collector", url, took)
 		}
-		made, failed := push.Pushes()
+		made, failed := otlpexport.Pushes(push)
 		if err == nil || failed == 0 || failed != made {
 			t.Fatalf("%s: Shutdown %v, pushes %d failed %d: want every push failed and said so", url, err, made, failed)
 		}

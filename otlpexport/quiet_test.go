@@ -10,6 +10,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
+// Pushes says how many pushes p made and how many of them failed, for the tests outside the
+// package (the product reports them only through Shutdown's note).
+func Pushes(p *Pusher) (made, failed int64) {
+	return p.exporter.made.Load(), p.exporter.failed.Load()
+}
+
 type failingExporter struct {
 	sdkmetric.Exporter
 	err error

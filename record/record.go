@@ -1,5 +1,5 @@
 // Package record owns the --record file: one JSON line per finished request (Record, with
-// every chunk's arrival), written by a Recorder, read back by ReadRecords, and replayed as the
+// every chunk's arrival), written by a Recorder, read back by ReadFile, and replayed as the
 // events of the run it recorded (LoadReplay).
 //
 // It imports config and probe only; never stats, export, ui, bubbletea, lipgloss or go-openai.
@@ -318,7 +318,7 @@ func marshalLine(r any) ([]byte, error) {
 // lines never interleave. A SIGKILL can still tear the line being written: Linux stops a
 // write to a regular file between pages when the process is killed, so a line crossing a
 // page boundary may reach the file only in part. A killed run thus leaves at most one torn
-// last line, which ReadRecords tolerates, and which NewRecorder ends with a newline before
+// last line, which ReadFile tolerates, and which NewRecorder ends with a newline before
 // appending so the next run's first record stays whole.
 type Recorder struct {
 	mu    sync.Mutex
@@ -403,12 +403,6 @@ type File struct {
 	Records []Record
 	Server  []ServerLine
 	GPU     []GPULine // gpu.go
-}
-
-// ReadRecords reads the request lines of a --record file (ReadFile, without the server lines).
-func ReadRecords(r io.Reader) ([]Record, error) {
-	f, err := ReadFile(r)
-	return f.Records, err
 }
 
 // ReadFile reads a --record file. Blank lines are skipped, and so are lines of a type this

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -263,41 +264,47 @@ func TestRecorderConcurrentAndReadBack(t *testing.T) {
 	}
 }
 
-func TestReadRecordsTruncatedAndCorrupt(t *testing.T) {
+// readRecords is ReadFile's requests.
+func readRecords(r io.Reader) ([]Record, error) {
+	f, err := ReadFile(r)
+	return f.Records, err
+}
+
+func TestReadFileTruncatedAndCorrupt(t *testing.T) {
 	s := fullSample()
 	line, _ := marshalLine(ptr(FromSample(&s)))
 	whole := bytes.Repeat(line, 3)
 
 	// A write torn by a kill: the last line is cut short, without its newline.
 	torn := append(append([]byte{}, whole...), line[:len(line)/2]...)
-	recs, err := ReadRecords(bytes.NewReader(torn))
+	recs, err := readRecords(bytes.NewReader(torn))
 	if len(recs) != 3 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 4") {
 		t.Errorf("torn: %d records, err %v", len(recs), err)
 	}
 	// A complete last line without a newline is fine; so are blank lines.
-	recs, err = ReadRecords(bytes.NewReader(append(append([]byte("\n"), whole...), bytes.TrimSpace(line)...)))
+	recs, err = readRecords(bytes.NewReader(append(append([]byte("\n"), whole...), bytes.TrimSpace(line)...)))
 	if len(recs) != 4 || err != nil {
 		t.Errorf("no final newline: %d records, err %v", len(recs), err)
 	}
 	// A corrupt line in the middle is an error naming it, not a truncation.
 	bad := append(append(append([]byte{}, line...), "{not json\n"...), line...)
-	recs, err = ReadRecords(bytes.NewReader(bad))
+	recs, err = readRecords(bytes.NewReader(bad))
 	if len(recs) != 1 || err == nil || errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("corrupt: %d records, err %v", len(recs), err)
 	}
-	recs, err = ReadRecords(strings.NewReader(""))
+	recs, err = readRecords(strings.NewReader(""))
 	if len(recs) != 0 || err != nil {
 		t.Errorf("empty: %v %v", recs, err)
 	}
 	// Torn lines a later run appended after (NewRecorder ended them): skipped wherever they
 	// are, the whole records around them kept, the first named and the others counted.
 	twice := bytes.Join([][]byte{line, line[:len(line)/2], []byte("\n"), line, line[:10], []byte("\n"), line}, nil)
-	recs, err = ReadRecords(bytes.NewReader(twice))
+	recs, err = readRecords(bytes.NewReader(twice))
 	if len(recs) != 3 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 2 and 1 more") {
 		t.Errorf("torn lines in the middle: %d records, err %v", len(recs), err)
 	}
 	// A whole line that is not JSON at all stays an error, also after a torn one.
-	recs, err = ReadRecords(bytes.NewReader(bytes.Join([][]byte{line[:len(line)/2], []byte("\n}{\n"), line}, nil)))
+	recs, err = readRecords(bytes.NewReader(bytes.Join([][]byte{line[:len(line)/2], []byte("\n}{\n"), line}, nil)))
 	if len(recs) != 0 || err == nil || errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("garbage after a torn line: %d records, err %v", len(recs), err)
 	}
@@ -321,7 +328,7 @@ func TestRecorderAppendsAfterATornLine(t *testing.T) {
 	}
 	rec.Close()
 	b, _ := os.ReadFile(path)
-	recs, err := ReadRecords(bytes.NewReader(b))
+	recs, err := readRecords(bytes.NewReader(b))
 	if len(recs) != 4 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "line 3:") {
 		t.Errorf("%d records, err %v, want 4 and line 3 torn", len(recs), err)
 	}
@@ -366,7 +373,7 @@ func readBack(t *testing.T, path string) []Record {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := ReadRecords(f)
+	recs, err := readRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,11 +88,6 @@ func readSource(path string) (File, string, error) {
 	return file, "", nil
 }
 
-// replayRecords turns the records of one file into the events of the run they recorded.
-func replayRecords(recs []Record) *Replay {
-	return merge([]source{{file: File{Records: recs}}})
-}
-
 // finishedAt is when a request finished on the wall clock: t0 + End, else its last instant.
 func finishedAt(s *probe.Sample) time.Time {
 	for _, d := range []time.Duration{s.End, s.LastToken, s.FirstEvent, s.Headers} {

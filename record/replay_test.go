@@ -17,6 +17,12 @@ import (
 )
 
 // A run replayed from its --record file summarises exactly as the live run did.
+// replayRecords turns the records of one file into the events of the run they recorded, as
+// LoadReplay does with the file it read.
+func replayRecords(recs []Record) *Replay {
+	return merge([]source{{file: File{Records: recs}}})
+}
+
 func TestReplayedRunSummarisesIdentically(t *testing.T) {
 	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	var samples []probe.Sample

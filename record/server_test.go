@@ -51,10 +51,10 @@ func TestServerLinesRoundTrip(t *testing.T) {
 			t.Errorf("scrape %d: read back %+v, wrote %+v", i, got, want)
 		}
 	}
-	// ReadRecords is the requests only; a line of an unknown type is skipped.
+	// readRecords is the requests only; a line of an unknown type is skipped.
 	more := append(b, []byte(`{"type":"future","endpoint":"a"}`+"\n")...)
-	if recs, err := ReadRecords(bytes.NewReader(more)); err != nil || len(recs) != 1 {
-		t.Errorf("ReadRecords: %d records, %v", len(recs), err)
+	if recs, err := readRecords(bytes.NewReader(more)); err != nil || len(recs) != 1 {
+		t.Errorf("readRecords: %d records, %v", len(recs), err)
 	}
 	// No sentinel: a scrape line has no "stream", and one without a response no "at" (nor a
 	// reading's zeros).

@@ -36,17 +36,6 @@ func ParseMode(s string) (Mode, error) {
 	return Mode{URL: s}, nil
 }
 
-// String is the mode as the flag spells it.
-func (m Mode) String() string {
-	switch {
-	case m.Off:
-		return "off"
-	case m.URL == "":
-		return "auto"
-	}
-	return m.URL
-}
-
 // origin is scheme://host[:port] of a URL, "" when it has none.
 func origin(raw string) string {
 	u, err := url.Parse(raw)

@@ -18,9 +18,6 @@ var words = [...]string{
 	" children", " play", " games", " all", " year", " round",
 }
 
-// Word returns the text of token i of a simulated output (reasoning first, then the answer).
-func Word(i int) string { return words[i%len(words)] }
-
 // Text returns the text of tokens [first, first+n) of a simulated output: what a client
 // reassembles from the reasoning_content (first = 0, n = reasoning tokens) or the content
 // (first = reasoning tokens) of a response.

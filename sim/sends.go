@@ -25,25 +25,12 @@ type Send struct {
 	Tokens int // tokens in the frame (reasoning and content frames only)
 }
 
-// SendTimes returns, for a streamed response id (the chunk "id", e.g. "chatcmpl-sim-42"), the
-// time.Now() taken right after each data frame was written and flushed, in order: role,
-// reasoning, content, finish, usage and error frames, but not keep-alive comments nor
-// "data: [DONE]". It returns nil when Options.TrackSends is off or the id is unknown or
-// forgotten (only the last 10000 responses are kept). A stream still in flight returns the
-// frames sent so far.
-func (s *Server) SendTimes(id string) []time.Time {
-	sends := s.Sends(id)
-	if sends == nil {
-		return nil
-	}
-	times := make([]time.Time, len(sends))
-	for i, f := range sends {
-		times[i] = f.At
-	}
-	return times
-}
-
-// Sends is SendTimes with what each frame carried.
+// Sends returns, for a streamed response id (the chunk "id", e.g. "chatcmpl-sim-42"), each
+// data frame written, in order, with the time.Now() taken right after it was written and
+// flushed (Send.At) and what it carried: role, reasoning, content, finish, usage and error
+// frames, but not keep-alive comments nor "data: [DONE]". It returns nil when
+// Options.TrackSends is off or the id is unknown or forgotten (only the last 10000 responses
+// are kept). A stream still in flight returns the frames sent so far.
 func (s *Server) Sends(id string) []Send {
 	if s.sends == nil {
 		return nil

@@ -208,20 +208,6 @@ func (s *Server) URL() string { return s.url }
 // BaseURL returns the OpenAI base URL of a profile, http://127.0.0.1:PORT/<profile>/v1.
 func (s *Server) BaseURL(profile string) string { return s.url + "/" + profile + "/v1" }
 
-// MetricsURL returns the server's Prometheus exposition, http://127.0.0.1:PORT/metrics: the
-// series of every profile without NoMetrics, told apart by their model_name label.
-func (s *Server) MetricsURL() string { return s.url + "/metrics" }
-
-// State returns a profile's serving state now (what /metrics reports, NoMetrics or not), and
-// false for an unknown profile.
-func (s *Server) State(profile string) (State, bool) {
-	ep, ok := s.endpoint(profile)
-	if !ok {
-		return State{}, false
-	}
-	return ep.engine.state(), true
-}
-
 // Requests returns how many generation requests (any of the five APIs) a profile has received
 // (any outcome, invalid ones included; model lists are not counted). Unknown profiles return 0.
 func (s *Server) Requests(profile string) int64 {

@@ -94,13 +94,12 @@ func pick(d stats.Dist, f func(stats.Dist) float64, format func(float64) string)
 	return format(f(d))
 }
 
-func p10(d stats.Dist) float64   { return d.P10 }
-func p50(d stats.Dist) float64   { return d.P50 }
-func p90(d stats.Dist) float64   { return d.P90 }
-func p95(d stats.Dist) float64   { return d.P95 }
-func p99(d stats.Dist) float64   { return d.P99 }
-func dmax(d stats.Dist) float64  { return d.Max }
-func dmean(d stats.Dist) float64 { return d.Mean }
+func p10(d stats.Dist) float64  { return d.P10 }
+func p50(d stats.Dist) float64  { return d.P50 }
+func p90(d stats.Dist) float64  { return d.P90 }
+func p95(d stats.Dist) float64  { return d.P95 }
+func p99(d stats.Dist) float64  { return d.P99 }
+func dmax(d stats.Dist) float64 { return d.Max }
 
 // approx is the marker put before figures whose token counts are not the server's own.
 func approx(source string) string {
