@@ -12,7 +12,6 @@ import (
 
 	"tokscope/config"
 	"tokscope/discover"
-	"tokscope/probe"
 	"tokscope/sim"
 )
 
@@ -124,9 +123,7 @@ func discoverEndpoints(ctx context.Context, proc process, mayAsk bool, stderr io
 		cmd.WriteString(" -u " + f.BaseURL + " -m " + f.Models[0])
 		ep := config.NewEndpoint(f.BaseURL, f.Models[0])
 		ep.Name = strings.ToLower(f.Server) + "/" + f.Models[0]
-		if f.Owned == "vLLM" { // its /v1/models says so: ask it for its per-request metrics
-			probe.MarkVLLM(ep.BaseURL)
-		}
+		ep.KnownVLLM = f.Owned == "vLLM" // its /v1/models says so: ask it for its per-request metrics
 		cfg.Endpoints = append(cfg.Endpoints, ep)
 	}
 	if len(locked) > 0 {

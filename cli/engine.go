@@ -85,7 +85,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		}
 		scrapeOpts.OnKind = func(i int, k servermetrics.Kind) { // vLLM: ask for its per-request metrics
 			if k == servermetrics.KindVLLM {
-				probe.MarkVLLM(cfg.Endpoints[i].BaseURL)
+				eng.runner.MarkVLLM(probe.EndpointIndex(i))
 			}
 		}
 		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, scrapeOpts)

@@ -89,6 +89,11 @@ type Endpoint struct {
 
 	SLO   SLO    // per-request objectives (zero: none)
 	Price *Price // nil: no price, no cost figures
+
+	// KnownVLLM: the server is known to be vLLM before the run (discovery read it in
+	// /v1/models' owned_by), so its requests ask for vLLM's per-request metrics from the
+	// first on (probe's serverkind.go). Never read from a config file or a flag.
+	KnownVLLM bool
 }
 
 // APIKey reads the endpoint's key from the environment at the moment it is needed, so that

@@ -55,6 +55,7 @@ type Client struct {
 	wire          wireAPI           // the endpoint's API (apis.go)
 	doer          *doer             // the one send path of every API
 	perChunk      perChunkLearner   // the endpoint's tokens per chunk, for live counts (progress.go)
+	vllm          atomic.Bool       // the server is known to be vLLM (serverkind.go)
 }
 
 // NewClient builds the go-openai client and HTTP transport of one endpoint. The API key is not
@@ -97,6 +98,7 @@ func newClientOver(ep config.Endpoint, tr, fresh http.RoundTripper, watch *connW
 		wire: apiOf(ep), doer: dr}
 	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
 	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
+	c.vllm.Store(ep.KnownVLLM)
 	return c
 }
 
@@ -203,7 +205,7 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	}()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	x := &exchange{fields: withMetricsAsk(requestFields(w, c.ep, c.wire), c.ep.BaseURL, c.wire), maxTokens: w.MaxTokens}
+	x := &exchange{fields: withMetricsAsk(requestFields(w, c.ep, c.wire), c.vllm.Load(), c.wire), maxTokens: w.MaxTokens}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
 	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)

@@ -3,29 +3,31 @@ package probe
 import (
 	"encoding/json"
 	"maps"
-	"sync"
 )
 
-// vllmURLs are the base URLs whose server is known to be vLLM (MarkVLLM): their chat and
-// completions requests ask for vLLM's per-request metrics ("include_metrics": true). No
-// other server ever receives the field: some refuse unknown fields.
-var vllmURLs sync.Map // base URL → struct{}
+// A Client asks its server for vLLM's per-request metrics ("include_metrics": true) on chat
+// and completions requests once the server is known to be vLLM (MarkVLLM). No other server
+// ever receives the field: some refuse unknown fields. What is known belongs to the Client,
+// so two runs in one process (tests, a calibration beside a run) never share it.
 
-// MarkVLLM says the server at baseURL is vLLM: the Scraper recognised its /metrics families
-// (cli wires servermetrics.Options.OnKind here). Requests sent from then on ask it for its
+// MarkVLLM says the client's server is vLLM: requests sent from then on ask it for its
 // per-request metrics. Safe for concurrent use.
-func MarkVLLM(baseURL string) { vllmURLs.Store(baseURL, struct{}{}) }
+func (c *Client) MarkVLLM() { c.vllm.Store(true) }
 
-// KnownVLLM reports whether MarkVLLM was called for baseURL.
-func KnownVLLM(baseURL string) bool {
-	_, ok := vllmURLs.Load(baseURL)
-	return ok
+// MarkVLLM says endpoint ep's server is vLLM: the Scraper recognised its /metrics families
+// (cli wires servermetrics.Options.OnKind here), or discovery read it in /v1/models. Its
+// requests sent from then on ask for the per-request metrics. Safe for concurrent use, before
+// or during Run; an index out of range is ignored.
+func (r *Runner) MarkVLLM(ep EndpointIndex) {
+	if l := r.lane(ep); l != nil {
+		l.client.MarkVLLM()
+	}
 }
 
 // withMetricsAsk adds "include_metrics": true to a request's own fields when its server is
 // known to be vLLM and the API is one vLLM reports metrics on (chat, completions).
-func withMetricsAsk(fields map[string]json.RawMessage, baseURL string, a wireAPI) map[string]json.RawMessage {
-	if (a != apiChat && a != apiCompletions) || !KnownVLLM(baseURL) {
+func withMetricsAsk(fields map[string]json.RawMessage, vllm bool, a wireAPI) map[string]json.RawMessage {
+	if (a != apiChat && a != apiCompletions) || !vllm {
 		return fields
 	}
 	out := make(map[string]json.RawMessage, len(fields)+1)

@@ -41,10 +41,10 @@ func TestServerTimingFromSim(t *testing.T) {
 			t.Cleanup(srv.Close)
 			ep := config.Endpoint{Name: "p", BaseURL: srv.BaseURLFor("p", tc.api), Model: "m", API: tc.api,
 				MaxTokens: 20, Timeout: 10 * time.Second, Stall: 5 * time.Second}
-			if tc.vllm {
-				MarkVLLM(ep.BaseURL)
-			}
 			c := NewClient(ep)
+			if tc.vllm {
+				c.MarkVLLM()
+			}
 			t.Cleanup(c.CloseIdleConnections)
 			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: strings.TrimSpace(sim.Text(0, 40))}}, MaxTokens: 20}
 			for i := 1; i <= 2; i++ { // the second is served partly from the prefix cache
@@ -126,8 +126,8 @@ func TestServerQueueFromSim(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ep := config.Endpoint{Name: "q", BaseURL: srv.BaseURL("q"), Model: "m", MaxTokens: 10,
 		Timeout: 10 * time.Second, Stall: 5 * time.Second}
-	MarkVLLM(ep.BaseURL)
 	c := NewClient(ep)
+	c.MarkVLLM()
 	t.Cleanup(c.CloseIdleConnections)
 	req := workload.Request{Messages: []workload.Message{{Role: "user", Content: "hi"}}, MaxTokens: 10}
 	out := make(chan Sample, 2)
@@ -149,5 +149,46 @@ func TestServerQueueFromSim(t *testing.T) {
 	}
 	if queued != 1 {
 		t.Errorf("%d requests queued, want the second one", queued)
+	}
+}
+
+// What is known of a server belongs to the Runner that learnt it: of runs against the same vLLM
+// base URL in one process, only the one whose endpoint was marked (or came known from
+// discovery) asks for the metrics, and only its requests carry vLLM's figures.
+func TestMarkVLLMStaysWithItsRunner(t *testing.T) {
+	t.Parallel()
+	p := sim.Profile{Name: "v", Model: "m", TTFT: 5 * time.Millisecond, TokensPerSecond: 500, Seed: 1, VLLMMetrics: true}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ep := config.Endpoint{Name: "v", BaseURL: srv.BaseURL("v"), Model: "m", MaxTokens: 5, Concurrency: 1,
+		Timeout: 10 * time.Second, Stall: 5 * time.Second}
+	const requests = 3
+	for _, tc := range []struct {
+		known, mark bool
+		asked       int64 // in total, from the first run on
+		source      string
+	}{{false, false, 0, ""}, {false, true, requests, "vllm"}, {false, false, requests, ""}, {true, false, 2 * requests, "vllm"}} {
+		ep := ep
+		ep.KnownVLLM = tc.known // discovery read owned_by: vllm
+		r := NewRunner([]config.Endpoint{ep}, Options{Requests: requests})
+		if tc.mark {
+			r.MarkVLLM(0)
+			r.MarkVLLM(7) // out of range: ignored
+		}
+		for _, d := range collect(t, r) {
+			got := ""
+			if d.Sample.Server != nil {
+				got = d.Sample.Server.Source
+			}
+			if got != tc.source {
+				t.Errorf("server timing source %q, want %q", got, tc.source)
+			}
+		}
+		if got := srv.IncludeMetricsSeen("v"); got != tc.asked {
+			t.Errorf("include_metrics asked %d times, want %d", got, tc.asked)
+		}
 	}
 }

@@ -109,7 +109,7 @@ func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
 			}
 			g, c := captureServer(t, file, api)
 			outcome(t, ask(t.Context(), c, "hi", Live{}), OutcomeOK, "")
-			MarkVLLM(c.ep.BaseURL)
+			c.MarkVLLM()
 			outcome(t, ask(t.Context(), c, "hi", Live{}), OutcomeOK, "")
 			reqs := g.requests()
 			if _, sent := reqs[0].body["include_metrics"]; sent {
