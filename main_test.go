@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/export/exporttest"
 	"tokscope/sim"
 )
 
@@ -85,11 +86,9 @@ func runBinary(t *testing.T, env []string, args ...string) result {
 }
 
 // endpointKeys are the keys of every endpoint of the JSON summary: docs/outputs.md's contract and
-// its additions.
-var endpointKeys = []string{"name", "model", "base_url", "api", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source",
-	"output_tokens", "ttfb_ms", "ttft_ms", "ttfa_ms", "decode_tps", "e2e_tps", "tpot_ms", "itl_ms", "tokens_per_chunk", "server",
-	"prompt_tokens", "cached_tokens", "prefill_tps", "e2e_ms", "output_len", "output_tps", "requests_per_s", "last_error", "cache", "output_target",
-	"cache_hit_rate", "server_timing"}
+// its additions, the registered metrics' read from the registry (export/exporttest, which the
+// export tests share).
+var endpointKeys = exporttest.EndpointKeys()
 
 func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "m-a", TTFT: 20 * time.Millisecond, TokensPerSecond: 400, TokensPerChunk: 1, MaxTokens: 20},

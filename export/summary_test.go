@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/export/exporttest"
 	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/stats"
@@ -36,11 +37,9 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // endpointKeys are the keys of every endpoint of the JSON summary: docs/outputs.md's contract
-// and its additions ("slo" and "cost" only with objectives and a price: not here).
-var endpointKeys = strings.Fields(`name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens
-	ttfb_ms ttft_ms ttfa_ms decode_tps e2e_tps tpot_ms itl_ms tokens_per_chunk server
-	prompt_tokens cached_tokens prefill_tps e2e_ms output_len output_tps requests_per_s last_error cache output_target cache_hit_rate
-	server_timing`)
+// and its additions ("slo" and "cost" only with objectives and a price: not here), the
+// registered metrics' read from the registry.
+var endpointKeys = exporttest.EndpointKeys()
 
 func dist(n int, p50, p90, p99, mean, min, max float64) stats.Dist {
 	return stats.Dist{Count: n, P10: min, P50: p50, P90: p90, P95: p99, P99: p99, Mean: mean, Min: min, Max: max}
@@ -175,8 +174,22 @@ func TestWriteCSV(t *testing.T) {
 	if len(rows) != 3 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	if len(col) != 12+7*6+1+5*6+7+len(serverCSVHeader())+len(serverTimingCSVHeader()) {
-		t.Errorf("%d columns", len(col))
+	// The counts, a column per registered statistic (TableColumns of a distribution, one of a
+	// mean) of the Core and Workload metrics, the workload's figures, the server's and the
+	// server's own clock's.
+	want := len(strings.Fields("name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens"))
+	for _, id := range metric.IDs() {
+		switch m := metric.Get(id); {
+		case m.Group == metric.Server || m.JSON == metric.None:
+		case m.JSON == metric.Mean:
+			want++
+		default:
+			want += len(TableColumns)
+		}
+	}
+	want += len(workloadCSVHeader()) + len(serverCSVHeader()) + len(serverTimingCSVHeader())
+	if len(col) != want {
+		t.Errorf("%d columns, want %d", len(col), want)
 	}
 	for _, c := range []struct {
 		row       int

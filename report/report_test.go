@@ -16,6 +16,7 @@ import (
 	"tokscope/cli/clitest"
 	"tokscope/config"
 	"tokscope/export"
+	"tokscope/metric"
 	"tokscope/probe"
 	"tokscope/record"
 	"tokscope/stats"
@@ -88,16 +89,20 @@ func TestEveryChartHasTitleAxesAndLegend(t *testing.T) {
 		"ts-ttft":          {"TTFT of each request, at the time it started", "time since start (s)", "TTFT (ms)", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"ts-inflight":      {"Streams in flight", "time since start (s)", "streams (mean over bin)", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"ts-errors":        {"Errors and truncated streams", "time since start (s)", "failed requests per second", []string{"flaky-cloud"}},
-		"dist-ttft":        {"TTFT distribution", "TTFT (ms)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud", "p50 · p90 · p99 (summary)"}},
-		"dist-itl":         {"Inter-token latency distribution", "gap between token-bearing chunks (ms, log scale)", "fraction of gaps", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
-		"dist-decode":      {"Decode speed per request", "decode tok/s (per request)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
-		"dist-tpot":        {"Time per output token", "TPOT (ms per token, per request)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
-		"dist-output-len":  {"Output tokens per request", "output tokens (per request)", "fraction of ok requests", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"prompt-ttft":      {"TTFT against prompt size", "prompt tokens (from usage)", "TTFT (ms)", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"sweep-tradeoff":   {"Throughput against per-stream speed", "per-stream decode tok/s (p50)", "aggregate output tok/s", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"sweep-throughput": {"Aggregate throughput by concurrency", "concurrency (streams per endpoint)", "aggregate output tok/s", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"sweep-ttft":       {"TTFT p50 by concurrency", "concurrency (streams per endpoint)", "TTFT p50 (ms)", []string{"fast-gpu", "slow-cpu", "flaky-cloud"}},
 		"server-kv":        {"KV-cache usage", "time since start (s)", "KV cache used (%)", []string{"slow-cpu"}},
+	}
+	// A CDF per registered metric with a Chart, every endpoint on it and the summary's marks.
+	for _, id := range metric.IDs() {
+		if c := metric.Get(id).Chart; c != nil {
+			want["dist-"+c.ID] = struct {
+				title, x, y string
+				legend      []string
+			}{c.Title, c.XLabel, c.YLabel, []string{"fast-gpu", "slow-cpu", "flaky-cloud", "p50 · p90 · p99 (summary)"}}
+		}
 	}
 	if len(figs) != len(want) {
 		t.Errorf("%d figures, want %d: %v", len(figs), len(want), keys(figs))
@@ -140,6 +145,21 @@ func TestEveryChartHasTitleAxesAndLegend(t *testing.T) {
 	}
 }
 
+// timeSeriesFigures are the charts over the run's time: output tok/s, TTFT, streams in flight,
+// errors.
+const timeSeriesFigures = 4
+
+// chartedMetrics is how many registered metrics have a distribution chart (a CDF each).
+func chartedMetrics() int {
+	n := 0
+	for _, id := range metric.IDs() {
+		if metric.Get(id).Chart != nil {
+			n++
+		}
+	}
+	return n
+}
+
 func keys(m map[string]string) []string {
 	var out []string
 	for k := range m {
@@ -165,8 +185,8 @@ func TestNoDataInsteadOfEmptyCharts(t *testing.T) {
 		Sections: []Section{{ID: "server", Title: "Server metrics", Series: []TimeSeries{{ID: "server-kv", Title: "KV"}}}}}
 	page := render(t, in)
 	figs := figures(page)
-	if len(figs) != 9 {
-		t.Fatalf("%d figures, want the 9 of the time series and distributions: %v", len(figs), keys(figs))
+	if want := timeSeriesFigures + chartedMetrics(); len(figs) != want {
+		t.Fatalf("%d figures, want the %d of the time series and distributions: %v", len(figs), want, keys(figs))
 	}
 	for id, fig := range figs {
 		if strings.Contains(fig, "<svg") {
@@ -186,7 +206,7 @@ func TestNoDataInsteadOfEmptyCharts(t *testing.T) {
 	}
 	// A nil Collector is no data too.
 	in.Requests = nil
-	if figs := figures(render(t, in)); len(figs) != 9 || strings.Contains(figs["dist-ttft"], "<svg") {
+	if figs := figures(render(t, in)); len(figs) != timeSeriesFigures+chartedMetrics() || strings.Contains(figs["dist-ttft"], "<svg") {
 		t.Error("a nil Collector does not read as no data")
 	}
 }

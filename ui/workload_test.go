@@ -28,16 +28,23 @@ func TestWorkloadInViews(t *testing.T) {
 			t.Fatalf("compare header after scrolling lacks %q:\n%s", col, view)
 		}
 	}
-	rows := map[string]string{}
+	// The last page ends with the workload columns (the registry's Group Workload, in order)
+	// and the token source: a row's cells by column title, counted from its end.
+	rows := map[string]map[string]string{}
 	for _, l := range lines[2:6] {
 		f := strings.Fields(strings.TrimLeft(l, "▶ "))
-		rows[f[0]] = strings.Join(f[len(f)-5:], " ") // prompt cached prefill out-len source
+		tail := f[len(f)-len(workloadColumns)-1:]
+		cells := map[string]string{}
+		for i, c := range workloadColumns {
+			cells[c.title] = tail[i]
+		}
+		rows[f[0]] = cells
 	}
 	// llama.cpp reuses its prompts: 528 of 530 cached from its second request on; OpenRouter
 	// reports no cached count (—); every prompt is 530 tokens.
-	for name, want := range map[string]string{"llama.cpp": "530 528 ", "openrouter": "530 — ", "vllm-a100": "530 0 "} {
-		if !strings.HasPrefix(rows[name], want) {
-			t.Errorf("%s row's prompt and cached are %q, want %q\n%s", name, rows[name], want, view)
+	for name, want := range map[string]string{"llama.cpp": "530 528", "openrouter": "530 —", "vllm-a100": "530 0"} {
+		if got := rows[name]["prompt"] + " " + rows[name]["cached"]; got != want {
+			t.Errorf("%s row's prompt and cached are %q, want %q\n%s", name, got, want, view)
 		}
 	}
 
