@@ -23,9 +23,8 @@ var deadcodeAllowed = map[string]string{
 	"sim.Server.IncludeMetricsSeen": "how many requests asked for vLLM's metrics: include_metrics goes only to vLLM (probe)",
 	"sim.Server.Requests":           "how many requests a profile received: --requests, shards and workloads send exactly that many (cli, config, root)",
 	"sim.Server.GPUEnergy":          "the joules the simulated GPUs used, which the energy figures must match (cli)",
-	// Addresses of the simulator for tests that point the binary or a scraper at it; the
-	// product reaches the same URLs through BaseURL and the profile's config.
-	"sim.Server.URL":           "the server's root (probe, cli, the built binary's tests)",
+	// The address of a profile's dcgm-style exposition, for the tests that point --gpu-metrics
+	// at it (cli); the product names no GPU exporter of the simulator.
 	"sim.Server.GPUMetricsURL": "a profile's dcgm-style exposition, for --gpu-metrics in tests (cli)",
 }
 
