@@ -7,6 +7,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/workload"
 )
 
 // The canary is the one request watch sends, and only when the user asks (a key in the
@@ -56,7 +57,10 @@ func Canary(ctx context.Context, t Target, model string) CanaryResult {
 	ep.Name, ep.MaxTokens, ep.Timeout = "canary", CanaryMaxTokens, CanaryTimeout
 	client := probe.NewClient(ep)
 	defer client.CloseIdleConnections()
-	s := client.Do(ctx, "Write one sentence about the sea.", nil)
+	s := client.SendLive(ctx, workload.Request{
+		Messages:  []workload.Message{{Role: "user", Content: "Write one sentence about the sea."}},
+		MaxTokens: ep.MaxTokens,
+	}, probe.Live{})
 	if s.Failed() {
 		res.Error = s.ErrorKind
 		if s.ErrorMessage != "" {
