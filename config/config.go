@@ -43,6 +43,8 @@ type Config struct {
 	// Watch is the watch: section (watch.go), nil without one. A config with a watch: section
 	// may have no endpoints: it is then for `tokscope watch` only.
 	Watch *Watch
+	// Tiers are the top-level tiers: (tier.go), in the order written; --tier replaces them.
+	Tiers []Tier
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

@@ -175,6 +175,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	var grace *time.Duration
 	var trace *string
 	var watch *Watch
+	var tiers []Tier
 	for i, e := range top {
 		switch e.key {
 		case "watch":
@@ -183,6 +184,8 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 			err = put(&grace)(l.duration(e, true))
 		case "trace":
 			err = put(&trace)(l.traceFile(e))
+		case "tiers":
+			tiers, err = l.tiers(e)
 		case "defaults":
 			err = l.defaults(&defaults, e)
 		case "endpoints":
@@ -203,7 +206,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 			return nil, err
 		}
 	}
-	c := &Config{File: l.file, Endpoints: eps, Grace: grace, Watch: watch}
+	c := &Config{File: l.file, Endpoints: eps, Grace: grace, Watch: watch, Tiers: tiers}
 	if trace != nil {
 		c.Trace = *trace
 	}

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/probe"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 )
 
@@ -50,12 +52,13 @@ type Search struct {
 	st      []*endpointSearch
 	version uint64
 
-	stepMu sync.Mutex // serialises onStep
-	onStep func(ep probe.EndpointIndex, m Measurement, o Outcome)
+	stepMu      sync.Mutex // serialises onStep and onStepStart
+	onStep      func(ep probe.EndpointIndex, m Measurement, o Outcome)
+	onStepStart func(ep probe.EndpointIndex, load float64, again bool, o Outcome)
 }
 
 type endpointSearch struct {
-	dec      search
+	dec      decider
 	warmLeft int
 	warmed   chan struct{}
 	started  int       // background requests begun (OnStart), warm-ups and interactive too
@@ -63,6 +66,9 @@ type endpointSearch struct {
 	cur      *liveStep // the step being measured; nil between steps
 	stopped  bool      // the Runner stopped the endpoint (permanent errors): no more steps
 	slots    int       // a rate search's worker slots so far
+	began    time.Time // when its first step could begin (warm-ups over)
+	steps    int       // steps measured
+	busy     time.Duration
 }
 
 // liveStep is a step being measured.
@@ -72,6 +78,9 @@ type liveStep struct {
 	agg        *stats.Aggregator
 	finished   int // counted requests that finished
 	slo        config.SLO
+	vals       *tierValues // the values the tiers judge, and the conversations that ended
+	energyJ    float64     // GPU energy of the scrapes inside the window (--gpu-metrics)
+	energySpan time.Duration
 }
 
 // NewSearch prepares a search over eps (the Runner's endpoints, in order, their objectives
@@ -82,13 +91,28 @@ func NewSearch(plan SearchPlan, eps []config.Endpoint, warmup int, ttftFrom prob
 	s := &Search{plan: plan, eps: eps, ttftFrom: ttftFrom, byName: map[string]int{}, poll: 10 * time.Millisecond, onStep: onStep}
 	for i, ep := range eps {
 		s.byName[ep.Name] = i
-		e := &endpointSearch{dec: search{plan: plan}, warmLeft: max(warmup, 0), warmed: make(chan struct{})}
+		e := &endpointSearch{dec: newDecider(plan), warmLeft: max(warmup, 0), warmed: make(chan struct{})}
 		if e.warmLeft == 0 {
 			close(e.warmed)
 		}
 		s.st = append(s.st, e)
 	}
 	return s
+}
+
+// newDecider is the decisions of one endpoint's search: every tier's, or the single target's.
+func newDecider(plan SearchPlan) decider {
+	if len(plan.Tiers) > 0 {
+		return newTierSearch(plan)
+	}
+	return &search{plan: plan}
+}
+
+// OnStepStart sets a hook called as each step begins (one call at a time, with onStep's),
+// with the endpoint, the load, whether it re-measures, and where its search stands. Set it
+// before Run.
+func (s *Search) OnStepStart(f func(ep probe.EndpointIndex, load float64, again bool, o Outcome)) {
+	s.onStepStart = f
 }
 
 // Plan returns the search's plan.
@@ -134,8 +158,9 @@ func (s *Search) OnDone(smp *probe.Sample) {
 		return
 	}
 	c.agg.AddAt(0, smp)
-	if counted, _ := stats.MeetsSLO(c.slo, smp, s.ttftFrom); counted && !smp.Cut {
+	if !smp.Cut && !(smp.Outcome == probe.OutcomeError && smp.ErrorKind == probe.ErrCanceled) { // counted as SLOs count
 		c.finished++
+		c.vals.add(smp, metric.Context{TTFTFrom: s.ttftFrom})
 	}
 	s.version++
 }
@@ -198,36 +223,103 @@ func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep probe
 	if err := s.drain(ctx, ctl, ep, time.Now()); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.st[ep].began = time.Now()
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		load, _, ok := s.st[ep].dec.next()
+		load, again, ok := s.st[ep].dec.next()
+		before := s.st[ep].dec.outcome()
 		s.mu.Unlock()
 		if !ok {
 			return nil
 		}
+		s.call(func() {
+			if s.onStepStart != nil {
+				s.onStepStart(ep, load, again, before)
+			}
+		})
+		began := time.Now()
 		m, err := s.step(ctx, ctl, ep, load)
 		if err != nil {
 			return err
 		}
 		s.mu.Lock()
-		m = s.st[ep].dec.record(m)
-		s.st[ep].dec.next() // settles Done, so that onStep sees a finished search as such
-		stopped := s.st[ep].stopped
+		e := s.st[ep]
+		e.steps++
+		e.busy += time.Since(began)
+		m = e.dec.record(m)
+		e.dec.next() // settles Done, so that onStep sees a finished search as such
+		stopped := e.stopped
 		if stopped {
-			s.st[ep].dec.out.Done = true // with the answer so far: what it met, what it missed
+			e.dec.stop() // with the answer so far: what it met, what it missed
 		}
-		out := s.st[ep].dec.outcome()
+		out := e.dec.outcome()
 		s.version++
 		s.mu.Unlock()
-		if s.onStep != nil {
-			s.stepMu.Lock()
-			s.onStep(ep, m, out)
-			s.stepMu.Unlock()
-		}
+		s.call(func() {
+			if s.onStep != nil {
+				s.onStep(ep, m, out)
+			}
+		})
 		if stopped {
 			return nil
 		}
 	}
+}
+
+// call runs a hook, one at a time.
+func (s *Search) call(f func()) {
+	s.stepMu.Lock()
+	defer s.stepMu.Unlock()
+	f()
+}
+
+// SearchProgress is how far one endpoint's search has come, for progress lines.
+type SearchProgress struct {
+	Steps   int           // steps measured
+	Elapsed time.Duration // since its first step could begin
+	// Left is an estimate of the steps still to run; Ramping: the load is still doubling, so
+	// Left counts the doublings up to the limit and not the bisection after them.
+	Left    int
+	Ramping bool
+	// PerStep is the mean time a step took so far, its drain included (0 before the first).
+	PerStep time.Duration
+}
+
+// Progress is where endpoint ep's search stands.
+func (s *Search) Progress(ep int) SearchProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ep < 0 || ep >= len(s.st) {
+		return SearchProgress{}
+	}
+	e := s.st[ep]
+	p := SearchProgress{Steps: e.steps}
+	if !e.began.IsZero() {
+		p.Elapsed = time.Since(e.began)
+	}
+	if e.steps > 0 {
+		p.PerStep = e.busy / time.Duration(e.steps)
+	}
+	p.Left, p.Ramping = e.dec.left()
+	return p
+}
+
+// ObserveGPU takes one GPU scrape of endpoint ep (--gpu-metrics): its energy counts towards the
+// running step when the scrape arrived inside the step's window. Safe from any goroutine.
+func (s *Search) ObserveGPU(ep int, r servermetrics.GPUReading) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ep < 0 || ep >= len(s.st) || s.st[ep].cur == nil || !r.EnergyJ.OK || r.Span <= 0 {
+		return
+	}
+	c := s.st[ep].cur
+	if r.At.Before(c.start) || (!c.end.IsZero() && r.At.After(c.end)) {
+		return
+	}
+	c.energyJ += r.EnergyJ.V
+	c.energySpan += r.Span
 }
 
 // EndpointStopped ends endpoint ep's search after its running step, which is measured with
@@ -251,7 +343,7 @@ func (s *Search) step(ctx context.Context, ctl SearchController, ep probe.Endpoi
 		return Measurement{}, err
 	}
 	agg := stats.New([]config.Endpoint{s.eps[ep]}, stats.WithTTFTFrom(s.ttftFrom), stats.WithSLOTarget(s.plan.Target))
-	c := &liveStep{load: load, agg: agg, slo: s.eps[ep].SLO}
+	c := &liveStep{load: load, agg: agg, slo: s.eps[ep].SLO, vals: newTierValues(s.plan.Tiers, s.eps[ep].Turns)}
 	s.mu.Lock()
 	c.start = time.Now()
 	s.st[ep].cur = c
@@ -276,15 +368,19 @@ func (s *Search) step(ctx context.Context, ctl SearchController, ep probe.Endpoi
 	if err != nil {
 		return Measurement{}, err
 	}
-	return measure(c), nil
+	return measure(c, s.plan.Tiers), nil
 }
 
 // apply sets endpoint ep's load: its concurrency, or its arrival rate and enough worker slots
 // for the arrivals not to wait in the client (a wait there is no part of any latency, so the
 // server would look faster than it is).
 func (s *Search) apply(ctl SearchController, ep probe.EndpointIndex, load float64) {
-	if s.plan.By == ByConcurrency {
+	switch {
+	case s.plan.By == ByConcurrency:
 		ctl.SetConcurrency(ep, int(load))
+		return
+	case s.plan.By == ByUsers && s.plan.Users == UsersConversations:
+		ctl.SetConcurrency(ep, int(load)) // each stream holds one conversation at a time
 		return
 	}
 	ctl.SetRate(ep, load)
@@ -343,20 +439,35 @@ func (s *Search) waitFor(ctx context.Context, done func() bool) error {
 	}
 }
 
-// measure reads a finished step's figures from its Aggregator (s.mu held).
-func measure(c *liveStep) Measurement {
+// measure reads a finished step's figures from its Aggregator and its tiers' values (s.mu
+// held).
+func measure(c *liveStep, tiers []TierSpec) Measurement {
 	snap := c.agg.Snapshot(c.end)
 	es := &snap.Endpoints[0]
 	m := Measurement{
 		Load: c.load, Start: c.start, Duration: c.end.Sub(c.start),
 		Errors: es.Errors + es.Truncated, Cut: es.Cut,
 		OutputTPS: es.OutputTPS, TTFT: es.Whole.TTFT,
+		Requests: c.vals.counted,
 	}
 	if sl := es.SLO; sl != nil {
 		m.Requests, m.Good, m.GoodputRPS = sl.Counted, sl.Good, sl.GoodputRPS
 		if sl.Counted > 0 {
 			m.Attainment = sl.Attainment
 		}
+	}
+	for i := range tiers {
+		j := TierJudgement{Binding: -1}
+		for k := range tiers[i].Objectives {
+			j.Counts = append(j.Counts, c.vals.count(&tiers[i].Objectives[k]))
+		}
+		m.Tiers = append(m.Tiers, j)
+	}
+	if c.vals.turnsOfEnd > 1 && m.Duration > 0 {
+		m.SessionsPerMin = float64(c.vals.lastTurns) / m.Duration.Minutes()
+	}
+	if c.energySpan > 0 {
+		m.PowerW, m.PowerOK = c.energyJ/c.energySpan.Seconds(), true
 	}
 	return m
 }

@@ -36,6 +36,16 @@ import (
 const (
 	ByConcurrency = "concurrency"
 	ByRate        = "rate"
+	// ByUsers varies users in flight, each one of a kind (SearchPlan.Users); it needs tiers.
+	ByUsers = "users"
+)
+
+// User kinds of a ByUsers search: what one user in flight is. Each is held by one of the
+// endpoint's streams for as long as it lasts, so the load is set as the streams are; a kind
+// is one more case here and in Search.apply (agent sessions, when they exist, will be one).
+const (
+	// UsersConversations: a conversation of --turns turns, its turns one after the other.
+	UsersConversations = "conversations"
 )
 
 // Defaults of a search.
@@ -54,14 +64,20 @@ type SearchPlan struct {
 	Grace        time.Duration // a step's requests may finish this long after its end
 	Target       float64       // share of requests that must meet every objective
 	MinRequests  int           // 0 = MinStepRequests
+	// Tiers, when set, replace the single target: one search finds every tier's boundary
+	// (tiersearch.go). Users is the user kind of a ByUsers search.
+	Tiers []TierSpec
+	Users string
 }
 
 // Validate reports a plan that cannot run.
 func (p SearchPlan) Validate() error {
 	switch {
-	case p.By != ByConcurrency && p.By != ByRate:
-		return errors.New("sweep: a search varies concurrency or rate")
-	case p.By == ByConcurrency && (p.Limit < 1 || p.Limit > MaxConcurrency || p.Limit != math.Trunc(p.Limit)):
+	case p.By != ByConcurrency && p.By != ByRate && p.By != ByUsers:
+		return errors.New("sweep: a search varies concurrency, rate or users")
+	case p.By == ByUsers && (len(p.Tiers) == 0 || p.Users != UsersConversations):
+		return errors.New("sweep: a users search needs tiers and a user kind (conversations)")
+	case p.By != ByRate && (p.Limit < 1 || p.Limit > MaxConcurrency || p.Limit != math.Trunc(p.Limit)):
 		return errors.New("sweep: the concurrency limit must be a whole number from 1 to 1024")
 	case p.By == ByRate && !(p.Limit >= 1 && p.Limit <= MaxSearchRate):
 		return errors.New("sweep: the rate limit must be from 1 to 10000")
@@ -94,6 +110,15 @@ type Measurement struct {
 	Attainment                  float64 // Good/Requests; 0 without requests
 	GoodputRPS, OutputTPS       float64 // as stats: per second of the step's requests' span
 	TTFT                        stats.Dist
+	// Tiers: the step judged against every tier of a tier search, in order (nil without).
+	Tiers []TierJudgement
+	// SessionsPerMin: conversations whose last turn finished ok in the step, per minute of
+	// its window (a users search of conversations; 0 otherwise).
+	SessionsPerMin float64
+	// PowerW: the GPUs' mean power over the step's window (--gpu-metrics), from the energy of
+	// the scrapes inside it; PowerOK false without one.
+	PowerW  float64
+	PowerOK bool
 
 	// The verdict on Load after this step: Pending (measured once, within noise: measured
 	// again next), Met or Missed. Remeasured marks the second measurement of a load, whose
@@ -120,6 +145,17 @@ type Outcome struct {
 	// missed (0: none), AttainmentAtMiss the (pooled) attainment that decided it.
 	Max, AttainmentAtMax, FirstMiss, AttainmentAtMiss float64
 	Done                                              bool
+	// Tiers: every tier's boundary (a tier search), in order; nil otherwise.
+	Tiers []TierOutcome
+}
+
+// decider is one endpoint's decisions: the single-target search or the tier search.
+type decider interface {
+	next() (load float64, again bool, ok bool)
+	record(m Measurement) Measurement
+	outcome() Outcome
+	stop()
+	left() (steps int, ramping bool)
 }
 
 // search is one endpoint's decisions.
@@ -186,6 +222,26 @@ func (s *search) record(m Measurement) Measurement {
 	}
 	s.out.Steps = append(s.out.Steps, m)
 	return m
+}
+
+// stop ends the search with what it has (the endpoint was stopped).
+func (s *search) stop() { s.out.Done = true }
+
+// left estimates the steps still to run: the bisections of the bracket, or while doubling the
+// doublings up to the limit (ramping: the bisection after them not counted).
+func (s *search) left() (steps int, ramping bool) {
+	lo, hi := s.out.Max, s.out.FirstMiss
+	switch {
+	case s.out.Done:
+		return 0, false
+	case hi == 0:
+		return int(math.Ceil(math.Log2(s.plan.Limit / max(lo, 1)))), true
+	}
+	n := bisectSteps(s.plan.By, lo, hi)
+	if s.pending != nil {
+		n++
+	}
+	return n, false
 }
 
 // outcome is a copy of where the search stands.
