@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,8 +26,14 @@ import (
 
 // findMaxFlags are --find-max and --find-max-limit.
 type findMaxFlags struct {
-	findMax      string // "" = no search; sweep.ByConcurrency or sweep.ByRate
+	findMax      string // "" = no search; sweep.ByConcurrency, sweep.ByRate or sweep.ByUsers
 	findMaxLimit int
+	tierTexts    []string      // --tier NAME=OBJECTIVES, repeatable
+	tiers        []config.Tier // parsed by checkFindMax; the config's tiers: when none
+	tierSpecs    []sweep.TierSpec
+	requireTexts []string      // --tier-require NAME>=U, repeatable
+	require      []tierRequire // parsed by checkFindMax, names checked by resolveTiers
+	accelerators int           // --accelerators: GPUs serving each endpoint (0 = not given)
 	// searchErr is stderr for a headless search, whose progress lines come from each
 	// endpoint's search goroutine and its notes from the events' reader (set by planSearch).
 	searchErr *lockedWriter
@@ -43,28 +51,37 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// tierRequire is one --tier-require NAME>=U.
+type tierRequire struct {
+	name string
+	min  float64
+}
+
 func addFindMaxFlags(fs *pflag.FlagSet, o *options) {
-	fs.StringVar(&o.findMax, "find-max", "", "`WHAT` is concurrency or rate: for each endpoint, find the highest load at which at least --slo-target (default 0.9 here) of requests meet --slo")
+	fs.StringVar(&o.findMax, "find-max", "", "`WHAT` is concurrency, rate or users: for each endpoint, find the highest load at which at least --slo-target (default 0.9 here) of requests meet --slo, or each --tier holds (users: conversations in flight, with --turns). Each step lasts --step-duration and until at least 10 of its requests finished, so a step at a low load can take longer than --step-duration; every step's start and end is printed")
 	fs.IntVar(&o.findMaxLimit, "find-max-limit", sweep.DefaultFindMaxLimit, "the highest load `N` --find-max tries")
+	fs.StringArrayVar(&o.tierTexts, "tier", nil, "--find-max: a tier `NAME=OBJECTIVES`, e.g. fast=otps.p25>=100,ttft.p90<=15s (any per-request metric, any percentile, >= or <=; repeatable): one search finds each tier's boundary")
+	fs.StringArrayVar(&o.requireTexts, "tier-require", nil, "headless --find-max with tiers: `NAME>=U` exits 3 when tier NAME's boundary is below U on an endpoint (repeatable)")
+	fs.IntVar(&o.accelerators, "accelerators", 0, "--find-max with tiers: the `N` GPUs serving each endpoint, for users per GPU at each boundary")
 }
 
 // checkFindMax checks the search's flags against the others, one line each.
 func (o *options) checkFindMax() error {
 	if !o.set("find-max") {
-		if o.set("find-max-limit") {
-			return usagef("--find-max-limit needs --find-max: it is the highest load the search tries")
+		for _, name := range []string{"find-max-limit", "tier", "tier-require", "accelerators"} {
+			if o.set(name) {
+				return usagef("--%s needs --find-max: it belongs to the capacity search", name)
+			}
 		}
 		return nil
 	}
-	if o.findMax != sweep.ByConcurrency && o.findMax != sweep.ByRate {
-		return usagef("invalid value %q for --find-max: accepted values are concurrency, rate", o.findMax)
+	kinds := []string{sweep.ByConcurrency, sweep.ByRate, sweep.ByUsers}
+	if !slices.Contains(kinds, o.findMax) {
+		return usagef("invalid value %q for --find-max: accepted values are concurrency, rate, users", o.findMax)
 	}
-	hi := map[string]int{sweep.ByConcurrency: sweep.MaxConcurrency, sweep.ByRate: sweep.MaxSearchRate}[o.findMax]
+	hi := map[string]int{sweep.ByConcurrency: sweep.MaxConcurrency, sweep.ByRate: sweep.MaxSearchRate, sweep.ByUsers: sweep.MaxConcurrency}[o.findMax]
 	if o.findMaxLimit < 1 || o.findMaxLimit > hi {
 		return usagef("invalid value %d for --find-max-limit: must be a whole number from 1 to %d", o.findMaxLimit, hi)
-	}
-	if !o.set("slo") {
-		return usagef("--find-max needs --slo: the search finds the highest load at which requests meet the objectives, e.g. --slo ttft=500ms,tpot=50ms")
 	}
 	for _, name := range []string{"sweep", "rate", "concurrency", "requests", "duration", "replay"} {
 		if o.set(name) {
@@ -73,6 +90,75 @@ func (o *options) checkFindMax() error {
 	}
 	if o.stepDuration <= 0 {
 		return usagef("invalid value %s for --step-duration: must be a positive duration like 10s, 30s, 1m", o.stepDuration)
+	}
+	if o.set("accelerators") && (o.accelerators < 1 || o.accelerators > 1<<16) {
+		return usagef("invalid value %d for --accelerators: the GPUs serving each endpoint, a whole number ≥ 1", o.accelerators)
+	}
+	for _, text := range o.tierTexts {
+		t, err := config.ParseTierFlag(text)
+		if err != nil {
+			return usagef("invalid value %q for --tier: %v", text, err)
+		}
+		o.tiers = append(o.tiers, t)
+	}
+	for _, text := range o.requireTexts {
+		name, u, ok := strings.Cut(text, ">=")
+		v, err := strconv.ParseFloat(strings.TrimSpace(u), 64)
+		if !ok || strings.TrimSpace(name) == "" || err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return usagef("invalid value %q for --tier-require: give NAME>=U, e.g. fast>=8 (U > 0 users)", text)
+		}
+		o.require = append(o.require, tierRequire{strings.TrimSpace(name), v})
+	}
+	return nil
+}
+
+// resolveTiers settles the search's objectives once the config is read: --tier, else the
+// config's tiers:, resolved against the registry of metrics (a config's objective is refused
+// at its file:line:col); a users search needs tiers and conversations; a search without tiers
+// needs --slo; --tier-require names known tiers.
+func (o *options) resolveTiers(cfg *config.Config) error {
+	if o.findMax == "" {
+		return nil
+	}
+	tiers := o.tiers
+	if len(tiers) == 0 {
+		tiers = cfg.Tiers
+	}
+	specs, err := sweep.ResolveTiers(tiers)
+	if err != nil {
+		if _, placed := err.(*config.Error); placed {
+			return err
+		}
+		return usagef("--tier: %v", err)
+	}
+	o.tierSpecs = specs
+	names := make([]string, len(specs))
+	for i, t := range specs {
+		names[i] = t.Name
+	}
+	switch {
+	case len(specs) == 0 && o.findMax == sweep.ByUsers:
+		return usagef("--find-max users needs tiers: give --tier NAME=OBJECTIVES, e.g. --tier fast=otps.p25>=100,ttft.p90<=15s, or tiers: in the config")
+	case len(specs) == 0 && !o.set("slo"):
+		return usagef("--find-max needs --slo or --tier: the search finds the highest load at which requests meet the objectives, e.g. --slo ttft=500ms,tpot=50ms")
+	case len(specs) == 0 && (len(o.require) > 0 || o.accelerators > 0):
+		return usagef("--tier-require and --accelerators need tiers (--tier or the config's tiers:)")
+	}
+	for _, r := range o.require {
+		if !slices.Contains(names, r.name) {
+			hint := "tiers: " + strings.Join(names, ", ")
+			if best := config.Closest(r.name, names); best != "" {
+				hint = fmt.Sprintf("did you mean %q?", best)
+			}
+			return usagef("--tier-require %s: no tier %q; %s", r.name, r.name, hint)
+		}
+	}
+	if o.findMax == sweep.ByUsers {
+		for _, ep := range cfg.Endpoints {
+			if ep.Turns < 2 {
+				return usagef("--find-max users needs conversations: give --turns N (N ≥ 2; %s has %d), each user a conversation in flight. Agent sessions (--sessions) will be a second kind of user", ep.Name, max(ep.Turns, 1))
+			}
+		}
 	}
 	return nil
 }
@@ -90,7 +176,10 @@ func (o *options) searchTarget() float64 {
 // the search's hooks.
 func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr io.Writer) *sweep.Search {
 	plan := sweep.SearchPlan{By: o.findMax, Limit: float64(o.findMaxLimit), StepDuration: o.stepDuration,
-		Grace: o.grace, Target: o.searchTarget()}
+		Grace: o.grace, Target: o.searchTarget(), Tiers: o.tierSpecs, Accelerators: o.accelerators}
+	if plan.By == sweep.ByUsers {
+		plan.Users = sweep.UsersConversations
+	}
 	for i := range cfg.Endpoints {
 		cfg.Endpoints[i].Concurrency = 1
 		if !o.set("interval") {
@@ -105,13 +194,19 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 	}
 	eps := cfg.Endpoints
 	var onStep func(probe.EndpointIndex, sweep.Measurement, sweep.Outcome)
+	var s *sweep.Search
 	if o.noTUI { // the TUI's sweep view shows the steps
 		o.searchErr = &lockedWriter{w: stderr}
 		onStep = func(ep probe.EndpointIndex, m sweep.Measurement, out sweep.Outcome) {
-			fmt.Fprintln(o.searchErr, stepLine(eps[ep].Name, plan.By, &m, &out))
+			fmt.Fprintln(o.searchErr, stepLine(eps[ep].Name, &plan, &m, &out)+progressNote(s.Progress(int(ep)), out.Done))
 		}
 	}
-	s := sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, onStep)
+	s = sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, onStep)
+	if o.noTUI {
+		s.OnStepStart(func(ep probe.EndpointIndex, load float64, again bool, out sweep.Outcome) {
+			fmt.Fprintln(o.searchErr, startLine(eps[ep].Name, &plan, load, again, &out)+progressNote(s.Progress(int(ep)), false))
+		})
+	}
 	runOpts.OnStart = append(runOpts.OnStart, s.OnStart)
 	runOpts.OnDone = append(runOpts.OnDone, s.OnDone)
 	return s
@@ -164,7 +259,7 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 		code = ExitFailed
 	}
 	rep := eng.search.Report()
-	code = capacityStatus(stdout, stderr, o.output, &rep, code)
+	code = capacityStatus(stdout, stderr, o.output, &rep, o.require, code)
 	if agg != nil {
 		code = eng.report.write(agg.Snapshot(time.Now()), nil, code, stderr) // with the search (runReport.search)
 	}
@@ -172,7 +267,7 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 }
 
 // capacityStatus prints the search's report and returns the exit status.
-func capacityStatus(stdout, stderr io.Writer, format string, rep *sweep.CapacityReport, code int) int {
+func capacityStatus(stdout, stderr io.Writer, format string, rep *sweep.CapacityReport, require []tierRequire, code int) int {
 	if err := export.WriteCapacity(stdout, format, *rep); err != nil {
 		fmt.Fprintf(stderr, "tokscope: writing the capacity search: %v\n", err)
 		return ExitFailed
@@ -180,6 +275,9 @@ func capacityStatus(stdout, stderr io.Writer, format string, rep *sweep.Capacity
 	if !rep.Complete {
 		fmt.Fprintln(stderr, "tokscope: capacity search interrupted")
 		return ExitFailed
+	}
+	if len(rep.Plan.Tiers) > 0 {
+		return tierStatus(stderr, rep, require, code)
 	}
 	var missed []string
 	for i := range rep.Endpoints {
@@ -194,12 +292,102 @@ func capacityStatus(stdout, stderr io.Writer, format string, rep *sweep.Capacity
 	return code
 }
 
-// stepLine is the progress line of one step, e.g. "tokscope: find-max a: concurrency 8: 20
-// requests, SLO met by 70.0 % → missed; bracket [4, 8]".
-func stepLine(name, by string, m *sweep.Measurement, out *sweep.Outcome) string {
-	load := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// tierStatus is the gate of --tier-require: 3 when a tier's boundary on an endpoint is below
+// its U, each such tier named in one line; code otherwise.
+func tierStatus(stderr io.Writer, rep *sweep.CapacityReport, require []tierRequire, code int) int {
+	var below []string
+	for _, r := range require {
+		for i := range rep.Endpoints {
+			e := &rep.Endpoints[i]
+			for _, t := range e.Tiers {
+				if t.Name == r.name && t.Boundary < r.min {
+					below = append(below, fmt.Sprintf("%s on %s: boundary %s < %s", t.Name, e.Name, loadText(t.Boundary), loadText(r.min)))
+				}
+			}
+		}
+	}
+	if len(below) > 0 {
+		fmt.Fprintf(stderr, "tokscope: tier requirement not met: %s\n", strings.Join(below, "; "))
+		return ExitSLO
+	}
+	return code
+}
+
+func loadText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// startLine is the line printed as a step begins, e.g. "tokscope: find-max a: step 4 starts:
+// users 8; bracket [4, 16]".
+func startLine(name string, plan *sweep.SearchPlan, load float64, again bool, out *sweep.Outcome) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tokscope: find-max %s: %s %s: %d requests", name, by, load(m.Load), m.Requests)
+	fmt.Fprintf(&b, "tokscope: find-max %s: step %d starts: %s %s", name, len(out.Steps)+1, plan.By, loadText(load))
+	if again {
+		b.WriteString(" (re-measured: the last step was within noise)")
+	}
+	b.WriteString(bracketText(plan, out))
+	return b.String()
+}
+
+// bracketText is where the search stands: "; bracket [4, 8]" or, with tiers, each tier's.
+func bracketText(plan *sweep.SearchPlan, out *sweep.Outcome) string {
+	if len(plan.Tiers) == 0 {
+		if out.FirstMiss > 0 {
+			return fmt.Sprintf("; bracket [%s, %s]", loadText(out.Max), loadText(out.FirstMiss))
+		}
+		return ""
+	}
+	parts := make([]string, 0, len(out.Tiers))
+	for _, t := range out.Tiers {
+		hi := "…"
+		if t.FirstMiss > 0 {
+			hi = loadText(t.FirstMiss)
+		}
+		mark := ""
+		if t.Confirmed {
+			mark = " ✓"
+		}
+		parts = append(parts, fmt.Sprintf("%s [%s, %s]%s", t.Name, loadText(t.Boundary), hi, mark))
+	}
+	return "; tiers " + strings.Join(parts, " ")
+}
+
+// progressNote is how long the search has run and what is left, e.g. " · 1m12s so far, ≈ 3
+// steps (≈ 40s) left".
+func progressNote(p sweep.SearchProgress, done bool) string {
+	note := fmt.Sprintf(" · %s so far", p.Elapsed.Round(time.Second))
+	switch {
+	case done:
+	case p.Ramping:
+		note += fmt.Sprintf(", ramping: at most %d more doublings to the limit, then bisection", p.Left)
+	case p.PerStep > 0:
+		note += fmt.Sprintf(", ≈ %d steps (≈ %s) left", p.Left, (time.Duration(p.Left) * p.PerStep).Round(time.Second))
+	default:
+		note += fmt.Sprintf(", ≈ %d steps left", p.Left)
+	}
+	return note
+}
+
+// stepLine is the line printed as a step ends, e.g. "tokscope: find-max a: step 3 ended:
+// concurrency 8 in 6.1s: 20 requests, SLO met by 70.0 % → missed; bracket [4, 8]".
+func stepLine(name string, plan *sweep.SearchPlan, m *sweep.Measurement, out *sweep.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tokscope: find-max %s: step %d ended: %s %s in %s: %d requests", name, len(out.Steps), plan.By, loadText(m.Load), m.Duration.Round(100*time.Millisecond), m.Requests)
+	if len(plan.Tiers) > 0 {
+		b.WriteString(tierVerdicts(plan, m))
+	} else {
+		b.WriteString(sloVerdict(m))
+	}
+	if out.Done {
+		if len(plan.Tiers) > 0 {
+			return b.String() + "; done" + bracketText(plan, out)
+		}
+		return b.String() + "; done: " + export.CapacityAnswer(plan.By, &sweep.EndpointCapacity{Name: name, Outcome: *out})
+	}
+	return b.String() + bracketText(plan, out)
+}
+
+// sloVerdict is a single-target step's attainment and verdict.
+func sloVerdict(m *sweep.Measurement) string {
+	var b strings.Builder
 	if m.Requests > 0 {
 		fmt.Fprintf(&b, ", SLO met by %.1f %%", 100*m.Attainment)
 	}
@@ -211,11 +399,33 @@ func stepLine(name, by string, m *sweep.Measurement, out *sweep.Outcome) string 
 	default:
 		b.WriteString(map[bool]string{true: " → met", false: " → missed"}[m.Verdict == sweep.Met])
 	}
-	switch {
-	case out.Done:
-		b.WriteString("; done: " + export.CapacityAnswer(by, &sweep.EndpointCapacity{Name: name, Outcome: *out}))
-	case out.FirstMiss > 0:
-		fmt.Fprintf(&b, "; bracket [%s, %s]", load(out.Max), load(out.FirstMiss))
-	}
 	return b.String()
+}
+
+// tierVerdicts is what a step decided for each tier it judged, with the figure of each
+// objective: ", fast met (otps.p25 112), slow missed by ttft.p90<=15s (ttft.p90 16.2 s)".
+func tierVerdicts(plan *sweep.SearchPlan, m *sweep.Measurement) string {
+	var parts []string
+	for i, j := range m.Tiers {
+		if !j.Judged {
+			continue
+		}
+		t := &plan.Tiers[i]
+		v := map[sweep.Verdict]string{sweep.Met: "met", sweep.Missed: "missed", sweep.Pending: "within noise: re-measuring"}[j.Verdict]
+		if j.Confirming && j.Verdict != sweep.Pending {
+			v += map[bool]string{true: " (boundary confirmed)", false: " (boundary not confirmed)"}[j.Verdict == sweep.Met]
+		}
+		if j.Verdict == sweep.Missed && j.Binding >= 0 {
+			v += " by " + t.Objectives[j.Binding].Text
+		}
+		var figs []string
+		for k := range t.Objectives {
+			figs = append(figs, export.ObjectiveFigure(&t.Objectives[k], j.Counts[k]))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", t.Name, v, strings.Join(figs, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
 }

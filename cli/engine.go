@@ -83,6 +83,9 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		if eng.recorder != nil { // the record keeps the scrapes: a replay shows the server's figures
 			scrapeOpts.OnUpdate = eng.recordServer
 		}
+		if eng.search != nil { // each step's GPU energy: users per kW at a tier's boundary
+			scrapeOpts.OnUpdate = eng.searchGPU(scrapeOpts.OnUpdate)
+		}
 		scrapeOpts.OnKind = func(i int, k servermetrics.Kind) { // vLLM: ask for its per-request metrics
 			if k == servermetrics.KindVLLM {
 				eng.runner.MarkVLLM(probe.EndpointIndex(i))
@@ -147,6 +150,18 @@ func (e *engine) serveMetrics(ctx context.Context, o *options, cfg *config.Confi
 	}
 	e.exporter = exp
 	return nil
+}
+
+// searchGPU hands every GPU scrape to the search, then to next (when not nil).
+func (e *engine) searchGPU(next func(servermetrics.Update)) func(servermetrics.Update) {
+	return func(u servermetrics.Update) {
+		if u.Source == servermetrics.SourceGPU && u.State == servermetrics.StateOK {
+			e.search.ObserveGPU(u.Endpoint, u.GPU)
+		}
+		if next != nil {
+			next(u)
+		}
+	}
 }
 
 // recordServer appends one scrape of an endpoint's server to the record file; a failed write

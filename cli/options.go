@@ -140,7 +140,7 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "`INSTANT` TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
-	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step")
+	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step; a --find-max step also runs until at least 10 of its requests finished, so at a low load it can last longer")
 	addSLOFlags(fs, o)
 	addConvoFlags(fs, o)
 	addFindMaxFlags(fs, o)

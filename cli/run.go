@@ -107,7 +107,7 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 	if len(cfg.Endpoints) == 0 && cfg.Watch != nil { // a config with only watch: is the watch mode
 		return runWatch(ctx, watchConfigMode(cfg.File), stdout, stderr)
 	}
-	if err := opts.checkObjectives(cfg.Endpoints); err != nil {
+	if err := opts.checkObjectives(cfg); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage
 	}

@@ -74,8 +74,13 @@ func (o *options) checkSLO() error {
 	return nil
 }
 
-// checkObjectives: a target needs objectives, from --slo or the config's slo:.
-func (o *options) checkObjectives(eps []config.Endpoint) error {
+// checkObjectives: a target needs objectives, from --slo or the config's slo:; a search's
+// tiers are resolved (resolveTiers).
+func (o *options) checkObjectives(cfg *config.Config) error {
+	if err := o.resolveTiers(cfg); err != nil {
+		return err
+	}
+	eps := cfg.Endpoints
 	if o.sloTarget == 0 || slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.SLO.Set() }) {
 		return nil
 	}

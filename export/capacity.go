@@ -31,6 +31,10 @@ type jsonCapacityStep struct {
 	OutputTPS  number  `json:"output_tps"`
 	TTFTMSP50  *number `json:"ttft_ms_p50"`
 	TTFTMSP99  *number `json:"ttft_ms_p99"`
+	// With tiers: every tier's judgement of the step (tiers.go).
+	Tiers          []jsonStepTier `json:"tiers,omitempty"`
+	SessionsPerMin *number        `json:"sessions_per_min,omitempty"`
+	PowerW         *number        `json:"power_w,omitempty"`
 }
 
 type jsonCapacity struct {
@@ -39,6 +43,8 @@ type jsonCapacity struct {
 	AttainmentAtMax *number            `json:"attainment_at_max"`
 	FirstMiss       *number            `json:"first_miss"`
 	Steps           []jsonCapacityStep `json:"steps"`
+	// With tiers: each tier's boundary (tiers.go).
+	Tiers []jsonTier `json:"tiers,omitempty"`
 }
 
 type jsonCapacityEndpoint struct {
@@ -66,14 +72,23 @@ func capacityStep(m *sweep.Measurement) jsonCapacityStep {
 	}
 }
 
-func capacityOf(by string, o *sweep.Outcome) jsonCapacity {
+func capacityOf(rep *sweep.CapacityReport, o *sweep.Outcome) jsonCapacity {
+	by := rep.Plan.By
 	c := jsonCapacity{
 		By: by, Max: optNumber(o.Max, o.Max > 0), AttainmentAtMax: optNumber(o.AttainmentAtMax, o.Max > 0),
 		FirstMiss: optNumber(o.FirstMiss, o.FirstMiss > 0), Steps: make([]jsonCapacityStep, 0, len(o.Steps)),
 	}
 	for i := range o.Steps {
-		c.Steps = append(c.Steps, capacityStep(&o.Steps[i]))
+		st := capacityStep(&o.Steps[i])
+		if len(rep.Plan.Tiers) > 0 {
+			m := &o.Steps[i]
+			st.Tiers = stepTiers(&rep.Plan, m)
+			st.SessionsPerMin = optNumber(m.SessionsPerMin, rep.Plan.By == sweep.ByUsers)
+			st.PowerW = optNumber(m.PowerW, m.PowerOK)
+		}
+		c.Steps = append(c.Steps, st)
 	}
+	c.Tiers = tiersOf(rep, o)
 	return c
 }
 
@@ -91,7 +106,7 @@ func WriteCapacityJSON(w io.Writer, rep sweep.CapacityReport) error {
 		Endpoints: make([]jsonCapacityEndpoint, 0, len(rep.Endpoints))}
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
-		doc.Endpoints = append(doc.Endpoints, jsonCapacityEndpoint{Name: e.Name, Model: e.Model, Capacity: capacityOf(rep.Plan.By, &e.Outcome)})
+		doc.Endpoints = append(doc.Endpoints, jsonCapacityEndpoint{Name: e.Name, Model: e.Model, Capacity: capacityOf(&rep, &e.Outcome)})
 	}
 	if rep.TTFTFrom != "first-token" {
 		doc.TTFTFrom = rep.TTFTFrom
@@ -127,13 +142,16 @@ func verdictName(m *sweep.Measurement) string {
 // WriteCapacityCSV writes a header row and one row per step of every endpoint, with the
 // endpoint's answer on each row; a figure without data is an empty cell.
 func WriteCapacityCSV(w io.Writer, rep sweep.CapacityReport) error {
+	if len(rep.Plan.Tiers) > 0 {
+		return writeTiersCSV(w, &rep)
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(capacityHeader); err != nil {
 		return err
 	}
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
-		c := capacityOf(rep.Plan.By, &e.Outcome)
+		c := capacityOf(&rep, &e.Outcome)
 		for k := range e.Steps {
 			s := &c.Steps[k]
 			row := []string{e.Name, e.Model, c.By, numberCell(c.Max), numberCell(c.AttainmentAtMax), numberCell(c.FirstMiss),
@@ -186,7 +204,14 @@ func CapacityAnswer(by string, e *sweep.EndpointCapacity) string {
 func WriteCapacityTable(w io.Writer, rep sweep.CapacityReport) error {
 	by := rep.Plan.By
 	for i := range rep.Endpoints {
-		fmt.Fprintf(w, "%s: %s\n", rep.Endpoints[i].Name, CapacityAnswer(by, &rep.Endpoints[i]))
+		e := &rep.Endpoints[i]
+		if len(rep.Plan.Tiers) == 0 {
+			fmt.Fprintf(w, "%s: %s\n", e.Name, CapacityAnswer(by, e))
+			continue
+		}
+		for k := range e.Tiers {
+			fmt.Fprintf(w, "%s: %s\n", e.Name, TierAnswer(&rep, k, &e.Tiers[k]))
+		}
 	}
 	fmt.Fprintln(w)
 	ttft := "ttft"

@@ -68,6 +68,9 @@ type SearchPlan struct {
 	// (tiersearch.go). Users is the user kind of a ByUsers search.
 	Tiers []TierSpec
 	Users string
+	// Accelerators: the GPUs serving each endpoint (--accelerators; 0 = not given), for users
+	// per GPU at each tier's boundary. Carried to the report; the search does not use it.
+	Accelerators int
 }
 
 // Validate reports a plan that cannot run.
