@@ -77,6 +77,11 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		}
 	}
 	eng.endpoints = cfg.Endpoints
+	if eng.search != nil && eng.exporter != nil { // tokscope_tier_boundary_users as each is confirmed
+		eng.search.OnTierDone(func(ep probe.EndpointIndex, t sweep.TierOutcome) {
+			eng.exporter.SetTierBoundary(cfg.Endpoints[ep].Name, t.Name, t.Boundary)
+		})
+	}
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)
 	if !(o.noTUI && o.sweepSteps != nil) {
 		var scrapeOpts servermetrics.Options

@@ -27,7 +27,7 @@ type jsonCapacityStep struct {
 	Load       number  `json:"load"`
 	Requests   int     `json:"requests"`
 	Attainment *number `json:"attainment"`
-	GoodputRPS number  `json:"goodput_rps"`
+	GoodputRPS *number `json:"goodput_rps"` // null with tiers (no SLO)
 	OutputTPS  number  `json:"output_tps"`
 	TTFTMSP50  *number `json:"ttft_ms_p50"`
 	TTFTMSP99  *number `json:"ttft_ms_p99"`
@@ -66,7 +66,7 @@ func capacityStep(m *sweep.Measurement) jsonCapacityStep {
 	return jsonCapacityStep{
 		Load: number(m.Load), Requests: m.Requests,
 		Attainment: optNumber(m.Attainment, m.Requests > 0),
-		GoodputRPS: number(m.GoodputRPS), OutputTPS: number(m.OutputTPS),
+		GoodputRPS: optNumber(m.GoodputRPS, true), OutputTPS: number(m.OutputTPS),
 		TTFTMSP50: optNumber(m.TTFT.P50, m.TTFT.Count > 0),
 		TTFTMSP99: optNumber(m.TTFT.P99, m.TTFT.Count > 0),
 	}
@@ -83,6 +83,7 @@ func capacityOf(rep *sweep.CapacityReport, o *sweep.Outcome) jsonCapacity {
 		if len(rep.Plan.Tiers) > 0 {
 			m := &o.Steps[i]
 			st.Tiers = stepTiers(&rep.Plan, m)
+			st.Attainment, st.GoodputRPS = nil, nil // a tier search has no single SLO
 			st.SessionsPerMin = optNumber(m.SessionsPerMin, rep.Plan.By == sweep.ByUsers)
 			st.PowerW = optNumber(m.PowerW, m.PowerOK)
 		}
@@ -156,7 +157,7 @@ func WriteCapacityCSV(w io.Writer, rep sweep.CapacityReport) error {
 			s := &c.Steps[k]
 			row := []string{e.Name, e.Model, c.By, numberCell(c.Max), numberCell(c.AttainmentAtMax), numberCell(c.FirstMiss),
 				strconv.Itoa(k + 1), formatNumber(float64(s.Load)), strconv.Itoa(s.Requests), numberCell(s.Attainment),
-				formatNumber(float64(s.GoodputRPS)), formatNumber(float64(s.OutputTPS)), numberCell(s.TTFTMSP50),
+				numberCell(s.GoodputRPS), formatNumber(float64(s.OutputTPS)), numberCell(s.TTFTMSP50),
 				numberCell(s.TTFTMSP99), verdictName(&e.Steps[k])}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -236,7 +237,7 @@ func WriteCapacityTable(w io.Writer, rep sweep.CapacityReport) error {
 			if s.Attainment != nil {
 				att = strconv.FormatFloat(100*float64(*s.Attainment), 'f', 1, 64)
 			}
-			row := []string{e.Name, formatNumber(float64(s.Load)), strconv.Itoa(s.Requests), att, tableNumber(float64(s.GoodputRPS)),
+			row := []string{e.Name, formatNumber(float64(s.Load)), strconv.Itoa(s.Requests), att, cell(s.GoodputRPS),
 				tableNumber(float64(s.OutputTPS)), cell(s.TTFTMSP50), cell(s.TTFTMSP99), verdictName(&e.Steps[k])}
 			fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 		}

@@ -85,6 +85,7 @@ type Exporter struct {
 	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 	turns          *turnMetrics             // by turn, and the cache-hit counters (turns.go)
+	tierBoundary   *prometheus.GaugeVec     // a tier search's boundaries (tiers.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -136,13 +137,14 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
-		info:       newInfo(),
-		usage:      newUsage(),
-		models:     make(map[string]string, len(eps)),
-		byIdx:      append([]config.Endpoint(nil), eps...),
-		open:       make(map[requestKey]int),
-		liveTokens: make(map[requestKey]float64),
-		owed:       make(map[string]float64),
+		info:         newInfo(),
+		usage:        newUsage(),
+		tierBoundary: newTierBoundary(),
+		models:       make(map[string]string, len(eps)),
+		byIdx:        append([]config.Endpoint(nil), eps...),
+		open:         make(map[requestKey]int),
+		liveTokens:   make(map[requestKey]float64),
+		owed:         make(map[string]float64),
 	}
 	e.reg = o.registerer(e.registry)
 	for i := range metric.All {
@@ -154,7 +156,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		}
 	}
 	e.reg.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
-		e.requests, e.inFlight, e.info, e.usage,
+		e.requests, e.inFlight, e.info, e.usage, e.tierBoundary,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.turns = newTurnMetrics(e.reg)

@@ -55,6 +55,7 @@ type Search struct {
 	stepMu      sync.Mutex // serialises onStep and onStepStart
 	onStep      func(ep probe.EndpointIndex, m Measurement, o Outcome)
 	onStepStart func(ep probe.EndpointIndex, load float64, again bool, o Outcome)
+	onTierDone  func(ep probe.EndpointIndex, t TierOutcome)
 }
 
 type endpointSearch struct {
@@ -114,6 +115,11 @@ func newDecider(plan SearchPlan) decider {
 func (s *Search) OnStepStart(f func(ep probe.EndpointIndex, load float64, again bool, o Outcome)) {
 	s.onStepStart = f
 }
+
+// OnTierDone sets a hook called (one call at a time, with the others) when a tier's search
+// on an endpoint is over: its boundary confirmed, or missed at the lowest load. Set it before
+// Run.
+func (s *Search) OnTierDone(f func(ep probe.EndpointIndex, t TierOutcome)) { s.onTierDone = f }
 
 // Plan returns the search's plan.
 func (s *Search) Plan() SearchPlan { return s.plan }
@@ -260,6 +266,11 @@ func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep probe
 		s.call(func() {
 			if s.onStep != nil {
 				s.onStep(ep, m, out)
+			}
+			for i, t := range out.Tiers {
+				if s.onTierDone != nil && t.Done && !before.Tiers[i].Done {
+					s.onTierDone(ep, t)
+				}
 			}
 		})
 		if stopped {
