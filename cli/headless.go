@@ -91,8 +91,12 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 		agg = stats.New(eng.endpoints, o.statsOptions()...)
 	}
 	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
+	steps := &sweepSteps{w: stderr, progress: progress, start: time.Now()}
 	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
-		fan.Observe(ev)
+		if ev != nil {
+			fan.Observe(ev)
+		}
+		steps.tell(tr)
 		if now := time.Now(); progress.due(now) {
 			snap := agg.Snapshot(now)
 			progress.drawSweep(now, &snap, tr.Progress())

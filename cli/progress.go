@@ -123,3 +123,55 @@ func sweepProgressText(p sweep.Progress) string {
 	}
 	return fmt.Sprintf("tokscope  step %d/%d c%d · %s left", p.Step+1, p.Steps, p.Concurrency, p.Left.Round(time.Second))
 }
+
+// sweepSteps prints a --sweep's step events on stderr, whether or not it is a terminal (they
+// are events, not the redrawn line): each step's start, with the time so far and what is left,
+// and its end once its results are final, with what each endpoint did in it.
+type sweepSteps struct {
+	w        io.Writer
+	progress *progressLine // cleared before a line, redrawn after; nil off a terminal
+	start    time.Time
+	started  int // steps whose start was told
+	ended    int // steps whose end was told
+}
+
+// tell prints what happened since the last call.
+func (s *sweepSteps) tell(tr *sweep.Tracker) {
+	p := tr.Progress()
+	plan := tr.Sweep().Plan()
+	for s.started < min(p.Step+1, p.Steps) && p.Step >= 0 {
+		i := s.started
+		s.started++
+		left := time.Duration(p.Steps-i)*plan.StepDuration + plan.Grace/2
+		if i == p.Step {
+			left = p.Left + time.Duration(p.Steps-i-1)*plan.StepDuration
+		}
+		s.line(fmt.Sprintf("tokscope: sweep step %d/%d starts: concurrency %d · %s so far, ≈ %s left", i+1, p.Steps,
+			plan.Concurrency[i], time.Since(s.start).Round(time.Second), left.Round(time.Second)))
+	}
+	if p.Finished <= s.ended {
+		return
+	}
+	rs := tr.Results()
+	for ; s.ended < p.Finished; s.ended++ {
+		var parts []string
+		for _, r := range rs {
+			if r.Step == s.ended+1 {
+				parts = append(parts, stepResultText(&r))
+			}
+		}
+		s.line(fmt.Sprintf("tokscope: sweep step %d/%d ended: concurrency %d · %s so far: %s", s.ended+1, p.Steps,
+			plan.Concurrency[s.ended], time.Since(s.start).Round(time.Second), strings.Join(parts, "; ")))
+	}
+}
+
+// line prints one event line above the progress line.
+func (s *sweepSteps) line(text string) {
+	s.progress.clear()
+	fmt.Fprintln(s.w, text)
+}
+
+// stepResultText is one endpoint's step: "a 24 requests, 312.5 tok/s, 0 errors".
+func stepResultText(r *sweep.Result) string {
+	return fmt.Sprintf("%s %d requests, %.1f tok/s, %d errors", r.Endpoint, r.Requests, r.AggregateTPS, r.Errors+r.Truncated)
+}

@@ -295,7 +295,8 @@ func (t *Tracker) Results() []Result {
 
 // Consume feeds events into the tracker until the channel closes, refreshing every `every`
 // (a step may end without any event) and calling stop once every request of the last step
-// has reported. onEvent, if not nil, sees each event after the tracker. It closes the tracker.
+// has reported. onEvent, if not nil, sees each event after the tracker, and nil after each
+// refresh on the clock (so that progress can be told between events). It closes the tracker.
 func (t *Tracker) Consume(events <-chan probe.Event, every time.Duration, onEvent func(probe.Event), stop func()) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -312,6 +313,9 @@ func (t *Tracker) Consume(events <-chan probe.Event, every time.Duration, onEven
 			}
 		case <-tick.C:
 			t.Refresh()
+			if onEvent != nil {
+				onEvent(nil)
+			}
 		}
 		if t.Complete() {
 			stop()
