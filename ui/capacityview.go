@@ -31,6 +31,9 @@ const capacityBarW = 20
 // endpoint, now the clock.
 func renderSearch(s *Styles, search capacitySearch, names []string, sel int, now time.Time, w, h int) string {
 	plan := search.Plan()
+	if len(plan.Tiers) > 0 {
+		return renderTiers(s, search, names, sel, now, w, h)
+	}
 	outs := search.Outcomes()
 	lines := []string{s.Title.Render("find-max "+plan.By) + " " + s.Muted.Render(fmt.Sprintf("target %s · steps ≥ %s and %d requests · limit %s",
 		pctText(plan.Target), plan.StepDuration, sweep.MinStepRequests, loadText(plan.Limit)))}
@@ -126,8 +129,11 @@ func attainmentBar(a, target float64, ok bool) string {
 }
 
 func loadHead(by string) string {
-	if by == sweep.ByRate {
+	switch by {
+	case sweep.ByRate:
 		return "req/s"
+	case sweep.ByUsers:
+		return "users"
 	}
 	return "conc"
 }
