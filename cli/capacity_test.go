@@ -95,8 +95,10 @@ func TestFindMaxExit3(t *testing.T) {
 	if b.Max != nil || b.FirstMiss == nil || *b.FirstMiss != 1 || len(b.Steps) != 1 {
 		t.Errorf("slow: %s", stdout.String())
 	}
-	if n := strings.Count(stderr.String(), "tokscope: find-max "); n != len(a.Steps)+len(b.Steps) {
-		t.Errorf("%d progress lines for %d steps", n, len(a.Steps)+len(b.Steps))
+	// Every step says when it starts and when it ends, with the time so far.
+	starts, ends := strings.Count(stderr.String(), " starts: "), strings.Count(stderr.String(), " ended: ")
+	if steps := len(a.Steps) + len(b.Steps); starts != steps || ends != steps || strings.Count(stderr.String(), " so far") != 2*steps {
+		t.Errorf("%d start and %d end lines for %d steps", starts, ends, steps)
 	}
 	if !strings.Contains(stderr.String(), "missed even at concurrency 1") {
 		t.Errorf("stderr does not say which endpoint missed at 1:\n%s", stderr.String())
@@ -157,7 +159,7 @@ func TestFindMaxInterrupt(t *testing.T) {
 			"--max-tokens", "5", "-u", srv.BaseURL("a"), "-m", "m"}, &stdout, stderr, proc)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stderr.String(), "concurrency 2:") { // two steps over
+	for !strings.Contains(stderr.String(), "step 2 ended:") { // two steps over
 		if time.Now().After(deadline) {
 			t.Fatal("no second step in 20 s")
 		}

@@ -1,7 +1,9 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -67,26 +69,33 @@ func (o *ObjectiveSpec) Short() string { return o.Text }
 // the unit suffix: the output speed per request, as AA-AgentPerf calls it.
 var metricAliases = map[string]metric.ID{"otps": metric.DecodeTPS}
 
-// metricNames maps every accepted name to its metric, and lists the names for hints.
+// metricNames maps every accepted name to its metric, and lists the names for hints: the alias
+// first, then each metric's short name and key, those of the compare view first, so that of
+// two names as near to a typo the commoner metric is suggested: "ttf" → ttft, not ttfb.
 func metricNames() (map[string]metric.ID, []string) {
 	by := map[string]metric.ID{}
-	for _, id := range metric.IDs() {
-		k := metric.Get(id).Key
-		by[k] = id
-		for _, suf := range []string{"_ms", "_tps"} {
-			if s, ok := strings.CutSuffix(k, suf); ok {
-				by[s] = id
-			}
+	var names []string
+	add := func(n string, id metric.ID) {
+		if _, ok := by[n]; !ok {
+			by[n] = id
+			names = append(names, n)
 		}
 	}
-	for a, id := range metricAliases {
-		by[a] = id
+	for _, a := range slices.Sorted(maps.Keys(metricAliases)) {
+		add(a, metricAliases[a])
 	}
-	names := make([]string, 0, len(by))
-	for n := range by {
-		names = append(names, n)
+	ids := metric.IDs() // those the compare view shows first: the commoner metrics
+	shown := func(id metric.ID) int { return min(len(metric.Get(id).Compare), 1) }
+	slices.SortStableFunc(ids, func(a, b metric.ID) int { return cmp.Compare(shown(b), shown(a)) })
+	for _, id := range ids {
+		k := metric.Get(id).Key
+		for _, suf := range []string{"_ms", "_tps"} {
+			if s, ok := strings.CutSuffix(k, suf); ok {
+				add(s, id)
+			}
+		}
+		add(k, id)
 	}
-	slices.Sort(names)
 	return by, names
 }
 

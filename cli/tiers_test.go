@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tokscope/sim"
+)
+
+// Bad tiers and their flags are refused before anything is sent, exit 2, each with a line
+// that says what is wrong.
+func TestTierFlags(t *testing.T) {
+	base := []string{"--no-tui", "-u", "http://127.0.0.1:1/v1", "-m", "m"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tier", "fast=otps.p25>=100"}, "--tier needs --find-max"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast"}, `invalid value "fast" for --tier: give NAME=OBJECTIVES`},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps>=100"}, "is not METRIC.pQ>=BOUND"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>100"}, "the bound is >= (at least) or <= (at most), not >"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.q25>=100"}, "is not a percentile"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otpz.p25>=100"}, `unknown metric "otpz" in "otpz.p25>=100"; did you mean "otps"?`},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=ttft.p90<=15"}, "ttft_ms is a time: give a duration such as 500ms or 15s"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "a=ttft.p90<=1s", "--tier", "a=otps.p25>=1"}, "tier a is given twice"},
+		{[]string{"--find-max", "users", "--turns", "2"}, "--find-max users needs tiers"},
+		{[]string{"--find-max", "users", "--tier", "fast=otps.p25>=100"}, "--find-max users needs conversations: give --turns N"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=100", "--tier-require", "fsat>=4"}, `no tier "fsat"; did you mean "fast"?`},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=100", "--tier-require", "fast=4"}, "give NAME>=U"},
+		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=100", "--accelerators", "0"}, "invalid value 0 for --accelerators"},
+	} {
+		args := append(append([]string(nil), base...), c.args...)
+		var stderr bytes.Buffer
+		if code := run("", args, io.Discard, &stderr, process{}); code != ExitUsage || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr.String(), ExitUsage, c.want)
+		}
+	}
+}
+
+// A config's tiers: with an unknown metric is refused at the objective's file:line:col.
+func TestTierConfigError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiers.yaml")
+	src := "endpoints:\n  - base_url: http://127.0.0.1:1/v1\n    model: m\n    turns: 2\ntiers:\n  fast: \"otps.p25>=100, ttf.p90<=15s\"\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := run("", []string{"--no-tui", "-c", path, "--find-max", "users"}, io.Discard, &stderr, process{})
+	want := path + `:6:25: tier fast: unknown metric "ttf" in "ttf.p90<=15s"; did you mean "ttft"?`
+	if code != ExitUsage || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, %q; want %d and %q", code, stderr.String(), ExitUsage, want)
+	}
+}
+
+// Through the command line against a server of 2 slots whose per-stream speed falls with the
+// requests it runs (200/n tok/s): two tiers in one search, conversations as users. The fast
+// tier (P25 ≥ 150 tok/s) holds at 1 user only; the slow one (TTFT P90 ≤ 150 ms) up to the 2
+// slots. --tier-require slow>=3 exits 3 and names the tier; the JSON carries both boundaries,
+// the CSV a row per tier.
+func TestFindMaxUsersTiers(t *testing.T) {
+	p := sim.Profile{Name: "p", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 200, BatchSlowdown: 1, MaxTokens: 12, MaxRunning: 2}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	args := []string{"--no-tui", "--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=150", "--tier", "slow=ttft.p90<=150ms",
+		"--step-duration", "300ms", "--find-max-limit", "8", "--max-tokens", "12", "--accelerators", "2", "-u", srv.BaseURL("p"), "-m", "m"}
+	var stdout, stderr bytes.Buffer
+	code := run("", append(append([]string(nil), args...), "-o", "json", "--tier-require", "slow>=3"), &stdout, &stderr, process{})
+	t.Logf("%s", stderr.String())
+	if code != ExitSLO || !strings.Contains(stderr.String(), "tier requirement not met: slow on m: boundary 2 < 3") {
+		t.Errorf("exit %d, want %d naming slow", code, ExitSLO)
+	}
+	var doc struct {
+		Endpoints []struct {
+			Capacity struct {
+				By    string
+				Tiers []struct {
+					Name        string
+					Boundary    *float64
+					FirstMiss   *float64 `json:"first_miss"`
+					BoundBy     *string  `json:"bound_by"`
+					OutputTPS   *float64 `json:"output_tps"`
+					Sessions    *float64 `json:"sessions_per_min"`
+					UsersPerGPU *float64 `json:"users_per_gpu"`
+					UsersPerKW  *float64 `json:"users_per_kw"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || len(doc.Endpoints) != 1 {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	c := doc.Endpoints[0].Capacity
+	if c.By != "users" || len(c.Tiers) != 2 {
+		t.Fatalf("%s", stdout.String())
+	}
+	fast, slow := c.Tiers[0], c.Tiers[1]
+	if fast.Boundary == nil || *fast.Boundary != 1 || slow.Boundary == nil || *slow.Boundary != 2 || slow.FirstMiss == nil || *slow.FirstMiss != 3 {
+		t.Errorf("boundaries: %s", stdout.String())
+	}
+	if slow.BoundBy == nil || *slow.BoundBy != "ttft.p90<=150ms" || slow.OutputTPS == nil || slow.Sessions == nil || *slow.Sessions <= 0 {
+		t.Errorf("slow's figures: %s", stdout.String())
+	}
+	if slow.UsersPerGPU == nil || *slow.UsersPerGPU != 1 || slow.UsersPerKW != nil {
+		t.Errorf("per GPU (2 accelerators) and per kW (no --gpu-metrics: null): %s", stdout.String())
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := run("", append(args, "-o", "csv"), &stdout, &stderr, process{}); code != ExitOK {
+		t.Errorf("csv: exit %d\n%s", code, stderr.String())
+	}
+	rows, err := csv.NewReader(&stdout).ReadAll()
+	if err != nil || len(rows) != 3 || rows[0][3] != "tier" || rows[1][3] != "fast" || rows[2][5] != "2" {
+		t.Errorf("csv %v: %q", err, rows)
+	}
+}
