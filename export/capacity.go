@@ -215,6 +215,9 @@ func WriteCapacityTable(w io.Writer, rep sweep.CapacityReport) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(rep.Plan.Tiers) > 0 {
+		return writeTierSteps(w, &rep)
+	}
 	ttft := "ttft"
 	if rep.TTFTFrom != "first-token" {
 		ttft = "ttft(" + rep.TTFTFrom + ")"

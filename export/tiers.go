@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"tokscope/metric"
 	"tokscope/sweep"
@@ -49,10 +50,10 @@ func BoundaryFigures(t *sweep.TierOutcome, accelerators int) TierFigures {
 func TierAttainment(spec *sweep.TierSpec, j *sweep.TierJudgement) (float64, bool) {
 	a := math.Inf(1)
 	for k := range spec.Objectives {
-		c := j.Counts[k]
-		if c.N == 0 {
+		if k >= len(j.Counts) || j.Counts[k].N == 0 {
 			return 0, false
 		}
+		c := j.Counts[k]
 		share, need := float64(c.Good)/float64(c.N), spec.Objectives[k].Need()
 		r := share / need
 		if need == 0 {
@@ -151,7 +152,10 @@ func stepTiers(plan *sweep.SearchPlan, m *sweep.Measurement) []jsonStepTier {
 		a, ok := TierAttainment(spec, j)
 		st.Attainment = optNumber(a, ok)
 		for k := range spec.Objectives {
-			c := j.Counts[k]
+			var c sweep.ObjectiveCount // none: a step of a search stopped before measuring
+			if k < len(j.Counts) {
+				c = j.Counts[k]
+			}
 			share := 0.0
 			if c.N > 0 {
 				share = float64(c.Good) / float64(c.N)
@@ -226,4 +230,55 @@ func TierAnswer(rep *sweep.CapacityReport, i int, t *sweep.TierOutcome) string {
 		s += fmt.Sprintf(", %s per kW, %s tok/J", tableNumber(f.UsersPerKW), tableNumber(f.TokensPerJoule))
 	}
 	return s
+}
+
+// writeTierSteps writes a tier search's steps as an aligned table: each step's load, requests,
+// output tok/s and TTFT, then every tier's verdict on it (met, missed, noise: measured again;
+// "+c" a confirming step; "·" not judged: outside the tier's bracket).
+func writeTierSteps(w io.Writer, rep *sweep.CapacityReport) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"endpoint", rep.Plan.By, "requests", "out tok/s", "ttft p50 ms", "ttft p99 ms"}
+	for _, t := range rep.Plan.Tiers {
+		head = append(head, t.Name)
+	}
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(head, "\t"))
+	for i := range rep.Endpoints {
+		e := &rep.Endpoints[i]
+		for k := range e.Steps {
+			m := &e.Steps[k]
+			s := capacityStep(m)
+			cell := func(n *number) string {
+				if n == nil {
+					return noData
+				}
+				return tableNumber(float64(*n))
+			}
+			row := []string{e.Name, formatNumber(m.Load), strconv.Itoa(m.Requests), tableNumber(m.OutputTPS), cell(s.TTFTMSP50), cell(s.TTFTMSP99)}
+			for j := range rep.Plan.Tiers {
+				row = append(row, tierVerdictCell(m, j))
+			}
+			fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nsteps of at least %s and %d requests; per tier: met, missed, noise (within noise of an objective's need: measured again, decided on both), +c a confirming step, · not judged (outside the tier's bracket)\n",
+		rep.Plan.StepDuration, sweep.MinStepRequests)
+	if !rep.Complete {
+		fmt.Fprintln(w, "interrupted: the tiers whose search had not finished have no answer")
+	}
+	return nil
+}
+
+// tierVerdictCell is tier j's verdict on step m in a word.
+func tierVerdictCell(m *sweep.Measurement, j int) string {
+	if j >= len(m.Tiers) || !m.Tiers[j].Judged {
+		return "·"
+	}
+	v := map[sweep.Verdict]string{sweep.Met: "met", sweep.Missed: "missed", sweep.Pending: "noise"}[m.Tiers[j].Verdict]
+	if m.Tiers[j].Confirming {
+		v += "+c"
+	}
+	return v
 }
