@@ -418,6 +418,15 @@ func tierVerdicts(plan *sweep.SearchPlan, m *sweep.Measurement) string {
 		if j.Verdict == sweep.Missed && j.Binding >= 0 {
 			v += " by " + t.Objectives[j.Binding].Text
 		}
+		if j.Remeasured {
+			v += " over both steps"
+			for k, c := range j.Pooled {
+				v += fmt.Sprintf(" %d/%d", c.Good, c.N)
+				if k < len(j.Pooled)-1 {
+					v += ","
+				}
+			}
+		}
 		var figs []string
 		for k := range t.Objectives {
 			figs = append(figs, export.ObjectiveFigure(&t.Objectives[k], j.Counts[k]))

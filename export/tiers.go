@@ -94,6 +94,7 @@ type jsonStepTier struct {
 	Judged     bool            `json:"judged"`
 	Verdict    *string         `json:"verdict"` // met, missed, within_noise; null when not judged
 	Confirming bool            `json:"confirming,omitempty"`
+	Remeasured bool            `json:"remeasured,omitempty"` // the verdict pools this step and the one before
 	Attainment *number         `json:"attainment"`
 	Objectives []jsonObjective `json:"objectives"`
 }
@@ -144,7 +145,7 @@ func stepTiers(plan *sweep.SearchPlan, m *sweep.Measurement) []jsonStepTier {
 	out := make([]jsonStepTier, 0, len(m.Tiers))
 	for i := range m.Tiers {
 		j, spec := &m.Tiers[i], &plan.Tiers[i]
-		st := jsonStepTier{Name: spec.Name, Judged: j.Judged, Confirming: j.Confirming}
+		st := jsonStepTier{Name: spec.Name, Judged: j.Judged, Confirming: j.Confirming, Remeasured: j.Remeasured}
 		if j.Judged {
 			v := map[sweep.Verdict]string{sweep.Met: "met", sweep.Missed: "missed", sweep.Pending: "within_noise"}[j.Verdict]
 			st.Verdict = &v

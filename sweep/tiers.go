@@ -244,9 +244,10 @@ type TierJudgement struct {
 	// so the step decided something for it; Verdict is then what.
 	Judged     bool
 	Verdict    Verdict
-	Remeasured bool // pooled with the measurement before
-	Confirming bool // the step held the tier's boundary to confirm it
-	Binding    int  // index of the objective that decided a miss (-1: none)
+	Remeasured bool             // pooled with the measurement before
+	Pooled     []ObjectiveCount // the counts the verdict rests on when Remeasured (both steps)
+	Confirming bool             // the step held the tier's boundary to confirm it
+	Binding    int              // index of the objective that decided a miss (-1: none)
 }
 
 // share is an objective's met share; ok false without judged values.

@@ -153,6 +153,7 @@ func (s *tierSearch) record(m Measurement) Measurement {
 			j.Remeasured = true
 			j.Confirming = t.confirming
 			pooled := poolCounts(t.pending.counts, j.Counts)
+			j.Pooled = pooled
 			t.pending = nil
 			j.Verdict, j.Binding = judgeTier(&s.tiers[i], pooled, true)
 		case t.confirming && m.Load == t.lo, !t.confirming && m.Load > t.lo && (t.hi == 0 || m.Load < t.hi):
