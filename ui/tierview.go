@@ -45,7 +45,7 @@ func renderTiers(s *Styles, search capacitySearch, names []string, sel int, now 
 		return fit(strings.Join(lines, "\n"), w, h)
 	}
 	sel = clamp(sel, 0, n-1)
-	lines = append(lines, "", s.Title.Render(string(sweepMarker(sel))+" "+names[sel])+s.Muted.Render("  ←/→ endpoint · ✓ met ✗ missed ~ re-measure · not judged"))
+	lines = append(lines, "", s.Title.Render(string(sweepMarker(sel))+" "+names[sel])+s.Muted.Render("  ←/→ endpoint   ✓ met  ✗ missed  ~ re-measure  · not judged  c confirming"))
 	head = fmt.Sprintf("%7s %5s %9s", loadHead(plan.By), "req", "out tok/s")
 	for _, t := range plan.Tiers {
 		head += " " + fmt.Sprintf("%-6s", truncateName(t.Name, 6))
