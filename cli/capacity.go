@@ -300,8 +300,12 @@ func tierStatus(stderr io.Writer, rep *sweep.CapacityReport, require []tierRequi
 		for i := range rep.Endpoints {
 			e := &rep.Endpoints[i]
 			for _, t := range e.Tiers {
-				if t.Name == r.name && t.Boundary < r.min {
-					below = append(below, fmt.Sprintf("%s on %s: boundary %s < %s", t.Name, e.Name, loadText(t.Boundary), loadText(r.min)))
+				if users, ok := t.Answer(); t.Name == r.name && users < r.min {
+					got := "no confirmed boundary"
+					if ok {
+						got = "boundary " + loadText(users)
+					}
+					below = append(below, fmt.Sprintf("%s on %s: %s < %s", t.Name, e.Name, got, loadText(r.min)))
 				}
 			}
 		}

@@ -79,7 +79,9 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	eng.endpoints = cfg.Endpoints
 	if eng.search != nil && eng.exporter != nil { // tokscope_tier_boundary_users as each is confirmed
 		eng.search.OnTierDone(func(ep probe.EndpointIndex, t sweep.TierOutcome) {
-			eng.exporter.SetTierBoundary(cfg.Endpoints[ep].Name, t.Name, t.Boundary)
+			if users, ok := t.Answer(); ok { // an endpoint stopped mid-search has no answer
+				eng.exporter.SetTierBoundary(cfg.Endpoints[ep].Name, t.Name, users)
+			}
 		})
 	}
 	eng.runner = probe.NewRunner(cfg.Endpoints, runOpts)

@@ -37,6 +37,18 @@ type TierOutcome struct {
 	Done       bool
 }
 
+// Answer is the tier's boundary once known: the confirmed boundary, or 0 when even load 1
+// missed; false while it is not known (searching, or a search stopped before confirming).
+func (t *TierOutcome) Answer() (float64, bool) {
+	switch {
+	case t.Confirmed:
+		return t.Boundary, true
+	case t.Boundary == 0 && t.FirstMiss == 1 && t.Done:
+		return 0, true
+	}
+	return 0, false
+}
+
 // tierState is one tier's decisions.
 type tierState struct {
 	lo, hi     float64

@@ -217,3 +217,27 @@ func TestTierSearchExactOnSimulator(t *testing.T) {
 		t.Errorf("slots tier bound by %q, want its TTFT objective", out.Tiers[2].Binding)
 	}
 }
+
+// A search stopped before a boundary was confirmed has no answer for that tier (nothing for
+// the gate or the Prometheus gauge to report); a tier missed at load 1 answers 0.
+func TestTierAnswerWhenStopped(t *testing.T) {
+	plan := SearchPlan{By: ByConcurrency, Limit: 64, Target: 0.9, Tiers: mustTiers(t, "a=ttft.p90<=1s", "b=otps.p50>=1")}
+	s := newTierSearch(plan)
+	for _, pass := range [][2]bool{{true, false}, {true, false}} { // loads 1 and 2: a passes, b misses at 1
+		load, _, _ := s.next()
+		m := Measurement{Load: load}
+		for _, p := range pass {
+			good := map[bool]int{true: 20, false: 0}[p]
+			m.Tiers = append(m.Tiers, TierJudgement{Counts: []ObjectiveCount{{N: 20, Good: good}}})
+		}
+		s.record(m)
+	}
+	s.stop()
+	out := s.outcome()
+	if users, ok := out.Tiers[0].Answer(); ok || out.Tiers[0].Boundary != 2 {
+		t.Errorf("a: answer %v %v with candidate %v, want none", users, ok, out.Tiers[0].Boundary)
+	}
+	if users, ok := out.Tiers[1].Answer(); !ok || users != 0 {
+		t.Errorf("b: answer %v %v, want 0", users, ok)
+	}
+}
