@@ -61,18 +61,19 @@ func TestTierConfigError(t *testing.T) {
 
 // Through the command line against a server of 2 slots whose per-stream speed falls with the
 // requests it runs (200/n tok/s): two tiers in one search, conversations as users. The fast
-// tier (P25 ≥ 150 tok/s) holds at 1 user only; the slow one (TTFT P90 ≤ 150 ms) up to the 2
-// slots. --tier-require slow>=3 exits 3 and names the tier; the JSON carries both boundaries,
+// tier (P25 ≥ 150 tok/s) holds at 1 user only (100 tok/s at 2); the slow one (TTFT P90 ≤
+// 150 ms) up to the 2 slots: at 3, a turn waits for a slot, on average half of a 40-token
+// answer (≈ 200 ms at 100 tok/s), against a TTFT of 30 ms. --tier-require slow>=3 exits 3 and names the tier; the JSON carries both boundaries,
 // the CSV a row per tier.
 func TestFindMaxUsersTiers(t *testing.T) {
-	p := sim.Profile{Name: "p", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 200, BatchSlowdown: 1, MaxTokens: 12, MaxRunning: 2}
+	p := sim.Profile{Name: "p", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 200, BatchSlowdown: 1, MaxTokens: 40, MaxRunning: 2}
 	srv, err := sim.Start(sim.Options{}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	args := []string{"--no-tui", "--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=150", "--tier", "slow=ttft.p90<=150ms",
-		"--step-duration", "300ms", "--find-max-limit", "8", "--max-tokens", "12", "--accelerators", "2", "-u", srv.BaseURL("p"), "-m", "m"}
+		"--step-duration", "300ms", "--find-max-limit", "8", "--max-tokens", "40", "--accelerators", "2", "-u", srv.BaseURL("p"), "-m", "m"}
 	var stdout, stderr bytes.Buffer
 	code := run("", append(append([]string(nil), args...), "-o", "json", "--tier-require", "slow>=3"), &stdout, &stderr, process{})
 	t.Logf("%s", stderr.String())
