@@ -474,7 +474,7 @@ func measure(c *liveStep, tiers []TierSpec) Measurement {
 		}
 		m.Tiers = append(m.Tiers, j)
 	}
-	if c.vals.turnsOfEnd > 1 && m.Duration > 0 {
+	if c.vals.turns > 1 && m.Duration > 0 {
 		m.SessionsPerMin = float64(c.vals.lastTurns) / m.Duration.Minutes()
 	}
 	if c.energySpan > 0 {

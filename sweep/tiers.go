@@ -62,9 +62,6 @@ func (o *ObjectiveSpec) meets(v float64) bool {
 	return v <= o.Limit
 }
 
-// Short is the objective as the views write it: "otps.p25>=30".
-func (o *ObjectiveSpec) Short() string { return o.Text }
-
 // metricAliases are names an objective may use beyond a registry key and its key without
 // the unit suffix: the output speed per request, as AA-AgentPerf calls it.
 var metricAliases = map[string]metric.ID{"otps": metric.DecodeTPS}
@@ -154,18 +151,17 @@ func parseBound(m *metric.Metric, s string) (float64, error) {
 
 // tierValues are a step's values for the metrics its tiers name, gathered request by request.
 type tierValues struct {
-	ids        []metric.ID
-	values     map[metric.ID][]float64 // ok requests' values
-	failed     int                     // counted requests that failed or were truncated
-	noTTFT     int                     // ok requests without a TTFT
-	counted    int
-	lastTurns  int // ok requests that were the last turn of their conversation
-	outTokens  float64
-	turnsOfEnd int // the conversation length (--turns); 0: no conversations
+	ids       []metric.ID
+	values    map[metric.ID][]float64 // ok requests' values
+	failed    int                     // counted requests that failed or were truncated
+	noTTFT    int                     // ok requests without a TTFT
+	counted   int
+	turns     int // the conversations' length (--turns); 0 or 1: no conversations
+	lastTurns int // ok requests that were the last turn of their conversation
 }
 
 func newTierValues(tiers []TierSpec, turns int) *tierValues {
-	v := &tierValues{values: map[metric.ID][]float64{}, turnsOfEnd: turns}
+	v := &tierValues{values: map[metric.ID][]float64{}, turns: turns}
 	for _, t := range tiers {
 		for _, o := range t.Objectives {
 			if !slices.Contains(v.ids, o.ID) {
@@ -183,7 +179,7 @@ func (v *tierValues) add(s *probe.Sample, c metric.Context) {
 		v.failed++
 		return
 	}
-	if v.turnsOfEnd > 1 && s.Turn == v.turnsOfEnd {
+	if v.turns > 1 && s.Turn == v.turns {
 		v.lastTurns++
 	}
 	for _, id := range v.ids {
