@@ -256,27 +256,34 @@ func (s *tierSearch) outcome() Outcome {
 	return o
 }
 
-// left estimates the steps still to run: the bisection steps of every bracket, a confirmation
-// per tier, and, while tiers ramp, the doublings up to the limit (ramping true: an upper bound
+// left estimates the steps still to run: the bisection steps of every bracket and a
+// confirmation per boundary, each counted once for tiers that share a bracket (one step serves
+// them all), and, while tiers ramp, the doublings up to the limit (ramping true: an upper bound
 // of the ramp, the bisection after it not counted).
 func (s *tierSearch) left() (steps int, ramping bool) {
 	ramp := 0
+	seen := map[[2]float64]bool{}
 	for i := range s.st {
 		t := &s.st[i]
 		switch {
 		case t.done:
 			continue
-		case t.hi == 0 && t.lo < s.plan.Limit:
+		case t.pending != nil:
+			steps++
+		}
+		if t.hi == 0 && t.lo < s.plan.Limit {
 			ramping = true
 			ramp = max(ramp, int(math.Ceil(math.Log2(s.plan.Limit/max(t.lo, 1)))))
-		case !s.closed(t):
-			steps += bisectSteps(s.plan.By, t.lo, t.hi)
+			continue
 		}
-		if !t.confirmed {
-			steps++ // its confirmation
-		}
-		if t.pending != nil {
-			steps++
+		if key := [2]float64{t.lo, t.hi}; !seen[key] {
+			seen[key] = true
+			if !s.closed(t) {
+				steps += bisectSteps(s.plan.By, t.lo, t.hi)
+			}
+			if !t.confirmed {
+				steps++ // its confirmation
+			}
 		}
 	}
 	return steps + ramp, ramping

@@ -241,3 +241,20 @@ func TestTierAnswerWhenStopped(t *testing.T) {
 		t.Errorf("b: answer %v %v, want 0", users, ok)
 	}
 }
+
+// Two tiers sharing a bracket cost the steps of one: the estimate counts them once.
+func TestTierSearchLeft(t *testing.T) {
+	plan := SearchPlan{By: ByUsers, Users: UsersConversations, Limit: 8, Target: 0.9, Tiers: mustTiers(t, "a=ttft.p90<=1s", "b=ttft.p90<=2s")}
+	s := newTierSearch(plan)
+	for _, load := range []float64{1, 2, 4} {
+		got, _, _ := s.next()
+		if got != load {
+			t.Fatalf("next %v, want %v", got, load)
+		}
+		good := map[bool]int{true: 20, false: 0}[load < 4]
+		s.record(Measurement{Load: load, Tiers: []TierJudgement{{Counts: []ObjectiveCount{{N: 20, Good: good}}}, {Counts: []ObjectiveCount{{N: 20, Good: good}}}}})
+	}
+	if n, ramping := s.left(); n != 2 || ramping { // bisect at 3, confirm the boundary
+		t.Errorf("left %d (ramping %v), want 2: one bisection and one confirmation serve both tiers", n, ramping)
+	}
+}
