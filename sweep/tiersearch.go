@@ -263,12 +263,14 @@ func (s *tierSearch) outcome() Outcome {
 func (s *tierSearch) left() (steps int, ramping bool) {
 	ramp := 0
 	seen := map[[2]float64]bool{}
+	again := map[float64]bool{} // loads to measure again, one step each
 	for i := range s.st {
 		t := &s.st[i]
 		switch {
 		case t.done:
 			continue
-		case t.pending != nil:
+		case t.pending != nil && !again[t.pending.load]:
+			again[t.pending.load] = true
 			steps++
 		}
 		if t.hi == 0 && t.lo < s.plan.Limit {
