@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"tokscope/sim"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -90,5 +92,30 @@ func TestProgressLineRedrawsInPlace(t *testing.T) {
 	}
 	if p.due(time.Now()) {
 		t.Error("due again right after a draw")
+	}
+}
+
+// A headless sweep tells each step's start and end on stderr even when stderr is no terminal
+// (a buffer here): they are events, not the redrawn line.
+func TestSweepStepLines(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 200, MaxTokens: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"--no-tui", "-o", "json", "--max-tokens", "8", "-u", srv.BaseURL("a"), "-m", "m", "--sweep", "1,2", "--step-duration", "500ms"}
+	if code := run("", args, &stdout, &stderr, process{}); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	out := stderr.String()
+	for _, want := range []string{"sweep step 1/2 starts: concurrency 1", "sweep step 2/2 starts: concurrency 2",
+		"sweep step 1/2 ended: concurrency 1", "sweep step 2/2 ended: concurrency 2"} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("stderr has %q %d times, want once:\n%s", want, strings.Count(out, want), out)
+		}
+	}
+	if strings.Contains(out, "\r") || strings.Count(out, " left") != 2 || strings.Count(out, ": m ") != 2 {
+		t.Errorf("step lines without the redrawn line, each start with what is left, each end per endpoint:\n%s", out)
 	}
 }
