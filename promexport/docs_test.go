@@ -14,7 +14,8 @@ import (
 
 // TestDocsNameEveryFamily keeps docs/outputs.md's Prometheus table whole: every family the
 // exporter exposes after a request of each kind (plain, with the server's clock, a later turn,
-// an error) is a row of that table, and every row names a family that exists.
+// an error) and a tier search's boundary is a row of that table, and every row names a family
+// that exists.
 func TestDocsNameEveryFamily(t *testing.T) {
 	raw, err := os.ReadFile("../docs/outputs.md")
 	if err != nil {
@@ -41,6 +42,7 @@ func TestDocsNameEveryFamily(t *testing.T) {
 		}).Ptr())
 	}
 	e.Observe(&probe.Sample{Endpoint: "e", Model: "m", Seq: 3, Outcome: probe.OutcomeError, ErrorKind: "http_500"})
+	e.SetTierBoundary("e", "fast", 4)
 	fams, err := e.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ func tierSeries(t *testing.T, e *Exporter) map[string]float64 {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			out[labels["endpoint"]+"/"+labels["tier"]] = m.GetGauge().GetValue()
+			out[labels["endpoint"]+"/"+labels["model"]+"/"+labels["tier"]] = m.GetGauge().GetValue()
 		}
 	}
 	return out
@@ -38,7 +38,7 @@ func TestTierBoundaryGauge(t *testing.T) {
 	e.SetTierBoundary("a", "fast", 6)
 	e.SetTierBoundary("a", "slow", 0)
 	got := tierSeries(t, e)
-	if len(got) != 2 || got["a/fast"] != 6 || got["a/slow"] != 0 {
-		t.Errorf("series %v, want a/fast 6 and a/slow 0", got)
+	if len(got) != 2 || got["a/m/fast"] != 6 || got["a/m/slow"] != 0 {
+		t.Errorf("series %v, want a/m/fast 6 and a/m/slow 0", got)
 	}
 }
