@@ -223,6 +223,13 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- eng.runner.Run(ctx) }()
+	if eng.scraper != nil { // --gpu-metrics: each step's GPU energy (an Update reaches OnUpdate once read)
+		go eng.scraper.Run(ctx)
+		go func() {
+			for range eng.scraper.Updates() {
+			}
+		}()
+	}
 	searched := make(chan error, 1)
 	go func() {
 		err := eng.search.Run(ctx, eng.runner)

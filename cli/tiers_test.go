@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,8 @@ func TestTierConfigError(t *testing.T) {
 // answer (≈ 200 ms at 100 tok/s), against a TTFT of 30 ms. --tier-require slow>=3 exits 3 and names the tier; the JSON carries both boundaries,
 // the CSV a row per tier.
 func TestFindMaxUsersTiers(t *testing.T) {
-	p := sim.Profile{Name: "p", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 200, BatchSlowdown: 1, MaxTokens: 40, MaxRunning: 2}
+	p := sim.Profile{Name: "p", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 200, BatchSlowdown: 1, MaxTokens: 40, MaxRunning: 2,
+		GPU: sim.GPU{Count: 2, IdleWatts: 100, SlotWatts: 50}}
 	srv, err := sim.Start(sim.Options{}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +77,7 @@ func TestFindMaxUsersTiers(t *testing.T) {
 	args := []string{"--no-tui", "--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=150", "--tier", "slow=ttft.p90<=150ms",
 		"--step-duration", "300ms", "--find-max-limit", "8", "--max-tokens", "40", "--accelerators", "2", "-u", srv.BaseURL("p"), "-m", "m"}
 	var stdout, stderr bytes.Buffer
-	code := run("", append(append([]string(nil), args...), "-o", "json", "--tier-require", "slow>=3"), &stdout, &stderr, process{})
+	code := run("", append(append([]string(nil), args...), "-o", "json", "--tier-require", "slow>=3", "--gpu-metrics", srv.GPUMetricsURL("p")), &stdout, &stderr, process{})
 	t.Logf("%s", stderr.String())
 	if code != ExitSLO || !strings.Contains(stderr.String(), "tier requirement not met: slow on m: boundary 2 < 3") {
 		t.Errorf("exit %d, want %d naming slow", code, ExitSLO)
@@ -93,6 +95,7 @@ func TestFindMaxUsersTiers(t *testing.T) {
 					Sessions    *float64 `json:"sessions_per_min"`
 					UsersPerGPU *float64 `json:"users_per_gpu"`
 					UsersPerKW  *float64 `json:"users_per_kw"`
+					PerJoule    *float64 `json:"tokens_per_joule"`
 				}
 			}
 		}
@@ -111,8 +114,15 @@ func TestFindMaxUsersTiers(t *testing.T) {
 	if slow.BoundBy == nil || *slow.BoundBy != "ttft.p90<=150ms" || slow.OutputTPS == nil || slow.Sessions == nil || *slow.Sessions <= 0 {
 		t.Errorf("slow's figures: %s", stdout.String())
 	}
-	if slow.UsersPerGPU == nil || *slow.UsersPerGPU != 1 || slow.UsersPerKW != nil {
-		t.Errorf("per GPU (2 accelerators) and per kW (no --gpu-metrics: null): %s", stdout.String())
+	if slow.UsersPerGPU == nil || *slow.UsersPerGPU != 1 {
+		t.Errorf("per GPU (2 accelerators): %s", stdout.String())
+	}
+	// The GPUs draw 100 W idle and 50 W per running request: 200 W with the 2 slots busy, less
+	// when a scrape's span reaches back into the drain before the step. So 2 users per 0.1 to
+	// 0.2 kW, and the boundary's tok/s over those watts.
+	if kw := slow.UsersPerKW; kw == nil || *kw < 9.5 || *kw > 20.5 || slow.PerJoule == nil ||
+		math.Abs(*slow.PerJoule-*slow.OutputTPS*(*kw)/2/1000) > 0.01**slow.PerJoule {
+		t.Errorf("per kW and tokens per joule at the boundary: %s", stdout.String())
 	}
 
 	stdout.Reset()
