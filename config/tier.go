@@ -42,15 +42,6 @@ func (o *TierObjective) Err(format string, args ...any) *Error {
 	return &Error{File: o.File, Line: o.Line, Col: o.Col, Msg: fmt.Sprintf(format, args...), Snippet: o.Snippet}
 }
 
-// String is the tier as --tier spells it.
-func (t Tier) String() string {
-	parts := make([]string, len(t.Objectives))
-	for i, o := range t.Objectives {
-		parts[i] = o.Text
-	}
-	return t.Name + "=" + strings.Join(parts, ",")
-}
-
 // MaxTiers bounds the tiers of a run (each is judged on every step and drawn in every view).
 const MaxTiers = 8
 
