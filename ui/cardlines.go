@@ -112,8 +112,9 @@ func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
 // liveLine is the counted requests in flight that have a first token: how many, their
 // tokens so far of max_tokens and the median of their decode rates so far,
 // "1 in flight · ≈45/160 tok · ≈141 tok/s"; before any, a warm-up in flight, so labelled;
-// with none, the newest finished decode rate.
-func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int) string {
+// with none, the newest finished decode rate, and how many of the started requests (in
+// flight at the same snapshot as the card's status word) have no token yet.
+func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, started, w int) string {
 	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	in := es.InFlight
 	if in.Requests == 0 && warmup.Chunks > 0 && !es.Latest.DecodeOK {
@@ -127,9 +128,18 @@ func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int)
 		if es.Latest.DecodeOK {
 			rate = approx(es.TokenSource) + num(es.Latest.DecodeTPS)
 		}
+		last := line(L("last "), V(rate), U(" tok/s"))
+		if started > 0 { // sent, no token yet: in flight all the same
+			n := itoa(started)
+			return fitSpans(w,
+				line(M(n+" in flight"), F(" · "), M("no token yet"), F(" · "), last),
+				line(M(n+" in flight"), F(" · "), M("no token"), F(" · "), last),
+				line(M(n+" live"), F(" · "), M("no token"), F(" · "), last),
+				line(M(n+" live, no token yet")))
+		}
 		return fitSpans(w,
-			line(M("none in flight"), F(" · "), L("last "), V(rate), U(" tok/s")),
-			line(M("0 live"), F(" · "), L("last "), V(rate), U(" tok/s")))
+			line(M("none in flight"), F(" · "), last),
+			line(M("0 live"), F(" · "), last))
 	}
 	n := itoa(in.Requests)
 	return inFlightLine(s, in, n+" in flight", n+" live", w)

@@ -304,7 +304,7 @@ func (m *Model) handleClosed() {
 	m.stopped = true
 	m.statsDirty = true
 	for _, st := range m.states {
-		st.state, st.inflight, st.finishing = probe.StateStopped, 0, 0
+		st.state, st.inflight, st.drawnInflight, st.finishing = probe.StateStopped, 0, 0, 0
 		st.version++
 	}
 	m.stopViews()
@@ -359,6 +359,9 @@ func (m *Model) handleClock() {
 func (m *Model) takeSnapshot() {
 	m.pollArrivals()
 	m.snap = m.agg.Snapshot(m.now())
+	for _, st := range m.states {
+		st.drawnInflight = st.inflight
+	}
 	// The views index Endpoints by endpoint number: make sure there is one per endpoint.
 	if len(m.snap.Endpoints) != len(m.eps) {
 		es := make([]stats.EndpointStats, len(m.eps))

@@ -405,3 +405,49 @@ func TestReadOnlyMonitor(t *testing.T) {
 		t.Fatalf("footer %q does not explain", m.footer)
 	}
 }
+
+// TestStatusWordAgreesWithInFlightLine: a card's status word and its in-flight line say the
+// same of the requests in flight, whatever order the Runner's Status and the requests' own
+// events arrive in.
+func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
+	m, _ := newTestModel(t, 1, 80, 24, 3)
+	start := t0.Add(-2 * time.Second)
+	started := &probe.Started{Endpoint: 0, Seq: 10, At: start}
+	progress := &probe.Progress{Endpoint: 0, Seq: 10, Start: start, At: 1900 * time.Millisecond,
+		FirstEvent: 280 * time.Millisecond, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
+		Tokens: 40, Chunks: 40, MaxTokens: 256}
+	done := history(m.eps, 4)[3].(*probe.Done)
+	done.Sample.Seq = 10
+	steps := []struct {
+		name   string
+		events []probe.Event
+		msg    tea.Msg
+		want   bool // streaming
+	}{
+		{"idle status, then a request with its first token", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started, progress}, redrawMsg{}, true},
+		{"the request ends before the Runner says streaming", []probe.Event{done, &probe.Status{Endpoint: 0, State: probe.StateStreaming}}, redrawMsg{}, false},
+		{"a request sent, no token yet, the Runner still idle", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started}, redrawMsg{}, true},
+	}
+	for _, step := range steps {
+		m = update(t, m, eventsMsg{events: step.events})
+		m = update(t, m, step.msg)
+		view := m.View()
+		word, live := "", ""
+		for _, l := range strings.Split(view, "\n") {
+			switch {
+			case strings.Contains(l, "idle"), strings.Contains(l, "streaming"):
+				word = l
+			case strings.Contains(l, "in flight"), strings.Contains(l, " live"):
+				live = l
+			}
+		}
+		streaming := strings.Contains(word, "streaming")
+		liveSays := !strings.Contains(live, "none in flight") && !strings.Contains(live, "0 live")
+		if word == "" || live == "" || streaming != liveSays {
+			t.Errorf("%s: the status word and the in-flight line disagree:\n%s\n%s", step.name, word, live)
+		}
+		if streaming != step.want {
+			t.Errorf("%s: streaming %v, want %v:\n%s\n%s", step.name, streaming, step.want, word, live)
+		}
+	}
+}

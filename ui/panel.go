@@ -268,7 +268,7 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 	case lineModel:
 		return modelLine(s, es.Model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:
-		return liveLine(s, es, &st.warmup, w)
+		return liveLine(s, es, &st.warmup, st.drawnInflight, w)
 	case lineDecode:
 		return decodeLine(s, es, w)
 	case lineTPS:
