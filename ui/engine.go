@@ -50,7 +50,7 @@ type endpointState struct {
 	// status word and its in-flight line both come from that instant, so "idle" never stands
 	// above "1 in flight" (the Runner's Status travels apart from Started and Done).
 	drawnInflight int
-	failing     bool // the latest finished request was an error
+	failing       bool // the latest finished request was an error
 	// tlsUnverified: the endpoint's certificate is not verified (insecure_skip_verify); its
 	// card says so, always.
 	tlsUnverified bool
