@@ -88,7 +88,11 @@ func streamsText(n int) string {
 // "llama-3.1-8b-instruct · anthropic    cache bust · 2 streams". The right side shortens
 // ("bust · 2 streams", "bust · c2", then "c2" alone: the cache mode is also in the detail
 // view and the compare table) before the model is cut: the model is what the line names.
+// An empty model (the card's name is the model) leaves the API, if any, on the left.
 func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
+	if model == "" {
+		model, api = strings.TrimPrefix(api, " · "), ""
+	}
 	rights := []string{streamsText(concurrency), "c" + itoa(concurrency)}
 	if cache != "" {
 		rights = []string{"cache " + cache + " · " + rights[0], cache + " · " + rights[0], cache + " · " + rights[1], rights[1]}

@@ -266,7 +266,11 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 	case lineTLS:
 		return figureFit(w, s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), s.Warn.Render("⚠ TLS unverified"))
 	case lineModel:
-		return modelLine(s, es.Model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
+		model := es.Model
+		if model == es.Name { // the title says it already
+			model = ""
+		}
+		return modelLine(s, model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:
 		return liveLine(s, es, &st.warmup, st.drawnInflight, w)
 	case lineDecode:

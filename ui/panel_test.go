@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"tokscope/probe"
 	"tokscope/stats"
 )
 
@@ -180,5 +181,23 @@ func TestErrorLinesShortenNotCut(t *testing.T) {
 	}
 	if got := statusPrefix.ReplaceAllString("429 Too Many Requests: Rate limit reached (simulated)", ""); got != "Rate limit reached (simulated)" {
 		t.Errorf("without the status: %q", got)
+	}
+}
+
+// TestModelLineLeavesOutTheName: when an endpoint is named after its model (one --model, no
+// name), the card's model line does not say the name a second time.
+func TestModelLineLeavesOutTheName(t *testing.T) {
+	eps := testEndpoints(1)
+	eps[0].Name, eps[0].Model, eps[0].API = "fast-gpu", "fast-gpu", "anthropic"
+	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned})
+	m = update(t, m, resize(100, 30))
+	m = update(t, m, eventsMsg{events: history(m.eps, 3)})
+	m = update(t, m, redrawMsg{})
+	view := m.View()
+	if n := strings.Count(view, "fast-gpu"); n != 1 {
+		t.Errorf("the card says its name %d times, want 1:\n%s", n, view)
+	}
+	if !strings.Contains(view, "anthropic") || !strings.Contains(view, "1 stream") {
+		t.Errorf("the model line lost its API or its concurrency:\n%s", view)
 	}
 }
