@@ -475,8 +475,14 @@ func (m *Model) renderFooter() {
 	}
 	s := m.styles
 	active := m.views[m.view]
-	left := m.help.ShortHelpView(active.ShortHelp())
 	info := active.Info()
+	// The keys leave room for the view's info on the right: the help drops whole keys (and
+	// says … for them) rather than spread cutting the last key mid-word.
+	keys := m.help
+	if info != "" {
+		keys.Width = max(1, m.width-lipgloss.Width(info)-1)
+	}
+	left := keys.ShortHelpView(active.ShortHelp())
 	if n := m.finishing(); n > 0 {
 		left = s.Notice.Render(finishingText(n))
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/probe"
 	"tokscope/probe/probetest"
@@ -448,6 +449,23 @@ func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 		}
 		if streaming != step.want {
 			t.Errorf("%s: streaming %v, want %v:\n%s\n%s", step.name, streaming, step.want, word, live)
+		}
+	}
+}
+
+// TestFooterCutsNoKeyMidWord: with a view's info on the right (the compare view's sort and
+// column page), the footer's keys drop whole ("…" alone) and none is cut mid-word.
+func TestFooterCutsNoKeyMidWord(t *testing.T) {
+	for _, w := range []int{80, 100, 120} {
+		for _, v := range []string{"1", "2", "3", "4"} {
+			m, _ := newTestModel(t, 4, w, 30, 6)
+			m = press(t, m, v)
+			footer := ansi.Strip(m.footer)
+			for i, r := range []rune(footer) {
+				if r == '…' && i > 0 && []rune(footer)[i-1] != ' ' {
+					t.Errorf("%d columns, view %s: a key is cut mid-word: %q", w, v, footer)
+				}
+			}
 		}
 	}
 }
