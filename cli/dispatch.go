@@ -118,7 +118,7 @@ func parseCommand(c *command, args []string, stdout io.Writer) (*options, error)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
-		return nil, flagParseError(err)
+		return nil, flagParseError(err, fs)
 	}
 	if *help {
 		writeHelp(stdout, c, fs)
