@@ -422,16 +422,15 @@ func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 	steps := []struct {
 		name   string
 		events []probe.Event
-		msg    tea.Msg
 		want   bool // streaming
 	}{
-		{"idle status, then a request with its first token", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started, progress}, redrawMsg{}, true},
-		{"the request ends before the Runner says streaming", []probe.Event{done, &probe.Status{Endpoint: 0, State: probe.StateStreaming}}, redrawMsg{}, false},
-		{"a request sent, no token yet, the Runner still idle", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started}, redrawMsg{}, true},
+		{"idle status, then a request with its first token", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started, progress}, true},
+		{"the request ends before the Runner says streaming", []probe.Event{done, &probe.Status{Endpoint: 0, State: probe.StateStreaming}}, false},
+		{"a request sent, no token yet, the Runner still idle", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started}, true},
 	}
 	for _, step := range steps {
 		m = update(t, m, eventsMsg{events: step.events})
-		m = update(t, m, step.msg)
+		m = update(t, m, redrawMsg{})
 		view := m.View()
 		word, live := "", ""
 		for _, l := range strings.Split(view, "\n") {
