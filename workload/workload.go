@@ -49,6 +49,9 @@ type Request struct {
 	// Turn its place in it (from 1); both 0 outside conversations (convo.go).
 	Conversation uint64
 	Turn         int
+	// Session places the request in an agent session under --sessions (sessions_build.go);
+	// nil otherwise.
+	Session *SessionTurn
 }
 
 // Options are a workload's run-wide settings.
@@ -80,7 +83,8 @@ type Workload struct {
 	minInput    int    // the shortest synthetic prompt: the tag and one token of text
 	prefix      string // the --shared-prefix system text; "" without
 	convs       atomic.Uint64
-	trace       []Request // the requests of a --trace, cut by UseTrace
+	trace       []Request     // the requests of a --trace, cut by UseTrace
+	sess        *sessionState // the agent sessions of --sessions (UseSessions); nil without
 	next        atomic.Uint64
 	interactive atomic.Uint64
 }
