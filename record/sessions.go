@@ -1,0 +1,63 @@
+package record
+
+import (
+	"time"
+
+	"tokscope/workload"
+)
+
+// SessionFields place a request in an agent session (--sessions); every one is absent
+// outside sessions, and turn (Record.Turn) is its place in its context. Embedded in Record,
+// so they are top-level keys of its line.
+type SessionFields struct {
+	// Session is the request's context (a session's root agent or one of its sub-agents),
+	// from 1 per endpoint; Parent the context that started it (0 for a root); Depth 0 for a
+	// root, 1 for its sub-agents, …
+	Session *uint64 `json:"session,omitempty"`
+	Parent  *uint64 `json:"parent,omitempty"`
+	Depth   *int    `json:"depth,omitempty"`
+	// GapMS is the wait before the turn since its context's previous turn ended (tool or
+	// think time under the gap policy, and any sub-agents joined); 0 for a first turn.
+	GapMS *float64 `json:"gap_ms,omitempty"`
+	// Blocks is the number of full blocks of the trace's block size the prompt holds, and
+	// IdealCached the prompt tokens (offline tokenizer) a perfect prefix cache would have
+	// served, given the prompts sent to the endpoint before it.
+	Blocks      *int `json:"blocks,omitempty"`
+	IdealCached *int `json:"ideal_cached,omitempty"`
+	// ToolResult: the turn's recorded input was a tool's result.
+	ToolResult bool `json:"tool_result,omitempty"`
+}
+
+func sessionFields(t *workload.SessionTurn) SessionFields {
+	if t == nil {
+		return SessionFields{}
+	}
+	c := *t
+	gap := durMS(c.Gap)
+	return SessionFields{Session: &c.ID, Parent: &c.Parent, Depth: &c.Depth, GapMS: &gap,
+		Blocks: &c.Blocks, IdealCached: &c.IdealCached, ToolResult: c.Tool}
+}
+
+// sessionTurn is the SessionTurn the fields came from; nil outside sessions.
+func (f SessionFields) sessionTurn(turn int) *workload.SessionTurn {
+	if f.Session == nil {
+		return nil
+	}
+	t := &workload.SessionTurn{ID: *f.Session, Turn: turn, Tool: f.ToolResult}
+	if f.Parent != nil {
+		t.Parent = *f.Parent
+	}
+	if f.Depth != nil {
+		t.Depth = *f.Depth
+	}
+	if f.GapMS != nil {
+		t.Gap = time.Duration(*f.GapMS * float64(time.Millisecond))
+	}
+	if f.Blocks != nil {
+		t.Blocks = *f.Blocks
+	}
+	if f.IdealCached != nil {
+		t.IdealCached = *f.IdealCached
+	}
+	return t
+}
