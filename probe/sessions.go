@@ -58,6 +58,7 @@ func (l *lane) sessionLoop(i int) {
 type sessionCtx struct {
 	run    *workload.SessionRun
 	id     uint64
+	root   uint64
 	parent uint64
 	depth  int
 	bg     *sync.WaitGroup // the session's background sub-agents
@@ -71,7 +72,8 @@ func (l *lane) runSession(run *workload.SessionRun) int {
 	var bg sync.WaitGroup
 	var mu sync.Mutex
 	sent := 0
-	root := sessionCtx{run: run, id: run.NewContext(), bg: &bg, mu: &mu, sent: &sent}
+	id := run.NewContext()
+	root := sessionCtx{run: run, id: id, root: id, bg: &bg, mu: &mu, sent: &sent}
 	l.runAgent(root, run.S.Root)
 	bg.Wait()
 	return sent
@@ -101,7 +103,7 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 		if turn > 1 {
 			gap = time.Since(lastEnd)
 		}
-		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap})
+		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap})
 		_, ok := l.once(false, time.Time{}, req, nil)
 		c.mu.Lock()
 		*c.sent++

@@ -16,6 +16,12 @@ type SessionFields struct {
 	Session *uint64 `json:"session,omitempty"`
 	Parent  *uint64 `json:"parent,omitempty"`
 	Depth   *int    `json:"depth,omitempty"`
+	// SessionRoot is the root context of the request's session, and SessionTurns that
+	// session's number of turns, sub-agents' included.
+	SessionRoot  *uint64 `json:"session_root,omitempty"`
+	SessionTurns *int    `json:"session_turns,omitempty"`
+	// OfflinePromptTokens is the prompt's length in the offline tokenizer, ideal_cached's unit.
+	OfflinePromptTokens *int `json:"offline_prompt_tokens,omitempty"`
 	// GapMS is the wait before the turn since its context's previous turn ended (tool or
 	// think time under the gap policy, and any sub-agents joined); 0 for a first turn.
 	GapMS *float64 `json:"gap_ms,omitempty"`
@@ -35,6 +41,7 @@ func sessionFields(t *workload.SessionTurn) SessionFields {
 	c := *t
 	gap := durMS(c.Gap)
 	return SessionFields{Session: &c.ID, Parent: &c.Parent, Depth: &c.Depth, GapMS: &gap,
+		SessionRoot: &c.Root, SessionTurns: &c.SessionTurns, OfflinePromptTokens: &c.PromptTokens,
 		Blocks: &c.Blocks, IdealCached: &c.IdealCached, ToolResult: c.Tool}
 }
 
@@ -52,6 +59,17 @@ func (f SessionFields) sessionTurn(turn int) *workload.SessionTurn {
 	}
 	if f.GapMS != nil {
 		t.Gap = time.Duration(*f.GapMS * float64(time.Millisecond))
+	}
+	for _, v := range []struct {
+		from *int
+		to   *int
+	}{{f.SessionTurns, &t.SessionTurns}, {f.OfflinePromptTokens, &t.PromptTokens}} {
+		if v.from != nil {
+			*v.to = *v.from
+		}
+	}
+	if f.SessionRoot != nil {
+		t.Root = *f.SessionRoot
 	}
 	if f.Blocks != nil {
 		t.Blocks = *f.Blocks

@@ -153,6 +153,13 @@ func (r *SessionRun) NewContext() uint64 { return r.w.sess.contexts.Add(1) }
 type SessionTurn struct {
 	ID     uint64 // the context (root agent or sub-agent), from 1 per endpoint
 	Parent uint64 // the context that started this sub-agent; 0 for a root agent
+	// Root is the session's root context (ID itself for a root agent), and SessionTurns the
+	// number of turns of the whole session, sub-agents' included: a reader knows a session
+	// complete when it has seen that many of its turns.
+	Root         uint64
+	SessionTurns int
+	// PromptTokens is the prompt's length in the offline tokenizer (IdealCached's unit).
+	PromptTokens int
 	Depth  int    // 0 for a root agent, 1 for its sub-agents, …
 	Turn   int    // the turn's place in its context, from 1
 	// Gap is the wait before this turn since the context's previous turn ended (the recorded
@@ -199,6 +206,8 @@ func (r *SessionRun) Request(t *Turn, where SessionTurn) Request {
 	}
 	where.Blocks = len(blocks)
 	where.Tool = t.Tool
+	where.SessionTurns = r.S.Turns
+	where.PromptTokens = req.PromptTokens
 	where.IdealCached = w.sess.ideal.take(ns, blocks, tail, tailTokens, b)
 	req.Session = &where
 	req.Turn = where.Turn
