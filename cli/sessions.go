@@ -20,6 +20,7 @@ type sessionFlags struct {
 	toolTime string // --tool-time
 	gapCap   time.Duration
 	scale    float64 // --sessions-scale
+	toolMsgs string  // --tool-messages
 	gaps     workload.GapPolicy
 }
 
@@ -28,6 +29,7 @@ func addSessionFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.sess.format, "sessions-format", "", "read --sessions as `FORMAT` instead of detecting it: "+strings.Join(workload.SessionFormats, " | "))
 	fs.StringVar(&o.sess.toolTime, "tool-time", "recorded", "wait between a session's turns: recorded | none | scaled:`F`")
 	fs.DurationVar(&o.sess.gapCap, "gap-cap", workload.DefaultGapCap, "no wait between a session's turns is longer than `D` (0: no cap)")
+	fs.StringVar(&o.sess.toolMsgs, "tool-messages", workload.ToolMessagesAPI, "a session's tool calls and results: api (each API's own tool messages) | text (plain user text)")
 	fs.Float64Var(&o.sess.scale, "sessions-scale", 1, "multiply every recorded prompt and output length by `F` (for a server whose context is smaller than the trace's)")
 }
 
@@ -35,6 +37,9 @@ func addSessionFlags(fs *pflag.FlagSet, o *options) {
 func (o *options) checkSessions() error {
 	if o.set("sessions-format") && !oneOf(o.sess.format, workload.SessionFormats) {
 		return usagef("invalid value %q for --sessions-format: give %s", o.sess.format, strings.Join(workload.SessionFormats, ", "))
+	}
+	if !oneOf(o.sess.toolMsgs, workload.ToolMessageModes) {
+		return usagef("invalid value %q for --tool-messages: give %s", o.sess.toolMsgs, strings.Join(workload.ToolMessageModes, ", "))
 	}
 	g, err := workload.ParseToolTime(o.sess.toolTime)
 	if err != nil {
@@ -83,7 +88,7 @@ func (o *options) useSessions(cfg *config.Config, works []*workload.Workload, st
 		return fmt.Errorf("--sessions: %w", err)
 	}
 	for i, w := range works {
-		if err := w.UseSessions(pool, workload.SessionOptions{Gaps: o.sess.gaps, Scale: o.sess.scale}); err != nil {
+		if err := w.UseSessions(pool, workload.SessionOptions{Gaps: o.sess.gaps, Scale: o.sess.scale, ToolMessages: o.sess.toolMsgs}); err != nil {
 			return fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)
 		}
 	}

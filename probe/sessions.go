@@ -83,7 +83,8 @@ func (l *lane) runSession(run *workload.SessionRun) int {
 func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 	gaps := l.work.SessionGaps()
 	turn := 0
-	lastEnd := time.Now() // the end of the context's previous turn
+	th := workload.NewThread() // the context's messages, threaded turn on turn
+	lastEnd := time.Now()      // the end of the context's previous turn
 	var fg sync.WaitGroup // sub-agents to join before the next turn
 	for _, st := range a.Steps {
 		if l.ctx.Err() != nil {
@@ -103,7 +104,7 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 		if turn > 1 {
 			gap = time.Since(lastEnd)
 		}
-		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap})
+		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap}, th)
 		_, ok := l.once(false, time.Time{}, req, nil)
 		c.mu.Lock()
 		*c.sent++

@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"encoding/json"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +131,62 @@ func TestSessionsLanesTakeTheNext(t *testing.T) {
 	// 7 turns asked, 3 a session: three sessions are begun and finished, 9 turns.
 	if len(got) != 9 || len(ctx) != 3 {
 		t.Fatalf("%d turns in %d sessions, want 9 in 3", len(got), len(ctx))
+	}
+}
+
+// The tool round trips of a session in each API's own form: the turn after a tool_use stop
+// sends the call and its result as chat tool_calls + role "tool", Anthropic tool_use +
+// tool_result blocks, Responses function_call + function_call_output items, Ollama
+// tool_calls + role "tool"; the simulator answers every one.
+func TestSessionsToolMessagesPerAPI(t *testing.T) {
+	p := sim.Profile{Name: "tm", Model: "m", TTFT: 2 * time.Millisecond, TokensPerSecond: 4000, PrefixCache: true, Seed: 2}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	for _, api := range sim.APIs {
+		if api == config.APICompletions {
+			continue // no message form: texts only
+		}
+		t.Run(api, func(t *testing.T) {
+			tap, proxy := newBodyTap(t, srv.URL())
+			base := srv.BaseURLFor("tm", api)
+			ep := config.Endpoint{Name: api, BaseURL: proxy.URL + strings.TrimPrefix(base, srv.URL()), Model: "m", API: api,
+				MaxTokens: 8, Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second, Cache: config.CacheBust}
+			ws, err := workload.ForEndpoints([]config.Endpoint{ep}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool, err := workload.LoadSessions("../workload/testdata/sessions/agentx_trace_0026.json", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ws[0].UseSessions(pool, workload.SessionOptions{Gaps: workload.GapPolicy{None: true}, Scale: 0.01}); err != nil {
+				t.Fatal(err)
+			}
+			r := NewRunner([]config.Endpoint{ep}, Options{Requests: 3, Workloads: ws})
+			done, _ := collectAll(t, r, t.Context())
+			for _, d := range done {
+				if d.Sample.Outcome != OutcomeOK {
+					t.Fatalf("%s: %s %s", api, d.Sample.Outcome, d.Sample.ErrorMessage)
+				}
+			}
+			tap.mu.Lock()
+			bodies := tap.bodies
+			tap.mu.Unlock()
+			last, _ := json.Marshal(bodies[len(bodies)-1]) // turn 3: its input is a tool's result
+			want := map[string][]string{
+				config.APIChat:      {`"tool_calls":[{"function":{"arguments":"{}","name":"tool"},"id":"call_1","type":"function"}]`, `"role":"tool","tool_call_id":"call_1"`},
+				config.APIAnthropic: {`{"id":"call_1","input":{},"name":"tool","type":"tool_use"}`, `"tool_use_id":"call_1","type":"tool_result"`},
+				config.APIResponses: {`{"arguments":"{}","call_id":"call_1","name":"tool","type":"function_call"}`, `"call_id":"call_1","output":`, `"type":"function_call_output"`},
+				config.APIOllama:    {`"tool_calls":[{"function":{"arguments":{},"name":"tool"}}]`, `"role":"tool"`},
+			}[api]
+			for _, w := range want {
+				if !strings.Contains(string(last), w) {
+					t.Errorf("%s: the tool-result turn's body lacks %s:\n%.600s", api, w, last)
+				}
+			}
+		})
 	}
 }

@@ -93,8 +93,8 @@ func readAA(path string, data []byte) ([]*Session, error) {
 	return out, nil
 }
 
-// aaTurn checks one line and takes its messages (tool calls and results as text: see
-// aaText) and its output length.
+// aaTurn checks one line and takes its messages (with their tool calls and results) and
+// its output length.
 func aaTurn(l *aaLine) (*Turn, error) {
 	var msgs []aaMessage
 	if len(l.Messages) == 0 || json.Unmarshal(l.Messages, &msgs) != nil || len(msgs) == 0 {
@@ -112,22 +112,18 @@ func aaTurn(l *aaLine) (*Turn, error) {
 	}
 	t := &Turn{Out: int(*out)}
 	for k, m := range msgs {
-		text, err := aaText(m)
+		msg, err := aaMsg(m)
 		if err != nil {
 			return nil, fmt.Errorf("messages[%d]: %v", k, err)
 		}
-		role := m.Role
-		if role == "tool" {
-			role = "user"
-		}
-		t.Messages = append(t.Messages, Message{Role: role, Content: text})
+		t.Messages = append(t.Messages, msg)
 	}
 	return t, nil
 }
 
-// aaText is a message's text: its content (a string or text parts); an assistant's tool
-// calls and a tool's result are written out as text, so that any API takes them.
-func aaText(m aaMessage) (string, error) {
+// aaMsg is a recorded message: its content (a string or text parts), its tool calls, the
+// call a tool's result answers.
+func aaMsg(m aaMessage) (Message, error) {
 	var b strings.Builder
 	switch c := m.Content.(type) {
 	case nil:
@@ -141,25 +137,24 @@ func aaText(m aaMessage) (string, error) {
 			}
 		}
 	default:
-		return "", fmt.Errorf(`"content" must be a string or a list of text parts`)
+		return Message{}, fmt.Errorf(`"content" must be a string or a list of text parts`)
 	}
 	switch m.Role {
-	case "system", "user", "assistant":
-	case "tool":
-		return fmt.Sprintf("[tool result %s] %s", m.ToolCallID, b.String()), nil
+	case "system", "user", "assistant", "tool":
 	default:
-		return "", fmt.Errorf("role %q: give system, user, assistant or tool", m.Role)
+		return Message{}, fmt.Errorf("role %q: give system, user, assistant or tool", m.Role)
 	}
+	msg := Message{Role: m.Role, Content: b.String(), ToolCallID: m.ToolCallID}
 	for _, tc := range m.ToolCalls {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "[tool call %s] %s(%s)", tc.ID, tc.Function.Name, tc.Function.Arguments)
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	if b.Len() == 0 {
-		return "", fmt.Errorf("a message with neither content nor tool calls")
+	if msg.Content == "" && len(msg.ToolCalls) == 0 {
+		return Message{}, fmt.Errorf("a message with neither content nor tool calls")
 	}
-	return b.String(), nil
+	if m.Role == "tool" && m.ToolCallID == "" {
+		return Message{}, fmt.Errorf(`a tool message without "tool_call_id"`)
+	}
+	return msg, nil
 }
 
 // aaBlocks cuts each turn's text (its messages, one paragraph each, as the offline tokenizer
@@ -173,7 +168,7 @@ func aaBlocks(turns []*Turn) error {
 	ids := map[uint64]int32{}
 	for k, t := range turns {
 		var text strings.Builder
-		for _, m := range t.Messages {
+		for _, m := range asText(t.Messages) {
 			text.WriteString(m.Role + ": " + m.Content + "\n\n")
 		}
 		toks, _, err := c.codec.Encode(text.String())

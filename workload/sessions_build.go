@@ -23,8 +23,12 @@ import (
 // SessionOptions are the run-wide settings of a session replay.
 type SessionOptions struct {
 	Gaps GapPolicy
-	// Scale multiplies every recorded length (prompt and output; the blocks a prompt keeps
-	// are the leading ones that fit): 1 replays the trace as recorded. For servers whose
+	// ToolMessages is ToolMessagesAPI (""/default: tool calls and results in each API's own
+	// form) or ToolMessagesText (every turn one user message; recorded tool messages as text).
+	ToolMessages string
+	// Scale multiplies every recorded length (prompt and output; block j of a scaled prompt
+	// is the trace's block j/Scale, so shared runs shrink in proportion): 1 replays the trace
+	// as recorded. For servers whose
 	// context is smaller than the trace's.
 	Scale float64
 }
@@ -160,8 +164,8 @@ type SessionTurn struct {
 	SessionTurns int
 	// PromptTokens is the prompt's length in the offline tokenizer (IdealCached's unit).
 	PromptTokens int
-	Depth  int    // 0 for a root agent, 1 for its sub-agents, …
-	Turn   int    // the turn's place in its context, from 1
+	Depth        int // 0 for a root agent, 1 for its sub-agents, …
+	Turn         int // the turn's place in its context, from 1
 	// Gap is the wait before this turn since the context's previous turn ended (the recorded
 	// tool or think time under the gap policy, and any sub-agents it joined); 0 for a first turn.
 	Gap time.Duration
@@ -177,7 +181,8 @@ type SessionTurn struct {
 // Request builds turn t of the run, placed at where: its prompt of the recorded length and
 // blocks (or its recorded messages), its recorded output length, and its ideal cached
 // prefix given every prompt the endpoint sent before.
-func (r *SessionRun) Request(t *Turn, where SessionTurn) Request {
+func (r *SessionRun) Request(t *Turn, where SessionTurn, th *Thread) Request {
+	text := r.w.sess.opts.ToolMessages == ToolMessagesText
 	w := r.w
 	scale := w.sess.opts.Scale
 	out := max(1, int(math.Round(float64(t.Out)*scale)))
@@ -192,16 +197,23 @@ func (r *SessionRun) Request(t *Turn, where SessionTurn) Request {
 		} else {
 			ns = 0 // the same messages in every replay: one text for all
 		}
-		req.Messages = withTag(t.Messages, req.Tag)
+		msgs := t.Messages
+		if text {
+			msgs = asText(msgs)
+		}
+		req.Messages = withTag(msgs, req.Tag)
 		req.PromptTokens = t.In
 	} else {
 		in := max(1, int(math.Round(float64(t.In)*scale)))
-		if keep := in / b; keep < len(blocks) {
-			blocks, tail = blocks[:keep], blocks[keep]
+		if scale != 1 {
+			blocks, tail = scaleBlocks(blocks, t.Tail, in/b, scale)
 		}
 		tailTokens = in - len(blocks)*b
-		text, n := r.prompt(blocks, tail, tailTokens)
-		req.Messages = []Message{{Role: "user", Content: text}}
+		body, n := r.prompt(blocks, tail, tailTokens)
+		if text {
+			th = nil
+		}
+		req.Messages = th.messages(body, t.Tool)
 		req.PromptTokens = n
 	}
 	where.Blocks = len(blocks)
@@ -212,6 +224,25 @@ func (r *SessionRun) Request(t *Turn, where SessionTurn) Request {
 	req.Session = &where
 	req.Turn = where.Turn
 	return req
+}
+
+// scaleBlocks are the blocks of a prompt scaled by scale to keep blocks: block j is the
+// trace's block j/scale, so that two turns that share the first k of their blocks share
+// about k·scale of theirs (truncating instead would share everything up to a short length);
+// tail is the id at the next such place.
+func scaleBlocks(blocks []int32, tail int32, keep int, scale float64) ([]int32, int32) {
+	out := make([]int32, 0, keep)
+	for j := 0; j < keep; j++ {
+		i := int(float64(j) / scale)
+		if i >= len(blocks) {
+			break
+		}
+		out = append(out, blocks[i])
+	}
+	if i := int(float64(len(out)) / scale); i < len(blocks) {
+		tail = blocks[i]
+	}
+	return out, tail
 }
 
 // prompt is the text of blocks and tailTokens of tail's text, and its length in tokens.

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,7 +178,7 @@ func TestSessionsPromptsExact(t *testing.T) {
 	ts := turnsOf(run.S.Root)
 	var reqs []Request
 	for i, tr := range ts {
-		req := run.Request(tr, SessionTurn{ID: 1, Turn: i + 1})
+		req := run.Request(tr, SessionTurn{ID: 1, Turn: i + 1}, nil)
 		if req.PromptTokens != tr.In || req.MaxTokens != tr.Out || req.MinTokens != tr.Out {
 			t.Errorf("turn %d: %d prompt tokens, max %d (recorded %d, %d)", i+1, req.PromptTokens, req.MaxTokens, tr.In, tr.Out)
 		}
@@ -193,7 +195,7 @@ func TestSessionsPromptsExact(t *testing.T) {
 		t.Errorf("turn 2 shares %d tokens of text with turn 1 (%d long)", n, ts[0].In)
 	}
 	// Another replay of the same session shares nothing with this one.
-	again := w.NewSessionRun().Request(ts[0], SessionTurn{ID: 2, Turn: 1})
+	again := w.NewSessionRun().Request(ts[0], SessionTurn{ID: 2, Turn: 1}, nil)
 	if n := commonTokens(t, reqs[0].Messages[0].Content, again.Messages[0].Content); n >= 64 || again.Session.IdealCached != 0 {
 		t.Errorf("a second replay shares %d tokens (ideal %d) with the first", n, again.Session.IdealCached)
 	}
@@ -218,7 +220,7 @@ func TestSessionsBlocksShareExactly(t *testing.T) {
 	var texts []string
 	var ideal []int
 	for i, tr := range ts {
-		req := run.Request(tr, SessionTurn{Turn: i + 1})
+		req := run.Request(tr, SessionTurn{Turn: i + 1}, nil)
 		if req.PromptTokens != tr.In {
 			t.Errorf("turn %d: %d tokens, want %d", i+1, req.PromptTokens, tr.In)
 		}
@@ -275,7 +277,7 @@ func TestSessionsEveryTurnExact(t *testing.T) {
 		var walk func(a *Agent)
 		walk = func(a *Agent) {
 			for i, tr := range turnsOf(a) {
-				req := run.Request(tr, SessionTurn{Turn: i + 1})
+				req := run.Request(tr, SessionTurn{Turn: i + 1}, nil)
 				if tr.Messages == nil && req.PromptTokens != tr.In {
 					t.Errorf("%s: %d tokens, want %d", tr.Where, req.PromptTokens, tr.In)
 				}
@@ -300,4 +302,83 @@ func prefixLen(a, b []int32) int {
 		n++
 	}
 	return n
+}
+
+// A context's turns are threaded: a tool-result turn that continues the last is the last
+// turn's messages, an assistant tool call and a tool message with the new text; the texts
+// together are the turn's text exactly. --tool-messages text sends one user message.
+func TestSessionsToolThreading(t *testing.T) {
+	pool := loadPool(t, sessDir+"agentx_trace_0026.json", "")
+	w := sessionWorkload(t, pool, config.CacheReuse, SessionOptions{})
+	run := w.NewSessionRun()
+	th := NewThread()
+	ts := turnsOf(run.S.Root)
+	var all []Request
+	for i, tr := range ts {
+		all = append(all, run.Request(tr, SessionTurn{Turn: i + 1}, th))
+	}
+	plain := sessionWorkload(t, pool, config.CacheReuse, SessionOptions{}).NewSessionRun()
+	for i, req := range all {
+		var joined strings.Builder
+		for _, m := range req.Messages {
+			joined.WriteString(m.Content)
+		}
+		if want := plain.Request(ts[i], SessionTurn{Turn: i + 1}, nil).Messages[0].Content; joined.String() != want {
+			t.Errorf("turn %d: its messages' texts are not the turn's text", i+1)
+		}
+	}
+	// Turn 3's input is a tool's result (turn 2 stopped on tool_use): turn 2's messages, then
+	// the call and its result.
+	m := all[2].Messages
+	if len(m) != len(all[1].Messages)+2 || m[len(m)-2].Role != "assistant" || len(m[len(m)-2].ToolCalls) != 1 ||
+		m[len(m)-1].Role != "tool" || m[len(m)-1].ToolCallID != m[len(m)-2].ToolCalls[0].ID {
+		t.Fatalf("turn 3 messages: %+v", roles(m))
+	}
+	if !ts[2].Tool || ts[1].Tool {
+		t.Fatalf("recorded input types: turn 2 tool %v, turn 3 tool %v", ts[1].Tool, ts[2].Tool)
+	}
+	if len(all[1].Messages) != 2 || all[1].Messages[1].Role != "user" {
+		t.Errorf("turn 2 (new user text) messages: %v", roles(all[1].Messages))
+	}
+	text := sessionWorkload(t, pool, config.CacheReuse, SessionOptions{ToolMessages: ToolMessagesText}).NewSessionRun()
+	if got := text.Request(ts[2], SessionTurn{Turn: 3}, NewThread()).Messages; len(got) != 1 || got[0].Role != "user" {
+		t.Errorf("--tool-messages text: %v", roles(got))
+	}
+	// AA: the recorded tool calls and results, as such; as text under --tool-messages text.
+	aa := loadPool(t, sessDir+"aa_mini_library_01.jsonl", "")
+	last := turnsOf(aa.Sessions[0].Root)[5]
+	got := sessionWorkload(t, aa, config.CacheReuse, SessionOptions{}).NewSessionRun().Request(last, SessionTurn{Turn: 6}, nil).Messages
+	if got[2].Role != "assistant" || got[2].ToolCalls[0].Name != "search_catalog" || got[3].Role != "tool" || got[3].ToolCallID != "aa_mini_call_1" {
+		t.Errorf("aa messages: %v", roles(got))
+	}
+	got = sessionWorkload(t, aa, config.CacheReuse, SessionOptions{ToolMessages: ToolMessagesText}).NewSessionRun().Request(last, SessionTurn{Turn: 6}, nil).Messages
+	if got[3].Role != "user" || !strings.HasPrefix(got[3].Content, "[tool result aa_mini_call_1] ") || len(got[2].ToolCalls) != 0 {
+		t.Errorf("aa as text: %v", roles(got))
+	}
+}
+
+func roles(m []Message) []string {
+	var out []string
+	for _, x := range m {
+		out = append(out, fmt.Sprintf("%s(%d calls, %q)", x.Role, len(x.ToolCalls), x.ToolCallID))
+	}
+	return out
+}
+
+// --sessions-scale shrinks shared runs in proportion: turns sharing 459 of 504 blocks share
+// about 459·F of theirs, not all of a short prefix.
+func TestSessionsScaleKeepsProportions(t *testing.T) {
+	pool := loadPool(t, sessDir+"tracelab_round_trace.jsonl", "")
+	w := sessionWorkload(t, pool, config.CacheBust, SessionOptions{Scale: 0.1})
+	run := w.NewSessionRun()
+	ts := turnsOf(run.S.Root)
+	a := run.Request(ts[0], SessionTurn{Turn: 1}, nil)
+	b := run.Request(ts[1], SessionTurn{Turn: 2}, nil)
+	if want := int(math.Round(3227.2)); a.PromptTokens != want {
+		t.Errorf("round 1 scaled: %d tokens, want %d", a.PromptTokens, want)
+	}
+	// Round 2 keeps 459 of round 1's blocks: scaled, blocks j < 45.9 → 46 of 50.
+	if got := b.Session.IdealCached; got != 46*64 {
+		t.Errorf("scaled round 2: ideal %d, want %d (46 blocks)", got, 46*64)
+	}
 }

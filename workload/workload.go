@@ -24,6 +24,17 @@ type Message struct {
 	// Parts holds the texts of a content given as an array of {"type": "text"} parts, sent
 	// as such; nil when the content is a plain string (then Content holds it).
 	Parts []string
+	// ToolCalls are an assistant message's tool calls, and ToolCallID names the call a
+	// "tool" message answers (agent sessions, sessions_tools.go); each API sends them in its
+	// own form.
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// ToolCall is one tool call of an assistant message: its id, the function's name and its
+// arguments (a JSON object, as text).
+type ToolCall struct {
+	ID, Name, Arguments string
 }
 
 // Request is what one request sends beyond the endpoint's fixed settings (model, headers,
