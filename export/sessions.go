@@ -70,3 +70,50 @@ func sessionsLine(e *stats.EndpointStats) string {
 	}
 	return line
 }
+
+// anySessions reports whether an endpoint of snap replayed sessions (the CSV then has their
+// columns, last).
+func anySessions(snap *stats.Snapshot) bool {
+	for i := range snap.Endpoints {
+		if snap.Endpoints[i].Sessions != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionsCSVDists are the session distributions in the CSV, by column prefix.
+var sessionsCSVDists = []string{"sessions_duration_ms", "sessions_model_ms", "sessions_tool_ms", "sessions_turns",
+	"sessions_output_tps", "sessions_first_turn_ttft_ms", "sessions_later_turn_ttft_ms"}
+
+// sessionsCSVHeader: the scalars, then each distribution's TableColumns.
+func sessionsCSVHeader() []string {
+	h := []string{"sessions_turns_total", "sessions_ideal_hit_rate", "sessions_served_hit_rate", "sessions_cache_efficiency",
+		"sessions_overflow_turns", "sessions_invalid", "sessions_completed", "sessions_completed_per_min"}
+	for _, p := range sessionsCSVDists {
+		for _, c := range TableColumns {
+			h = append(h, p+"_"+c)
+		}
+	}
+	return h
+}
+
+// sessionsCSV is an endpoint's session cells; empty cells where it has none or no data.
+func sessionsCSV(e *stats.EndpointStats) []string {
+	s := e.Sessions
+	if s == nil {
+		return make([]string, len(sessionsCSVHeader()))
+	}
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return formatNumber(*v)
+	}
+	row := []string{strconv.Itoa(s.Turns), opt(s.IdealHitRate), opt(s.ServedHitRate), opt(s.Efficiency),
+		strconv.Itoa(s.Overflow), strconv.FormatBool(s.Invalid), strconv.Itoa(s.Completed), opt(s.PerMinute)}
+	for _, d := range []stats.Dist{s.Duration, s.Model, s.Tool, s.TurnsPer, s.OutputTPS, s.FirstTTFT, s.LaterTTFT} {
+		row = append(row, distCells(d)...)
+	}
+	return row
+}
