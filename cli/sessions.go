@@ -27,9 +27,9 @@ type sessionFlags struct {
 func addSessionFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.sess.spec, "sessions", "", "replay agent sessions from a `FILE`, glob or directory (AgentX/Weka JSON, TraceLab or AA agentperf JSONL): -n sessions in flight per endpoint, each turn as recorded")
 	fs.StringVar(&o.sess.format, "sessions-format", "", "read --sessions as `FORMAT` instead of detecting it: "+strings.Join(workload.SessionFormats, " | "))
-	fs.StringVar(&o.sess.toolTime, "tool-time", "recorded", "wait between a session's turns: recorded | none | scaled:`F`")
+	fs.StringVar(&o.sess.toolTime, "tool-time", "recorded", "`MODE` of the waits between a session's turns: recorded | none | scaled:F (F times the recorded)")
 	fs.DurationVar(&o.sess.gapCap, "gap-cap", workload.DefaultGapCap, "no wait between a session's turns is longer than `D` (0: no cap)")
-	fs.StringVar(&o.sess.toolMsgs, "tool-messages", workload.ToolMessagesAPI, "a session's tool calls and results: api (each API's own tool messages) | text (plain user text)")
+	fs.StringVar(&o.sess.toolMsgs, "tool-messages", workload.ToolMessagesAPI, "`MODE` of a session's tool calls and results: api (each API's own tool messages) | text (plain user text)")
 	fs.Float64Var(&o.sess.scale, "sessions-scale", 1, "multiply every recorded prompt and output length by `F` (for a server whose context is smaller than the trace's)")
 }
 
