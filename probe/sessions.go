@@ -47,7 +47,7 @@ func (l *lane) sessionLoop(i int) {
 		if !l.quota.takeConversation(run.S.Turns) {
 			continue // every ticket is out: the loop ends
 		}
-		sent := l.runSession(run)
+		sent := l.runSession(run, i)
 		if left := run.S.Turns - sent; left > 0 && l.ctx.Err() == nil && l.quota.skip(left) {
 			l.finish()
 		}
@@ -59,6 +59,7 @@ type sessionCtx struct {
 	run    *workload.SessionRun
 	id     uint64
 	root   uint64
+	lane   int // the loop the session runs in, from 1
 	parent uint64
 	depth  int
 	bg     *sync.WaitGroup // the session's background sub-agents
@@ -68,12 +69,12 @@ type sessionCtx struct {
 
 // runSession replays one session; it returns how many of its turns were sent (all of them
 // unless the run or the stream ended).
-func (l *lane) runSession(run *workload.SessionRun) int {
+func (l *lane) runSession(run *workload.SessionRun, loop int) int {
 	var bg sync.WaitGroup
 	var mu sync.Mutex
 	sent := 0
 	id := run.NewContext()
-	root := sessionCtx{run: run, id: id, root: id, bg: &bg, mu: &mu, sent: &sent}
+	root := sessionCtx{run: run, id: id, root: id, lane: loop + 1, bg: &bg, mu: &mu, sent: &sent}
 	l.runAgent(root, run.S.Root)
 	bg.Wait()
 	return sent
@@ -85,7 +86,7 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 	turn := 0
 	th := workload.NewThread() // the context's messages, threaded turn on turn
 	lastEnd := time.Now()      // the end of the context's previous turn
-	var fg sync.WaitGroup // sub-agents to join before the next turn
+	var fg sync.WaitGroup      // sub-agents to join before the next turn
 	for _, st := range a.Steps {
 		if l.ctx.Err() != nil {
 			break
@@ -96,6 +97,7 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 		}
 		fg.Wait()
 		l.sleep(gaps.Wait(st.Turn.Gap), 0)
+		l.holdWhilePaused()
 		if l.ctx.Err() != nil {
 			break
 		}
@@ -104,7 +106,7 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 		if turn > 1 {
 			gap = time.Since(lastEnd)
 		}
-		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap}, th)
+		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Lane: c.lane, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap}, th)
 		_, ok := l.once(false, time.Time{}, req, nil)
 		c.mu.Lock()
 		*c.sent++
@@ -135,4 +137,22 @@ func (l *lane) startSub(c sessionCtx, sub *workload.SubAgent, from time.Time, ga
 		}
 		l.runAgent(child, sub.Agent)
 	}()
+}
+
+// holdWhilePaused holds a session's next turn while the endpoint is paused (the TUI's p): a
+// session in progress stops between turns, and goes on where it was.
+func (l *lane) holdWhilePaused() {
+	for {
+		l.mu.Lock()
+		paused, wake := l.paused && l.ctx.Err() == nil, l.wake
+		l.mu.Unlock()
+		if !paused {
+			return
+		}
+		select {
+		case <-wake:
+		case <-l.ctx.Done():
+			return
+		}
+	}
 }

@@ -190,3 +190,55 @@ func TestSessionsToolMessagesPerAPI(t *testing.T) {
 		})
 	}
 }
+
+// Pausing the endpoint holds a session between turns: no turn starts while it is paused,
+// and the session goes on where it was when it resumes. Each turn carries its lane.
+func TestSessionsPauseBetweenTurns(t *testing.T) {
+	p := sim.Profile{Name: "pz", Model: "m", TTFT: 2 * time.Millisecond, TokensPerSecond: 4000, Seed: 4}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ep := config.Endpoint{Name: "pz", BaseURL: srv.BaseURLFor("pz", config.APIChat), Model: "m", MaxTokens: 4,
+		Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second}
+	ws, _ := workload.ForEndpoints([]config.Endpoint{ep}, 1)
+	pool, err := workload.LoadSessions("../workload/testdata/sessions/agentx_trace_0026.json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws[0].UseSessions(pool, workload.SessionOptions{Gaps: workload.GapPolicy{Scale: 0.001}, Scale: 0.01}) // 48 s → 48 ms
+	r := NewRunner([]config.Endpoint{ep}, Options{Requests: 3, Workloads: ws})
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(t.Context()) }()
+	var pausedAt, resumedAt time.Time
+	var starts []time.Time
+	var lanes []int
+	for ev := range r.Events() {
+		switch e := ev.(type) {
+		case *Started:
+			starts = append(starts, e.At)
+		case *Done:
+			if e.Sample.Warmup {
+				continue
+			}
+			lanes = append(lanes, e.Sample.Session.Lane)
+			if e.Sample.Session.Turn == 1 {
+				r.SetPaused(0, true)
+				pausedAt = time.Now()
+				time.AfterFunc(300*time.Millisecond, func() { resumedAt = time.Now(); r.SetPaused(0, false) })
+			}
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if len(lanes) != 3 || lanes[0] != 1 || lanes[2] != 1 {
+		t.Fatalf("turns done in lanes %v, want 3 in lane 1", lanes)
+	}
+	for _, s := range starts {
+		if s.After(pausedAt) && s.Before(resumedAt) {
+			t.Errorf("a turn started %v into the pause", s.Sub(pausedAt))
+		}
+	}
+}

@@ -18,8 +18,10 @@ type SessionFields struct {
 	Depth   *int    `json:"depth,omitempty"`
 	// SessionRoot is the root context of the request's session, and SessionTurns that
 	// session's number of turns, sub-agents' included.
-	SessionRoot  *uint64 `json:"session_root,omitempty"`
-	SessionTurns *int    `json:"session_turns,omitempty"`
+	SessionRoot *uint64 `json:"session_root,omitempty"`
+	// Lane is the endpoint's loop (1…-n) the session ran in.
+	Lane         *int `json:"lane,omitempty"`
+	SessionTurns *int `json:"session_turns,omitempty"`
 	// OfflinePromptTokens is the prompt's length in the offline tokenizer, ideal_cached's unit.
 	OfflinePromptTokens *int `json:"offline_prompt_tokens,omitempty"`
 	// GapMS is the wait before the turn since its context's previous turn ended (tool or
@@ -41,7 +43,7 @@ func sessionFields(t *workload.SessionTurn) SessionFields {
 	c := *t
 	gap := durMS(c.Gap)
 	return SessionFields{Session: &c.ID, Parent: &c.Parent, Depth: &c.Depth, GapMS: &gap,
-		SessionRoot: &c.Root, SessionTurns: &c.SessionTurns, OfflinePromptTokens: &c.PromptTokens,
+		SessionRoot: &c.Root, Lane: &c.Lane, SessionTurns: &c.SessionTurns, OfflinePromptTokens: &c.PromptTokens,
 		Blocks: &c.Blocks, IdealCached: &c.IdealCached, ToolResult: c.Tool}
 }
 
@@ -63,7 +65,7 @@ func (f SessionFields) sessionTurn(turn int) *workload.SessionTurn {
 	for _, v := range []struct {
 		from *int
 		to   *int
-	}{{f.SessionTurns, &t.SessionTurns}, {f.OfflinePromptTokens, &t.PromptTokens}} {
+	}{{f.SessionTurns, &t.SessionTurns}, {f.OfflinePromptTokens, &t.PromptTokens}, {f.Lane, &t.Lane}} {
 		if v.from != nil {
 			*v.to = *v.from
 		}

@@ -162,6 +162,8 @@ type SessionTurn struct {
 	// complete when it has seen that many of its turns.
 	Root         uint64
 	SessionTurns int
+	// Lane is the endpoint's loop the session runs in, from 1 (-n N: 1…N).
+	Lane int
 	// PromptTokens is the prompt's length in the offline tokenizer (IdealCached's unit).
 	PromptTokens int
 	Depth        int // 0 for a root agent, 1 for its sub-agents, …
