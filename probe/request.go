@@ -20,7 +20,7 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply fu
 	ctx, cancel := context.WithCancelCause(r.reqCtx)
 	defer cancel(nil)
 	at := l.begin(seq, cancel)
-	r.out.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: at})
+	r.out.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: at, Session: req.Session})
 	live := Live{Progress: l.progressSink(seq, 0, warm)}
 	if r.opts.Deltas {
 		live.Delta = l.deltaSink(seq, 0)
