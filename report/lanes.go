@@ -17,7 +17,8 @@ import (
 // would draw them. One row per lane (a loop of -n), time left to right; each turn a bar from
 // its t0 to its end, thin until its first token (wait and prefill) and thick after (decode);
 // a sub-agent's turns just under its lane, one step per depth; the blanks between bars are
-// the tool and think time; a failed turn in the error colour. And a table of the ideal and
+// the tool and think time; a failed turn, or one that missed the objectives, in the error
+// colour. And a table of the ideal and
 // served cache hits.
 
 // laneTurn is a request's place in a session's lane.
@@ -85,7 +86,7 @@ func laneChart(ep endpointRef, first int64) *chart {
 		lanes = max(lanes, t.lane)
 		y := float64(t.lane) - 0.25*float64(t.depth)
 		switch {
-		case r.outcome != probe.OutcomeOK:
+		case r.outcome != probe.OutcomeOK || r.sloCounted && !r.sloGood:
 			failed.xs, failed.ys = append(failed.xs, sec(r.start), sec(r.end)), append(failed.ys, y, y)
 		case t.first > 0:
 			wait.xs, wait.ys = append(wait.xs, sec(r.start), sec(t.first)), append(wait.ys, y, y)

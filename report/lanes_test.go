@@ -43,6 +43,24 @@ func TestLanesSection(t *testing.T) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
+	// With a 100 ms TTFT objective every turn (200 ms) misses it: drawn in the error colour
+	// even when none failed.
+	ok := append([]probe.Sample(nil), samples[:5]...)
+	slo := []config.Endpoint{{Name: "a", Model: "m", SLO: config.SLO{TTFT: 100 * time.Millisecond}}}
+	buf.Reset()
+	if err := Write(&buf, synthInput(t, slo, ok)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "stroke:#D62728") {
+		t.Error("turns that missed the objectives are not in the error colour")
+	}
+	buf.Reset()
+	if err := Write(&buf, synthInput(t, cfg, ok)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "stroke:#D62728") {
+		t.Error("ok turns without objectives in the error colour")
+	}
 	for i := range samples {
 		samples[i].Session = nil
 	}

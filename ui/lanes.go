@@ -7,13 +7,15 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 
+	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/stats"
 )
 
 // The Lanes view (agent sessions, --sessions): one row per lane of the selected endpoint
 // (a loop of -n), time flowing left to right up to now; each turn from its t0 to its first
 // token in ░ (wait and prefill), then to its end in █ (decode), a turn in flight up to now,
-// a failed turn in the error colour; a sub-agent's turns on a row of its own under its lane
+// a failed turn, or one that missed the endpoint's objectives, in the error colour; a sub-agent's turns on a row of its own under its lane
 // (├ its lane and depth), so that it forks and joins in plain sight; blanks are tool and
 // think time. A strip under the rows counts the endpoint's session turns in flight per
 // column. It is in the header and the Tab cycle once a session turn was seen.
@@ -36,15 +38,17 @@ type laneRow struct {
 type lanesView struct {
 	common
 	names  []string
+	slos   []config.SLO          // by endpoint: a turn that misses its objectives is drawn as a failure
 	rows   []map[[2]int]*laneRow // by endpoint, by {lane, depth}
 	flying []map[uint64]*laneBar // by endpoint, by Seq: turns in flight
 	where  []map[uint64][2]int   // by endpoint, by Seq: their row
 	seen   bool
 }
 
-func newLanesView(c common, names []string) *lanesView {
-	v := &lanesView{common: c, names: names}
-	for range names {
+func newLanesView(c common, eps []config.Endpoint) *lanesView {
+	v := &lanesView{common: c}
+	for _, ep := range eps {
+		v.names, v.slos = append(v.names, ep.Name), append(v.slos, ep.SLO)
 		v.rows = append(v.rows, map[[2]int]*laneRow{})
 		v.flying = append(v.flying, map[uint64]*laneBar{})
 		v.where = append(v.where, map[uint64][2]int{})
@@ -96,7 +100,8 @@ func (v *lanesView) done(e *probe.Done) {
 	delete(v.flying[ep], s.Seq)
 	delete(v.where[ep], s.Seq)
 	v.seen = true
-	b := laneBar{start: s.Start, end: s.Start.Add(max(s.End, 0)), failed: s.Outcome != probe.OutcomeOK}
+	counted, good := stats.MeetsSLO(v.slos[ep], s, probe.TTFTFirstToken)
+	b := laneBar{start: s.Start, end: s.Start.Add(max(s.End, 0)), failed: s.Outcome != probe.OutcomeOK || counted && !good}
 	if s.FirstToken > 0 {
 		b.first = s.Start.Add(s.FirstToken)
 	}

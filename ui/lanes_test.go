@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/stats"
 	"tokscope/workload"
@@ -17,7 +18,7 @@ import (
 // the flight strip counts the turns; it joins the tabs only once a session turn was seen.
 func TestLanesView(t *testing.T) {
 	keys := DefaultKeyMap()
-	v := newLanesView(common{styles: new(DefaultStyles()), keys: &keys}, []string{"ep"})
+	v := newLanesView(common{styles: new(DefaultStyles()), keys: &keys}, []config.Endpoint{{Name: "ep"}})
 	v.SetSize(67, 8) // 60 columns of strip: one a second
 	if v.InTabs() {
 		t.Fatal("in the tabs before any session")
