@@ -42,6 +42,7 @@ type lanesView struct {
 	rows   []map[[2]int]*laneRow // by endpoint, by {lane, depth}
 	flying []map[uint64]*laneBar // by endpoint, by Seq: turns in flight
 	where  []map[uint64][2]int   // by endpoint, by Seq: their row
+	last   []string              // by endpoint: the breakdown of its last finished turn
 	seen   bool
 }
 
@@ -52,6 +53,7 @@ func newLanesView(c common, eps []config.Endpoint) *lanesView {
 		v.rows = append(v.rows, map[[2]int]*laneRow{})
 		v.flying = append(v.flying, map[uint64]*laneBar{})
 		v.where = append(v.where, map[uint64][2]int{})
+		v.last = append(v.last, "")
 	}
 	return v
 }
@@ -111,6 +113,7 @@ func (v *lanesView) done(e *probe.Done) {
 		r = &laneRow{lane: key[0], depth: key[1]}
 		v.rows[ep][key] = r
 	}
+	v.last[ep] = turnBreakdown(s)
 	r.bars = append(r.bars, b)
 	if len(r.bars) > 512 { // older than any window drawn
 		r.bars = r.bars[len(r.bars)-256:]
@@ -142,7 +145,17 @@ func (v *lanesView) Render(f *frame) string {
 		b.WriteString(v.styles.Label.Render(name) + v.strip(r.bars, width, col, f.now) + "\n")
 	}
 	b.WriteString(v.styles.Label.Render("flight ") + v.inFlight(ep, rows, width, col, f.now) + "\n")
-	b.WriteString(v.styles.Muted.Render(fmt.Sprintf("%*s%s", label, "", axisText(width))))
+	b.WriteString(v.styles.Muted.Render(fmt.Sprintf("%*s%s", label, "", axisText(width))) + "\n")
+	for i, l := range strings.Split(v.last[ep], "\n") {
+		if l == "" {
+			continue
+		}
+		head := "          "
+		if i == 0 {
+			head = "last turn "
+		}
+		b.WriteString(v.styles.Label.Render(head) + l + "\n")
+	}
 	return fit(b.String(), v.w, v.h)
 }
 
@@ -260,4 +273,35 @@ func (v *lanesView) summary(f *frame, ep int) string {
 func axisText(width int) string {
 	left := fmt.Sprintf("-%ds", int(lanesWindow.Seconds()))
 	return left + strings.Repeat(" ", max(width-len(left)-3, 1)) + "now"
+}
+
+// turnBreakdown is a finished turn's figures: where it ran, the gap before it, its time to
+// the first token and its decode, its tokens, and the cache: blocks, ideal and served.
+func turnBreakdown(s *probe.Sample) string {
+	st := s.Session
+	where := fmt.Sprintf("lane %d", st.Lane)
+	if st.Depth > 0 {
+		where += fmt.Sprintf(" sub-agent %d (depth %d)", st.ID, st.Depth)
+	}
+	out := fmt.Sprintf("%s turn %d · gap %s", where, st.Turn, fmtDur(st.Gap))
+	if s.Outcome != probe.OutcomeOK {
+		return out + " · " + string(s.Outcome) + " " + s.ErrorKind
+	}
+	out += "\n"
+	if ttft, ok := s.TTFT(); ok {
+		out += "to first token " + fmtDur(ttft) + " · decode " + fmtDur(max(s.LastToken-ttft, 0)) + " · "
+	}
+	out += fmt.Sprintf("%d tok out\nprompt %d (offline), %d blocks · cache ideal %d", s.Tokens, st.PromptTokens, st.Blocks, st.IdealCached)
+	if s.CachedTokens >= 0 {
+		out += fmt.Sprintf(" served %d", s.CachedTokens)
+	}
+	return out
+}
+
+// fmtDur is a duration to the millisecond, in seconds from 1 s.
+func fmtDur(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	}
+	return fmt.Sprintf("%d ms", d.Milliseconds())
 }

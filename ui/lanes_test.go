@@ -19,7 +19,7 @@ import (
 func TestLanesView(t *testing.T) {
 	keys := DefaultKeyMap()
 	v := newLanesView(common{styles: new(DefaultStyles()), keys: &keys}, []config.Endpoint{{Name: "ep"}})
-	v.SetSize(67, 8) // 60 columns of strip: one a second
+	v.SetSize(67, 10) // 60 columns of strip: one a second
 	if v.InTabs() {
 		t.Fatal("in the tabs before any session")
 	}
@@ -27,7 +27,7 @@ func TestLanesView(t *testing.T) {
 	at := func(s int) time.Time { return now.Add(time.Duration(s-60) * time.Second) }
 	turn := func(seq uint64, lane, depth, start, first, end int, ok bool) *probe.Done {
 		s := probe.Sample{Seq: seq, Start: at(start), FirstToken: time.Duration(first-start) * time.Second,
-			End: time.Duration(end-start) * time.Second, Outcome: probe.OutcomeOK,
+			End: time.Duration(end-start) * time.Second, LastToken: time.Duration(end-start) * time.Second, Outcome: probe.OutcomeOK,
 			Session: &workload.SessionTurn{Lane: lane, Depth: depth}}
 		if !ok {
 			s.Outcome, s.FirstToken = probe.OutcomeError, probe.Absent
@@ -64,5 +64,18 @@ func TestLanesView(t *testing.T) {
 	}
 	if fl := []rune(row("flight ")); fl[15] == ' ' || fl[35] != ' ' {
 		t.Errorf("flight strip: %q", string(fl))
+	}
+	// The last finished turn's breakdown (the failed one).
+	if got := row("last turn "); !strings.HasPrefix(got, "lane 2 turn 0 · gap 0 ms · error") {
+		t.Errorf("last turn: %q", got)
+	}
+	v.Observe(turn(5, 1, 1, 52, 53, 55, true))
+	out = ansi.Strip(v.Render(&frame{sel: 0, now: now, snap: &stats.Snapshot{Endpoints: []stats.EndpointStats{{}}}}))
+	lines = strings.Split(out, "\n")
+	if got := row("last turn "); !strings.HasPrefix(got, "lane 1 sub-agent 0 (depth 1) turn 0 · gap 0 ms") {
+		t.Errorf("last turn: %q", got)
+	}
+	if !strings.Contains(out, "to first token 1.00 s · decode 2.00 s · 0 tok out") || !strings.Contains(out, "prompt 0 (offline), 0 blocks · cache ideal 0") {
+		t.Errorf("the last turn's breakdown:\n%s", out)
 	}
 }
