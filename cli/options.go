@@ -25,6 +25,7 @@ import (
 type options struct {
 	configFile  string
 	convo       convoFlags
+	sess        sessionFlags // --sessions and its settings (sessions.go)
 	urls        []string
 	models      []string
 	apiText     []string // --api as given
@@ -143,6 +144,7 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length `D` of each --sweep or --find-max step")
 	addSLOFlags(fs, o)
 	addConvoFlags(fs, o)
+	addSessionFlags(fs, o)
 	addFindMaxFlags(fs, o)
 	addShardFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, a --sweep or a replay): when it ends, write one self-contained HTML report to `FILE.html`")
@@ -424,6 +426,9 @@ func (o *options) checkWorkload() error {
 		return usagef("invalid value %q for --prompts: needs a JSONL or ShareGPT JSON file", o.prompts)
 	}
 	if err := o.checkConvo(); err != nil {
+		return err
+	}
+	if err := o.checkSessions(); err != nil {
 		return err
 	}
 	// One prompt source and one output length, as in each level of the config file.

@@ -43,6 +43,9 @@ type Config struct {
 	// Watch is the watch: section (watch.go), nil without one. A config with a watch: section
 	// may have no endpoints: it is then for `tokscope watch` only.
 	Watch *Watch
+	// Sessions is the top-level sessions: (a file, glob or directory of agent sessions,
+	// relative to the config file), replayed when --sessions is not given; "" without.
+	Sessions string
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

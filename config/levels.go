@@ -173,7 +173,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	var defaults level
 	var endpointsEntry *entry
 	var grace *time.Duration
-	var trace *string
+	var trace, sessions *string
 	var watch *Watch
 	for i, e := range top {
 		switch e.key {
@@ -183,6 +183,8 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 			err = put(&grace)(l.duration(e, true))
 		case "trace":
 			err = put(&trace)(l.traceFile(e))
+		case "sessions":
+			err = put(&sessions)(l.sessionsSpec(e))
 		case "defaults":
 			err = l.defaults(&defaults, e)
 		case "endpoints":
@@ -206,6 +208,9 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	c := &Config{File: l.file, Endpoints: eps, Grace: grace, Watch: watch}
 	if trace != nil {
 		c.Trace = *trace
+	}
+	if sessions != nil {
+		c.Sessions = *sessions
 	}
 	return c, nil
 }

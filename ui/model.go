@@ -155,6 +155,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		viewDetail:    newDetailView(c),
 		viewStream:    newStreamView(c, prompt, eng, eps),
 		viewSweep:     newSweepView(c, m.swp, m.srch, namesOf(eps)),
+		viewLanes:     newLanesView(c, eps),
 	}
 	m.takeSnapshot()
 	return m
