@@ -59,7 +59,7 @@ func startSim(t *testing.T) *simServer {
 	})
 	var m []string
 	if len(s.banner) > 0 {
-		m = regexp.MustCompile(`^tokscope sim: serving at (http://127\.0\.0\.1:\d+) until Ctrl-C$`).FindStringSubmatch(s.banner[0])
+		m = regexp.MustCompile(`^tokscope sim: serving at (http://127\.0\.0\.1:\d+) until Ctrl-C or SIGTERM$`).FindStringSubmatch(s.banner[0])
 	}
 	if m == nil {
 		t.Fatalf("tokscope sim's banner: %q", s.banner)

@@ -58,7 +58,7 @@ type tierRequire struct {
 }
 
 func addFindMaxFlags(fs *pflag.FlagSet, o *options) {
-	fs.StringVar(&o.findMax, "find-max", "", "`WHAT` is concurrency, rate or users: for each endpoint, find the highest load at which at least --slo-target (default 0.9 here) of requests meet --slo, or each --tier holds (users: conversations in flight, with --turns). Each step lasts --step-duration and until at least 10 of its requests finished, so a step at a low load can take longer than --step-duration; every step's start and end is printed")
+	fs.StringVar(&o.findMax, "find-max", "", "`WHAT` is concurrency, rate or users: for each endpoint, find the highest load at which at least --slo-target (default 0.9 here) of requests meet --slo, or each --tier holds (users: agent sessions in flight with --sessions, else conversations with --turns). Each step lasts --step-duration and until at least 10 of its requests finished, so a step at a low load can take longer than --step-duration; every step's start and end is printed")
 	fs.IntVar(&o.findMaxLimit, "find-max-limit", sweep.DefaultFindMaxLimit, "the highest load `N` --find-max tries")
 	fs.StringArrayVar(&o.tierTexts, "tier", nil, "--find-max: a tier `NAME=OBJECTIVES`, e.g. fast=otps.p25>=100,ttft.p90<=15s (any per-request metric, any percentile, >= or <=; repeatable): one search finds each tier's boundary")
 	fs.StringArrayVar(&o.requireTexts, "tier-require", nil, "headless --find-max with tiers: `NAME>=U` exits 3 when tier NAME's boundary is below U on an endpoint (repeatable)")
@@ -153,14 +153,20 @@ func (o *options) resolveTiers(cfg *config.Config) error {
 			return usagef("--tier-require %s: no tier %q; %s", r.name, r.name, hint)
 		}
 	}
-	if o.findMax == sweep.ByUsers {
+	if o.findMax == sweep.ByUsers && !o.usesSessions(cfg) {
 		for _, ep := range cfg.Endpoints {
 			if ep.Turns < 2 {
-				return usagef("--find-max users needs conversations: give --turns N (N ≥ 2; %s has %d), each user a conversation in flight. Agent sessions (--sessions) will be a second kind of user", ep.Name, max(ep.Turns, 1))
+				return usagef("--find-max users needs users: agent sessions (--sessions FILE, each user a session in flight) or conversations (--turns N, N ≥ 2; %s has %d)", ep.Name, max(ep.Turns, 1))
 			}
 		}
 	}
 	return nil
+}
+
+// usesSessions: the run replays agent sessions (--sessions, or the config's sessions:), so a
+// users search counts sessions in flight.
+func (o *options) usesSessions(cfg *config.Config) bool {
+	return o.sess.spec != "" || cfg.Sessions != ""
 }
 
 // searchTarget is the share of requests a search's steps must meet: --slo-target, else 0.9.
@@ -179,6 +185,9 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 		Grace: o.grace, Target: o.searchTarget(), Tiers: o.tierSpecs, Accelerators: o.accelerators}
 	if plan.By == sweep.ByUsers {
 		plan.Users = sweep.UsersConversations
+		if o.usesSessions(cfg) {
+			plan.Users = sweep.UsersSessions
+		}
 	}
 	for i := range cfg.Endpoints {
 		cfg.Endpoints[i].Concurrency = 1

@@ -118,7 +118,7 @@ func parseCommand(c *command, args []string, stdout io.Writer) (*options, error)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
-		return nil, flagParseError(err)
+		return nil, flagParseError(err, fs)
 	}
 	if *help {
 		writeHelp(stdout, c, fs)
@@ -204,6 +204,7 @@ var flagGroups = []struct {
 		"turns", "think-time", "shared-prefix"}},
 	{"Load (how many requests, how fast, how long)", []string{"concurrency", "interval", "rate", "requests", "duration", "warmup",
 		"grace", "timeout", "sweep", "step-duration", "trace", "trace-speedup"}},
+	{"Agent sessions", []string{"sessions", "sessions-format", "tool-time", "gap-cap", "tool-messages", "sessions-scale"}},
 	{"Objectives", []string{"slo", "slo-target", "find-max", "find-max-limit", "tier", "tier-require", "accelerators", "ttft-from"}},
 	{"Outputs", []string{"no-tui", "output", "record", "report", "metrics-listen", "otlp"}},
 	{"Server side", []string{"server-metrics", "gpu-metrics"}},

@@ -84,13 +84,13 @@ func loadConfig(ctx context.Context, o *options, proc process, stderr io.Writer)
 const demoInterval = 500 * time.Millisecond
 
 // noEndpointsHelp follows "tokscope: " and keeps every line within 100 columns: a wrapped
-// line in a 100-column terminal broke "(see README)" in two.
+// line in a 100-column terminal broke "(see docs/config.md)" in two.
 const noEndpointsHelp = `no endpoints to measure: no config file, no --url, and no local server answered
 on the usual ports (Ollama 11434, llama.cpp 8080, vLLM 8000, LM Studio 1234, SGLang 30000).
 Try one of:
   tokscope --demo                                         simulated endpoints, no server needed
   tokscope --url http://127.0.0.1:8080/v1 --model llama3  one OpenAI-compatible endpoint
-  tokscope --config tokscope.yaml                         endpoints from a file (see README)`
+  tokscope --config tokscope.yaml                         endpoints from a file (docs/config.md)`
 
 // discoverEndpoints looks for OpenAI-compatible servers where proc says local servers
 // listen. When some answer, it lists them with the command that monitors them, and, when it

@@ -50,6 +50,9 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	if err != nil {
 		return nil, err
 	}
+	if err := o.useSessions(cfg, works, stderr); err != nil {
+		return nil, err
+	}
 	eng := &engine{}
 	o.applyGrace(cfg)
 	runOpts := o.probeOptions()

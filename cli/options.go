@@ -25,6 +25,7 @@ import (
 type options struct {
 	configFile  string
 	convo       convoFlags
+	sess        sessionFlags // --sessions and its settings (sessions.go)
 	urls        []string
 	models      []string
 	apiText     []string // --api as given
@@ -118,18 +119,18 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.apiKeyEnv, "api-key-env", "", "environment `VARIABLE` holding the key for --url endpoints (default "+
 		config.DefaultAPIKeyEnv+"; "+config.DefaultAnthropicKeyEnv+" with --api "+config.APIAnthropic+")")
 	fs.StringVarP(&o.prompt, "prompt", "p", "", "prompt `TEXT`")
-	fs.IntVar(&o.maxTokens, "max-tokens", 0, "output token limit per request (default 256)")
-	fs.IntVarP(&o.concurrency, "concurrency", "n", 0, "streams in flight per endpoint (default 1)")
-	fs.DurationVarP(&o.interval, "interval", "i", 0, "pause between requests of one stream (default 1s)")
-	fs.DurationVar(&o.timeout, "timeout", 0, "deadline per request (default 2m)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "at most `N` output tokens per request (default 256)")
+	fs.IntVarP(&o.concurrency, "concurrency", "n", 0, "`N` streams in flight per endpoint (default 1)")
+	fs.DurationVarP(&o.interval, "interval", "i", 0, "pause `D` between requests of one stream (default 1s)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "deadline `D` per request (default 2m)")
 	fs.BoolVar(&o.demo, "demo", false, "monitor built-in simulated endpoints (no server needed)")
 	fs.BoolVar(&o.noTUI, "no-tui", false, "run headless, then print a summary")
-	fs.IntVar(&o.requests, "requests", 0, "start exactly N counted requests per endpoint and wait for all of them")
-	fs.DurationVar(&o.duration, "duration", 0, "stop after D (0 = until interrupted)")
-	fs.DurationVar(&o.grace, "grace", DefaultGrace, "when --duration (or a --sweep step) ends, wait up to D for the requests in flight; what it cuts counts as \"cut\"")
+	fs.IntVar(&o.requests, "requests", 0, "start exactly `N` counted requests per endpoint and wait for all of them")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after `D` (0 = until interrupted)")
+	fs.DurationVar(&o.grace, "grace", DefaultGrace, "when --duration (or a --sweep step) ends, wait up to `D` for the requests in flight; what it cuts counts as \"cut\"")
 	fs.StringVarP(&o.output, "output", "o", "table", "summary `FORMAT` with --no-tui: "+strings.Join(export.Formats, " | "))
 	fs.StringVar(&o.record, "record", "", "append to `FILE` one JSON line per finished request, with per-chunk arrival offsets")
-	fs.IntVar(&o.warmup, "warmup", 1, "warm-up requests per endpoint, not counted in statistics")
+	fs.IntVar(&o.warmup, "warmup", 1, "`N` warm-up requests per endpoint, not counted in statistics")
 	fs.StringVar(&o.logFile, "log", "", "write debug logs to `FILE` (never to the terminal)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics at `ADDR`/metrics (a bare port binds 127.0.0.1)")
@@ -140,9 +141,10 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.ttftFromName, "ttft-from", "first-token", "`INSTANT` TTFT is measured to: first-token | first-event | first-answer")
 	fs.StringVar(&o.rateText, "rate", "", "open loop: `R` requests/s per endpoint, Poisson arrivals; --concurrency caps the streams in flight")
 	fs.StringVar(&o.sweepText, "sweep", "", "step the concurrency through a `LIST` like 1,2,4,8,16 and report each step")
-	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length of each --sweep or --find-max step; a --find-max step also runs until at least 10 of its requests finished, so at a low load it can last longer")
+	fs.DurationVar(&o.stepDuration, "step-duration", sweep.DefaultStepDuration, "length `D` of each --sweep or --find-max step; a --find-max step also runs until at least 10 of its requests finished, so at a low load it can last longer")
 	addSLOFlags(fs, o)
 	addConvoFlags(fs, o)
+	addSessionFlags(fs, o)
 	addFindMaxFlags(fs, o)
 	addShardFlags(fs, o)
 	fs.StringVar(&o.report, "report", "", "with --no-tui (a run, a --sweep or a replay): when it ends, write one self-contained HTML report to `FILE.html`")
@@ -150,7 +152,7 @@ func registerFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.outputText, "output-tokens", "", "max_tokens `N[:SD]` per request, and ask the server to ignore EOS (ignore_eos, min_tokens) so answers have N tokens")
 	fs.StringVar(&o.prompts, "prompts", "", "JSONL `FILE`, one request a line ({\"prompt\": …} or {\"messages\": […]}, optional \"max_tokens\"), or a ShareGPT JSON file; requests cycle through it")
 	fs.StringVar(&o.cache, "cache", config.DefaultCache, "cache `MODE`: bust, every prompt starts with a unique tag so no server prefix cache serves it; or reuse, prompts as they are")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed for synthetic prompts, length draws and --rate arrivals")
+	fs.Uint64Var(&o.seed, "seed", 0, "synthetic prompts, length draws and --rate arrivals from seed `N`")
 	for _, name := range []string{"list-models", "calibrate", "replay"} {
 		_ = fs.MarkHidden(name) // the commands' old spellings (aliases.go)
 	}
@@ -224,7 +226,7 @@ func (o *options) check() error {
 		return err
 	}
 	if o.noTUI && o.requests == 0 && !o.set("duration") && !o.listModels && !o.calibrate && o.replay == "" && o.sweepSteps == nil && o.findMax == "" && !o.set("trace") {
-		return usagef("--no-tui needs --requests N or --duration D (--duration 0 runs until interrupted)")
+		return usagef("--no-tui needs how long to run: --requests N or --duration D (--duration 0 runs until interrupted), or a run that ends by itself: --sweep LIST, --find-max WHAT, --trace FILE")
 	}
 	return nil
 }
@@ -424,6 +426,9 @@ func (o *options) checkWorkload() error {
 		return usagef("invalid value %q for --prompts: needs a JSONL or ShareGPT JSON file", o.prompts)
 	}
 	if err := o.checkConvo(); err != nil {
+		return err
+	}
+	if err := o.checkSessions(); err != nil {
 		return err
 	}
 	// One prompt source and one output length, as in each level of the config file.

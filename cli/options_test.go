@@ -108,13 +108,13 @@ func TestEveryFlagRejectsBadValuesInOneLine(t *testing.T) {
 		name, typ := m[1], m[2]
 		var bad string
 		switch typ {
-		case "int", "uint":
+		case "int", "uint", "N":
 			bad = "abc"
 		case "N[:SD]":
 			bad = "5:x"
 		case "float", "float64":
 			bad = "fast"
-		case "duration":
+		case "duration", "D":
 			bad = "5"
 		case "":
 			bad = "maybe" // a bool: --flag=maybe
@@ -225,5 +225,31 @@ func TestBadPromptsFile(t *testing.T) {
 	code, stderr = runFlags(t, "--demo", "--no-tui", "--requests", "1", "--prompts", path+".missing")
 	if code != ExitUsage || !strings.Contains(stderr, "cannot read prompts: no such file") {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A misspelt flag names the nearest one; a flag nothing is near gets the pointer to --help.
+func TestUnknownFlagDidYouMean(t *testing.T) {
+	code, stderr := runFlags(t, "--demo", "--concurency", "2")
+	if code != ExitUsage || stderr != "tokscope: unknown flag: --concurency; did you mean --concurrency?\n" {
+		t.Errorf("--concurency: exit %d, stderr %q", code, stderr)
+	}
+	code, stderr = runFlags(t, "--demo", "--zzzzzzzz")
+	if code != ExitUsage || !strings.Contains(stderr, "unknown flag: --zzzzzzzz") || strings.Contains(stderr, "did you mean") {
+		t.Errorf("--zzzzzzzz: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Messages quote no help metavar markers, and --no-tui alone names every way a run ends.
+func TestUsageMessagesReadPlainly(t *testing.T) {
+	_, stderr := runFlags(t, "-o")
+	if strings.Contains(stderr, "`") || !strings.Contains(stderr, "summary FORMAT with --no-tui") {
+		t.Errorf("-o: %q", stderr)
+	}
+	_, stderr = runFlags(t, "--demo", "--no-tui")
+	for _, want := range []string{"--requests", "--duration", "--sweep", "--find-max", "--trace"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("--no-tui alone does not name %s: %q", want, stderr)
+		}
 	}
 }

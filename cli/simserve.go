@@ -21,10 +21,11 @@ const DefaultSimListen = "8090"
 func simCommand() *command {
 	return &command{
 		name: "sim", summary: "serve the built-in simulator on an address, for tokscope or any client", usage: "sim [flags]",
-		about: "Serves the built-in simulator until Ctrl-C: five APIs (OpenAI chat, completions, responses; Anthropic\n" +
-			"messages; Ollama chat) at the root, the model named in each request choosing the schedule: a demo\n" +
-			"profile by name, or any schedule written as a model name. /v1/models and /api/tags list the models,\n" +
-			"/metrics serves vLLM's Prometheus families. No LLM server is needed to try any recipe.",
+		about: "Serves the built-in simulator until Ctrl-C or SIGTERM: five APIs, OpenAI chat, completions and\n" +
+			"responses and Anthropic messages under /v1 (/v1/chat/completions, /v1/completions, /v1/responses,\n" +
+			"/v1/messages) and Ollama chat at the root (/api/chat), the model named in each request choosing the\n" +
+			"schedule: a demo profile by name, or any schedule written as a model name. /v1/models and /api/tags\n" +
+			"list the models, /metrics serves vLLM's Prometheus families. No LLM server is needed to try any recipe.",
 		flags: []string{"log"},
 		own: func(fs *pflag.FlagSet, o *options) {
 			fs.StringVar(&o.listen, "listen", DefaultSimListen, "serve on `ADDR`: a bare port or :PORT binds 127.0.0.1, HOST:PORT that host (0.0.0.0 every interface); port 0 picks a free one")
@@ -89,7 +90,7 @@ func simProfiles() []sim.Profile {
 // writeSimBanner says where the simulator serves each API and which models it knows.
 func writeSimBanner(w io.Writer, srv *sim.Server) {
 	u := srv.URL()
-	fmt.Fprintf(w, "tokscope sim: serving at %s until Ctrl-C\n", u)
+	fmt.Fprintf(w, "tokscope sim: serving at %s until Ctrl-C or SIGTERM\n", u)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  chat, completions, responses, anthropic:\t%s/v1\n", u)
 	fmt.Fprintf(tw, "  ollama:\t%s\n", u)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -133,5 +134,67 @@ func TestFindMaxUsersTiers(t *testing.T) {
 	rows, err := csv.NewReader(&stdout).ReadAll()
 	if err != nil || len(rows) != 3 || rows[0][3] != "tier" || rows[1][3] != "fast" || rows[2][5] != "2" {
 		t.Errorf("csv %v: %q", err, rows)
+	}
+}
+
+// Agent sessions are users too: with --sessions, --find-max users varies the sessions in
+// flight (one a lane), and a step counts the sessions whose every turn ended ok in it. Against
+// the same 2-slot server as above, sessions of four short rounds with no tool time: TTFT P90
+// ≤ 150 ms holds while each session has a slot (2 users) and misses at 3, when a turn waits for
+// a slot. The plan says sessions, and the boundary's sessions per minute is a count of whole
+// sessions, above 0.
+func TestFindMaxUsersSessions(t *testing.T) {
+	p := sim.Profile{Name: "p", Model: "m", TTFT: 30 * time.Millisecond, TokensPerSecond: 200, BatchSlowdown: 1, MaxRunning: 2}
+	srv, err := sim.Start(sim.Options{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var lines strings.Builder
+	for s := 0; s < 6; s++ {
+		for r := 0; r < 4; r++ {
+			fmt.Fprintf(&lines, `{"session_id": "s%d", "round_index": %d, "input_tokens_total": %d, "prefix_tokens": %d, "newly_append_tokens": 64, "output_tokens": 40}`+"\n",
+				s, r, 128+64*r, 64+64*r)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "rounds.jsonl")
+	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--no-tui", "-o", "json", "--find-max", "users", "--sessions", path, "--tool-time", "none", "--tier", "slow=ttft.p90<=150ms",
+		"--step-duration", "300ms", "--find-max-limit", "8", "-u", srv.BaseURL("p"), "-m", "m"}
+	var stdout, stderr bytes.Buffer
+	if code := run("", args, &stdout, &stderr, process{}); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	var doc struct {
+		Endpoints []struct {
+			Capacity struct {
+				By    string
+				Tiers []struct {
+					Boundary  *float64
+					FirstMiss *float64 `json:"first_miss"`
+					Sessions  *float64 `json:"sessions_per_min"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || len(doc.Endpoints) != 1 || len(doc.Endpoints[0].Capacity.Tiers) != 1 {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	c := doc.Endpoints[0].Capacity
+	slow := c.Tiers[0]
+	if c.By != "users" || slow.Boundary == nil || *slow.Boundary != 2 || slow.FirstMiss == nil || *slow.FirstMiss != 3 {
+		t.Errorf("boundary: %s\n%s", stdout.String(), stderr.String())
+	}
+	if slow.Sessions == nil || *slow.Sessions <= 0 {
+		t.Errorf("sessions per minute at the boundary: %s", stdout.String())
+	}
+	// Without sessions or conversations there are no users to count.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run("", []string{"--no-tui", "--find-max", "users", "--tier", "slow=ttft.p90<=150ms", "-u", srv.BaseURL("p"), "-m", "m"}, &stdout, &stderr, process{}); code != ExitUsage ||
+		!strings.Contains(stderr.String(), "--sessions FILE") {
+		t.Errorf("exit %d: %s", code, stderr.String())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+
+	"tokscope/config"
 )
 
 // Exit statuses, the contract of docs/metrics.md.
@@ -36,8 +38,9 @@ var wholeNumbers = map[string]string{
 
 // flagParseError rewrites pflag's own parse errors ("invalid argument "abc" for "-n,
 // --concurrency" flag: strconv.ParseInt: parsing "abc": invalid syntax") as one line that
-// names the flag and what it accepts, like check() does for values that parse.
-func flagParseError(err error) error {
+// names the flag and what it accepts, like check() does for values that parse; an unknown
+// flag gets the nearest of fs's flags as "did you mean" (config.Closest, the config file's).
+func flagParseError(err error, fs *pflag.FlagSet) error {
 	var invalid *pflag.InvalidValueError
 	var required *pflag.ValueRequiredError
 	var unknown *pflag.NotExistError
@@ -49,9 +52,25 @@ func flagParseError(err error) error {
 		f := required.GetFlag()
 		return usagef("--%s needs a value: %s", f.Name, accepts(f))
 	case errors.As(err, &unknown):
+		if name := unknown.GetSpecifiedName(); len(name) > 1 {
+			if best := config.Closest(name, flagNames(fs)); best != "" {
+				return usagef("unknown flag: --%s; did you mean --%s?", name, best)
+			}
+		}
 		return usagef("%v (see --help for the flags)", err)
 	}
 	return &usageError{msg: err.Error()}
+}
+
+// flagNames are fs's long flag names, the hidden ones left out.
+func flagNames(fs *pflag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	return names
 }
 
 // accepts is what a flag's value must look like, from its type.
@@ -69,8 +88,8 @@ func accepts(f *pflag.Flag) string {
 	case "bool":
 		return fmt.Sprintf("true or false (--%s alone means true)", f.Name)
 	}
-	if f.Usage != "" {
-		return f.Usage
+	if _, usage := pflag.UnquoteUsage(f); usage != "" {
+		return usage // without the backquotes that name the help's metavar
 	}
 	return "a value"
 }

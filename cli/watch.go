@@ -71,23 +71,23 @@ func watchConfigMode(file string) *watchOptions {
 
 // register defines watch's flags on fs, bound to o.
 func (o *watchOptions) register(fs *pflag.FlagSet) {
-	fs.StringArrayVarP(&o.urls, "url", "u", nil, "a server to watch: base URL, origin or host:port (repeatable; also as words after the flags)")
-	fs.StringVarP(&o.configFile, "config", "c", "", "watch the servers of this config file's endpoints and its watch: section")
+	fs.StringArrayVarP(&o.urls, "url", "u", nil, "a server to watch: base `URL`, origin or host:port (repeatable; also as words after the flags)")
+	fs.StringVarP(&o.configFile, "config", "c", "", "watch the servers of this config `FILE`'s endpoints and its watch: section")
 	fs.StringVar(&o.targetsFile, "targets", "", "Prometheus file service-discovery `FILE` (JSON or YAML), re-read when it changes")
 	fs.BoolVar(&o.discover, "discover", false, "also watch the local servers discovery finds (the default without other targets)")
 	fs.StringArrayVar(&o.gpu, "gpu-metrics", nil, "dcgm-exporter /metrics `URL` for the --url at the same position (one applies to all)")
-	fs.DurationVar(&o.interval, "interval", watch.DefaultInterval, "time between two scrapes of a server")
-	fs.DurationVar(&o.window, "window", watch.DefaultWindow, "span of the rates and percentiles")
-	fs.DurationVar(&o.timeout, "timeout", watch.DefaultTimeout, "bound on each scrape request")
+	fs.DurationVar(&o.interval, "interval", watch.DefaultInterval, "`D` between two scrapes of a server")
+	fs.DurationVar(&o.window, "window", watch.DefaultWindow, "span `D` of the rates and percentiles")
+	fs.DurationVar(&o.timeout, "timeout", watch.DefaultTimeout, "bound `D` on each scrape request")
 	fs.BoolVar(&o.once, "once", false, "print one snapshot of the fleet (after two scrapes, so rates exist) and exit")
 	fs.DurationVar(&o.duration, "duration", 0, "watch for `D`, then quit; with -o, print a summary of the whole span")
-	fs.StringVarP(&o.output, "output", "o", "", "headless output: table | json")
+	fs.StringVarP(&o.output, "output", "o", "", "headless output `FORMAT`: table | json")
 	fs.StringVar(&o.record, "record", "", "keep every scrape in `FILE` (JSON lines)")
 	fs.StringVar(&o.replay, "replay", "", "show a watch --record `FILE` again instead of scraping")
 	fs.StringVar(&o.prometheus, "metrics-listen", "", "re-export the fleet's figures at `ADDR`/metrics (a bare port binds 127.0.0.1), with a server label")
-	fs.StringVar(&o.sort, "sort", "", "sort by a column: "+strings.Join(watch.ColumnKeys(), ", "))
+	fs.StringVar(&o.sort, "sort", "", "sort by a `COLUMN`: "+strings.Join(watch.ColumnKeys(), ", "))
 	fs.StringVar(&o.filter, "filter", "", "show only rows whose server, model, kind or labels contain `TEXT`")
-	fs.StringVar(&o.canaryModel, "canary-model", "", "the model the canary request asks for (default: the server's first)")
+	fs.StringVar(&o.canaryModel, "canary-model", "", "the `MODEL` the canary request asks for (default: the server's first)")
 	o.changed = func(string) bool { return false }
 }
 

@@ -45,6 +45,9 @@ type Config struct {
 	Watch *Watch
 	// Tiers are the top-level tiers: (tier.go), in the order written; --tier replaces them.
 	Tiers []Tier
+	// Sessions is the top-level sessions: (a file, glob or directory of agent sessions,
+	// relative to the config file), replayed when --sessions is not given; "" without.
+	Sessions string
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

@@ -104,3 +104,22 @@ func (l *loader) traceFile(e entry) (string, bool, *Error) {
 	}
 	return v, true, nil
 }
+
+// sessionsSpec reads the top-level sessions: a file, glob or directory of agent sessions; a
+// relative one is relative to the config file's directory. Its files are read and checked
+// when the run is built (workload.LoadSessions), before anything is sent.
+func (l *loader) sessionsSpec(e entry) (string, bool, *Error) {
+	v, err := l.text(e, func(s string) string {
+		if msg := checkText("sessions", s); msg != "" {
+			return msg + " (agent sessions: a file, glob or directory)"
+		}
+		return ""
+	})
+	if err != nil {
+		return "", false, err
+	}
+	if !filepath.IsAbs(v) && l.file != "" {
+		v = filepath.Join(filepath.Dir(l.file), v)
+	}
+	return v, true, nil
+}

@@ -173,7 +173,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	var defaults level
 	var endpointsEntry *entry
 	var grace *time.Duration
-	var trace *string
+	var trace, sessions *string
 	var watch *Watch
 	var tiers []Tier
 	for i, e := range top {
@@ -186,6 +186,8 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 			err = put(&trace)(l.traceFile(e))
 		case "tiers":
 			tiers, err = l.tiers(e)
+		case "sessions":
+			err = put(&sessions)(l.sessionsSpec(e))
 		case "defaults":
 			err = l.defaults(&defaults, e)
 		case "endpoints":
@@ -209,6 +211,9 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	c := &Config{File: l.file, Endpoints: eps, Grace: grace, Watch: watch, Tiers: tiers}
 	if trace != nil {
 		c.Trace = *trace
+	}
+	if sessions != nil {
+		c.Sessions = *sessions
 	}
 	return c, nil
 }

@@ -12,18 +12,19 @@ import (
 // when an endpoint has one, a line and three rows in the table.
 
 // jsonGPU is docs/outputs.md's "gpu" object; beyond the contract's four keys it says what the
-// figure of tokens per joule rests on.
+// figure of tokens per joule rests on. Before a scrape answered, every figure is null (a
+// count of 0 GPUs or a window of 0 s would read as measured): only "scrapes" and "note" say.
 type jsonGPU struct {
 	PowerW         *jsonDist `json:"power_w"`
 	Util           *jsonDist `json:"util"`
 	MemoryUsedMiB  *jsonDist `json:"memory_used_mib"`
 	TokensPerJoule *number   `json:"tokens_per_joule"`
-	GPUs           int       `json:"gpus"`
+	GPUs           *int      `json:"gpus"`
 	GPUModel       *string   `json:"gpu_model"`
 	Scrapes        int       `json:"scrapes"`
 	EnergyJ        *number   `json:"energy_j"`       // the window's energy
-	Tokens         number    `json:"tokens"`         // output tokens that arrived in the window
-	WindowS        number    `json:"window_s"`       // the window's length
+	Tokens         *number   `json:"tokens"`         // output tokens that arrived in the window; null without one
+	WindowS        *number   `json:"window_s"`       // the window's length; null without one
 	EnergyFrom     *string   `json:"energy_from"`    // "counter" or "power" (integrated); null without energy
 	Note           string    `json:"note,omitempty"` // the latest scrape's, when it failed
 }
@@ -39,13 +40,14 @@ func gpuJSON(e *stats.EndpointStats) *jsonGPU {
 	}
 	j.PowerW, j.Util, j.MemoryUsedMiB = toJSONDist(g.PowerW), toJSONDist(g.Util), toJSONDist(g.MemoryUsedMiB)
 	j.TokensPerJoule = numberPtr(g.TokensPerJoule.V, g.TokensPerJoule.OK)
-	j.GPUs = g.Latest.GPUs
+	gpus := g.Latest.GPUs
+	j.GPUs = &gpus
 	if g.Latest.Model != "" {
 		m := g.Latest.Model
 		j.GPUModel = &m
 	}
 	j.EnergyJ = numberPtr(g.EnergyJ, g.Window > 0)
-	j.Tokens, j.WindowS = number(g.Tokens), number(g.Window.Seconds())
+	j.Tokens, j.WindowS = numberPtr(g.Tokens, g.Window > 0), numberPtr(g.Window.Seconds(), g.Window > 0)
 	if g.Window > 0 {
 		from := energyFrom(g)
 		j.EnergyFrom = &from
@@ -100,6 +102,8 @@ func GPULine(e *stats.EndpointStats) string {
 	switch {
 	case g == nil:
 		return ""
+	case g.Scrapes == 0 && g.Note == "":
+		return "gpu metrics: no scrape answered"
 	case g.Scrapes == 0:
 		return "gpu metrics: " + g.Note
 	}

@@ -74,3 +74,39 @@ func TestGPUCSVAndTable(t *testing.T) {
 		t.Errorf("GPULine = %q", l)
 	}
 }
+
+// A GPU exporter that never answered leaves every figure of "gpu" null, no 0 stand-ins, and
+// its CSV cells empty; the table says no scrape answered.
+func TestGPUNeverScrapedIsNull(t *testing.T) {
+	snap := testSnapshot()
+	snap.Endpoints[0].GPU = &stats.GPUStats{}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, snap); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Endpoints []struct {
+			GPU map[string]any `json:"gpu"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	g := out.Endpoints[0].GPU
+	if g["scrapes"] != 0.0 {
+		t.Errorf("scrapes = %v, want 0", g["scrapes"])
+	}
+	for k, v := range g {
+		if k != "scrapes" && v != nil {
+			t.Errorf("gpu.%s = %v before any scrape, want null", k, v)
+		}
+	}
+	for i, c := range gpuCSV(&snap.Endpoints[0]) {
+		if c != "" {
+			t.Errorf("CSV %s = %q before any scrape, want empty", gpuCSVHeader()[i], c)
+		}
+	}
+	if l := GPULine(&snap.Endpoints[0]); l != "gpu metrics: no scrape answered" {
+		t.Errorf("table line %q", l)
+	}
+}

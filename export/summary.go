@@ -282,6 +282,10 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	if snap.Rate > 0 {
 		header = append(header, queueCSVHeader...)
 	}
+	withSessions := anySessions(&snap)
+	if withSessions {
+		header = append(header, sessionsCSVHeader()...)
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -311,6 +315,9 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		row = append(row, serverTimingCSV(e)...)
 		if snap.Rate > 0 {
 			row = append(row, queueCSV(e)...)
+		}
+		if withSessions {
+			row = append(row, sessionsCSV(e)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -91,7 +91,7 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats, fam rowFamilies
 	if snap.Rate > 0 {
 		te.Lines = append(te.Lines, arrivalsLine(snap.Rate, e))
 	}
-	for _, l := range []string{SLOLine(e), CostLine(e), ServerLine(e), GPULine(e)} {
+	for _, l := range []string{SLOLine(e), CostLine(e), ServerLine(e), GPULine(e), sessionsLine(e)} {
 		if l != "" {
 			te.Lines = append(te.Lines, l)
 		}

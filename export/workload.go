@@ -29,6 +29,7 @@ type jsonWorkload struct {
 	OutputTarget *jsonOutputTarget `json:"output_target"`
 	CacheHitRate *number           `json:"cache_hit_rate"`
 	Turns        *jsonTurns        `json:"turns,omitempty"`
+	Sessions     *jsonSessions     `json:"sessions,omitempty"`
 }
 
 func workloadJSON(e *stats.EndpointStats) jsonWorkload {
@@ -45,6 +46,7 @@ func workloadJSON(e *stats.EndpointStats) jsonWorkload {
 		j.OutputTarget = &jsonOutputTarget{Requests: e.TargetRequests, Reached: e.TargetReached}
 	}
 	j.Turns, j.CacheHitRate = turnsJSON(e)
+	j.Sessions = sessionsJSON(e)
 	return j
 }
 

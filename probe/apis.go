@@ -146,10 +146,10 @@ func (a wireAPI) encode(model string, w workload.Request) ([]byte, error) {
 		}{model, completionsPrompt(w), limits{w.MaxTokens}, true, json.RawMessage(`{"include_usage":true}`)})
 	case apiResponses:
 		return json.Marshal(struct {
-			Model           string         `json:"model"`
-			Input           []responsesMsg `json:"input"`
-			MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
-			Stream          bool           `json:"stream"`
+			Model           string `json:"model"`
+			Input           []any  `json:"input"`
+			MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
+			Stream          bool   `json:"stream"`
 		}{model, responsesInput(w.Messages), w.MaxTokens, true})
 	case apiAnthropic:
 		system, msgs := anthropicMessages(w.Messages)
@@ -161,15 +161,11 @@ func (a wireAPI) encode(model string, w workload.Request) ([]byte, error) {
 			Stream bool `json:"stream"`
 		}{model, system, msgs, limits{w.MaxTokens}, true})
 	}
-	msgs := make([]textMsg, len(w.Messages)) // Ollama: plain text content
-	for i, m := range w.Messages {
-		msgs[i] = textMsg{m.Role, messageText(m)}
-	}
 	return json.Marshal(struct {
-		Model    string    `json:"model"`
-		Messages []textMsg `json:"messages"`
-		Stream   bool      `json:"stream"`
-	}{model, msgs, true})
+		Model    string `json:"model"`
+		Messages []any  `json:"messages"`
+		Stream   bool   `json:"stream"`
+	}{model, ollamaMessages(w.Messages), true})
 }
 
 type textMsg struct {
@@ -250,15 +246,20 @@ func withParts(m workload.Message, partType string) partsMsg {
 	return partsMsg{m.Role, parts}
 }
 
-// responsesInput: user and system text parts are input_text, the assistant's output_text.
-func responsesInput(msgs []workload.Message) []responsesMsg {
-	out := make([]responsesMsg, len(msgs))
-	for i, m := range msgs {
+// responsesInput: user and system text parts are input_text, the assistant's output_text;
+// tool calls and results are function_call and function_call_output items.
+func responsesInput(msgs []workload.Message) []any {
+	out := make([]any, 0, len(msgs))
+	for _, m := range msgs {
+		if items := responsesToolItems(m); items != nil {
+			out = append(out, items...)
+			continue
+		}
 		typ := "input_text"
 		if m.Role == "assistant" {
 			typ = "output_text"
 		}
-		out[i] = withParts(m, typ)
+		out = append(out, withParts(m, typ))
 	}
 	return out
 }
@@ -273,7 +274,7 @@ func anthropicMessages(msgs []workload.Message) (string, []partsMsg) {
 			system = append(system, messageText(m))
 			continue
 		}
-		out = append(out, withParts(m, "text"))
+		out = append(out, anthropicMessage(m))
 	}
 	return strings.Join(system, "\n\n"), out
 }

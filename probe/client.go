@@ -161,6 +161,11 @@ func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 			}
 			req.Messages[i] = openai.ChatCompletionMessage{Role: m.Role, MultiContent: parts}
 		}
+		req.Messages[i].ToolCallID = m.ToolCallID
+		for _, tc := range m.ToolCalls { // agent sessions' tool calls (sessions_wire.go)
+			req.Messages[i].ToolCalls = append(req.Messages[i].ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
 	}
 	if c.maxCompletion {
 		req.MaxCompletionTokens = w.MaxTokens

@@ -1,6 +1,10 @@
 package probe
 
-import "time"
+import (
+	"time"
+
+	"tokscope/workload"
+)
 
 // Event is what a Runner sends on its channel: *Started, *Delta, *Progress, *Done or *Status.
 type Event interface{ isEvent() }
@@ -18,6 +22,8 @@ type Started struct {
 	Seq      uint64
 	Stream   uint64 // non-zero for an interactive Stream/Race request (see Runner.Stream)
 	At       time.Time
+	// Session places an agent session's turn (--sessions) in its lane; nil otherwise.
+	Session *workload.SessionTurn
 }
 
 // Delta is a piece of streamed text. Deltas are sent only for interactive streams (Stream !=

@@ -210,6 +210,10 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 		case <-l.ctx.Done():
 		}
 	}
+	if l.sessionsOn() {
+		l.sessionLoop(i) // agent sessions (sessions.go)
+		return
+	}
 	failures := 0    // consecutive failures of this loop: spaces retries against a dead server
 	started := false // the loop's first counted request has been let go (stagger)
 	var cv convo     // the stream's conversation under --turns

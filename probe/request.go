@@ -20,7 +20,7 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply fu
 	ctx, cancel := context.WithCancelCause(r.reqCtx)
 	defer cancel(nil)
 	at := l.begin(seq, cancel)
-	r.out.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: at})
+	r.out.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: at, Session: req.Session})
 	live := Live{Progress: l.progressSink(seq, 0, warm)}
 	if r.opts.Deltas {
 		live.Delta = l.deltaSink(seq, 0)
@@ -30,7 +30,7 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply fu
 	s := l.send(ctx, req, live)
 	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
-	s.Conversation, s.Turn = req.Conversation, req.Turn
+	s.Conversation, s.Turn, s.Session = req.Conversation, req.Turn, req.Session
 	markCut(ctx, &s)
 	if !arrival.IsZero() {
 		s.Queue = s.Start.Sub(arrival)

@@ -6,6 +6,8 @@ package probe
 
 import (
 	"time"
+
+	"tokscope/workload"
 )
 
 // Outcome is how a request ended.
@@ -115,6 +117,10 @@ type Sample struct {
 	// 1); 0 outside conversations.
 	Conversation uint64
 	Turn         int
+	// Session places the request in an agent session under --sessions (its context, parent,
+	// depth, gap, blocks and ideal cached prefix; Turn is its place in its context); nil
+	// otherwise.
+	Session *workload.SessionTurn
 
 	// Cut: the request was still in flight when the run ended and its grace period was over
 	// (finish.go). It is not an error (Outcome error, ErrorKind canceled, for readers that

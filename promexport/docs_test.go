@@ -10,6 +10,7 @@ import (
 	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/workload"
 )
 
 // TestDocsNameEveryFamily keeps docs/outputs.md's Prometheus table whole: every family the
@@ -37,6 +38,9 @@ func TestDocsNameEveryFamily(t *testing.T) {
 		e.Observe(probetest.OK("e", "m", uint64(i+1), t0).Chunks(3, 50*time.Millisecond, 10*time.Millisecond, 3).
 			Tokens(3, probe.SourceUsage).With(func(s *probe.Sample) {
 			s.Turn, s.PromptTokens, s.CachedTokens = turn, 100, 40
+			if turn == 2 { // an agent session's turn: the session counters are created at the first
+				s.Session = &workload.SessionTurn{ID: 1, Root: 1, Lane: 1, Turn: 1, SessionTurns: 1, PromptTokens: 90, IdealCached: 64}
+			}
 			s.Server = &probe.ServerTiming{Source: "vllm", TTFTms: 40, QueueMs: 2, DecodeMs: 20, DecodeTokens: -1,
 				PromptTokens: -1, CachedTokens: -1, DraftN: -1, DraftAccepted: -1, DecodeTPS: 100, LoadMs: -1}
 		}).Ptr())

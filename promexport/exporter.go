@@ -86,6 +86,7 @@ type Exporter struct {
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 	turns          *turnMetrics             // by turn, and the cache-hit counters (turns.go)
 	tierBoundary   *prometheus.GaugeVec     // a tier search's boundaries (tiers.go)
+	sessions       *sessionMetrics          // agent sessions' ideal cache (sessions.go)
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -160,6 +161,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.turns = newTurnMetrics(e.reg)
+	e.sessions = newSessionMetrics(e.reg)
 
 	for _, ep := range eps {
 		name, model := safeLabel(ep.Name), safeLabel(ep.Model)
@@ -286,6 +288,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
 	e.observeUsage(s, name, model)
 	e.turns.observe(s, name, model)
+	e.sessions.observe(s, name, model)
 }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only

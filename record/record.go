@@ -79,6 +79,7 @@ type Record struct {
 	// Conversation and Turn (from 1) under --turns; absent outside conversations.
 	Conversation uint64 `json:"conversation,omitempty"`
 	Turn         int    `json:"turn,omitempty"`
+	SessionFields
 
 	// Cut: still in flight when the run ended and its grace was over; not an error, though
 	// outcome and error_kind say error/canceled for readers that do not know it. Written
@@ -245,7 +246,7 @@ func FromSample(s *probe.Sample) Record {
 		Tokens: s.Tokens, TokenSource: string(s.Source),
 		ReasoningTokens: s.ReasoningTokens, PromptTokens: s.PromptTokens,
 		CachedTokens: optCount(s.CachedTokens), Cache: s.Cache,
-		Conversation: s.Conversation, Turn: s.Turn,
+		Conversation: s.Conversation, Turn: s.Turn, SessionFields: sessionFields(s.Session),
 		Outcome: string(s.Outcome), FinishReason: s.FinishReason,
 		ErrorKind: s.ErrorKind, ErrorMessage: s.ErrorMessage,
 		HTTPStatus: s.HTTPStatus, RetryAfterMS: durMS(s.RetryAfter), BackoffMS: durMS(s.Backoff),
@@ -292,7 +293,7 @@ func (r Record) Sample() probe.Sample {
 		Tokens: r.Tokens, Source: probe.TokenSource(r.TokenSource),
 		ReasoningTokens: r.ReasoningTokens, PromptTokens: r.PromptTokens,
 		CachedTokens: fromCount(r.CachedTokens), OutputTarget: max(fromCount(r.OutputTarget), 0), Cache: r.Cache,
-		Conversation: r.Conversation, Turn: r.Turn,
+		Conversation: r.Conversation, Turn: r.Turn, Session: r.sessionTurn(r.Turn),
 		Outcome: probe.Outcome(r.Outcome), FinishReason: r.FinishReason,
 		ErrorKind: r.ErrorKind, ErrorMessage: r.ErrorMessage,
 		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS), Backoff: msDur(r.BackoffMS),

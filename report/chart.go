@@ -77,11 +77,12 @@ func sans(size vg.Length, bold bool) font.Font {
 type layerKind int
 
 const (
-	drawLine   layerKind = iota // a polyline through the points
-	drawPoints                  // a dot per point
-	drawBand                    // the area between lo and hi
-	drawMarks                   // a larger ringed dot per point (percentile markers)
-	drawStems                   // a dot per point on a thin line down to 0 (counts of rare events)
+	drawLine     layerKind = iota // a polyline through the points
+	drawPoints                    // a dot per point
+	drawBand                      // the area between lo and hi
+	drawMarks                     // a larger ringed dot per point (percentile markers)
+	drawStems                     // a dot per point on a thin line down to 0 (counts of rare events)
+	drawSegments                  // a line from each even point to the next, width points wide (lanes.go)
 )
 
 // layer is one endpoint's data in a chart.
@@ -91,6 +92,8 @@ type layer struct {
 	xs, ys []float64
 	lo, hi []float64 // drawBand: the band's bounds at each x
 	labels []string  // optional text beside each point
+	width  float64   // drawSegments: the line's width in points
+	failed bool      // drawSegments: in the error colour instead of the endpoint's
 }
 
 // refLine is a horizontal guide (the p50/p90/p99 levels of a CDF).
@@ -257,6 +260,8 @@ func addLayer(p *plot.Plot, l *layer) error {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
+	case drawSegments:
+		return addSegments(p, l, col)
 	case drawBand:
 		poly := make(plotter.XYs, 0, 2*len(l.xs))
 		for i := range l.xs {

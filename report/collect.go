@@ -93,6 +93,7 @@ type request struct {
 	sloCounted bool // judged against the endpoint's objectives (stats.MeetsSLO)
 	sloGood    bool
 	srv        srvValues // the server's own clock (servertiming.go)
+	turn       laneTurn  // its place in an agent session's lane; zero outside sessions (lanes.go)
 }
 
 // NewCollector returns a Collector with one (empty) series per endpoint, in the order of the
@@ -160,6 +161,7 @@ func (c *Collector) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 	e := c.eps[ep]
 	r := request{start: start, end: end, prompt: s.PromptTokens, outcome: s.Outcome, counted: s.Counted()}
 	r.sloCounted, r.sloGood = stats.MeetsSLO(e.slo, s, c.ttftFrom)
+	r.turn = laneTurnOf(s, c.ttftFrom)
 	if r.counted {
 		if d, ok := c.ttftFrom.TTFT(s); ok {
 			r.ttft, r.ttftOK = ms(d), true

@@ -138,6 +138,9 @@ func buildPage(in *Input) (*page, error) {
 	if err := addTurnsSection(p, eps); err != nil {
 		return nil, err
 	}
+	if err := addLanesSection(p, in, eps); err != nil {
+		return nil, err
+	}
 	if in.Sweep != nil {
 		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency.", sweepCharts(in.Sweep, eps)); err != nil {
 			return nil, err

@@ -178,6 +178,7 @@ type endpoint struct {
 	srvTiming              ServerTiming  // the server's own clock (servertiming.go)
 	work                   workloadState // workload.go
 	turns                  turnState     // turns.go
+	sessions               sessionState  // sessions.go
 
 	// The recent window is cached between Snapshots: a UI snapshots several times per second
 	// while samples arrive about once per second per stream, and merging 60 slots of 17
@@ -235,6 +236,7 @@ func (e *endpoint) reset() {
 	e.srvTiming = ServerTiming{}
 	e.work.reset()
 	e.turns.reset()
+	e.sessions.reset()
 	e.version++
 }
 
@@ -347,6 +349,7 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 		return
 	}
 	e.requests++
+	e.sessions.observe(s, a.ttftFrom.TTFT)
 	e.queue.recordDur(s.Queue)
 	e.addBill(s)
 	e.work.observe(s)
@@ -564,6 +567,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 	e.rl.fill(&st)
 	e.work.fill(&st, e.ok, e.outputToks)
 	e.turns.fill(&st)
+	e.sessions.fill(&st)
 	e.live.fill(&st, now)
 	return st
 }

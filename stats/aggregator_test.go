@@ -14,6 +14,7 @@ import (
 	"tokscope/probe"
 	"tokscope/probe/probetest"
 	"tokscope/servermetrics"
+	"tokscope/workload"
 )
 
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
@@ -495,6 +496,9 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		s.Conversation, s.Turn = 1, i+1 // a conversation: figures by turn
 		a.Add(s)
 	}
+	sess := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr() // an agent session's turn
+	sess.Session = &workload.SessionTurn{ID: 7, Root: 7, Lane: 1, Turn: 1, SessionTurns: 1, PromptTokens: 10}
+	a.Add(sess)
 	limited := probetest.Err("a", "", 0, t0, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens, limited.RetryAfter = 3, 1200, 2*time.Second
 	limited.Backoff = time.Second

@@ -205,6 +205,9 @@ type EndpointStats struct {
 	// Turns are the figures by turn when a request of a conversation's later turn was seen
 	// (--turns > 1); nil otherwise.
 	Turns *TurnStats
+	// Sessions are the agent-session figures (--sessions): ideal and served cache hits,
+	// sessions completed, their durations; nil outside sessions (sessions.go).
+	Sessions *SessionStats
 }
 
 // Snapshot is an immutable view of every endpoint's statistics at At.

@@ -67,9 +67,12 @@ type endpointSearch struct {
 	cur      *liveStep // the step being measured; nil between steps
 	stopped  bool      // the Runner stopped the endpoint (permanent errors): no more steps
 	slots    int       // a rate search's worker slots so far
-	began    time.Time // when its first step could begin (warm-ups over)
-	steps    int       // steps measured
-	busy     time.Duration
+	// sessionTurns counts the ok turns seen of each agent session (by its root context) over
+	// the whole search, so a session is complete in the step that sees its last turn.
+	sessionTurns map[uint64]int
+	began        time.Time // when its first step could begin (warm-ups over)
+	steps        int       // steps measured
+	busy         time.Duration
 }
 
 // liveStep is a step being measured.
@@ -355,6 +358,12 @@ func (s *Search) step(ctx context.Context, ctl SearchController, ep probe.Endpoi
 	}
 	agg := stats.New([]config.Endpoint{s.eps[ep]}, stats.WithTTFTFrom(s.ttftFrom), stats.WithSLOTarget(s.plan.Target))
 	c := &liveStep{load: load, agg: agg, slo: s.eps[ep].SLO, vals: newTierValues(s.plan.Tiers, s.eps[ep].Turns)}
+	if s.plan.Users == UsersSessions {
+		if s.st[ep].sessionTurns == nil {
+			s.st[ep].sessionTurns = map[uint64]int{}
+		}
+		c.vals.sessions = s.st[ep].sessionTurns
+	}
 	s.mu.Lock()
 	c.start = time.Now()
 	s.st[ep].cur = c
@@ -390,8 +399,8 @@ func (s *Search) apply(ctl SearchController, ep probe.EndpointIndex, load float6
 	case s.plan.By == ByConcurrency:
 		ctl.SetConcurrency(ep, int(load))
 		return
-	case s.plan.By == ByUsers && s.plan.Users == UsersConversations:
-		ctl.SetConcurrency(ep, int(load)) // each stream holds one conversation at a time
+	case s.plan.By == ByUsers:
+		ctl.SetConcurrency(ep, int(load)) // each stream (lane) holds one conversation or session at a time
 		return
 	}
 	ctl.SetRate(ep, load)
@@ -474,7 +483,7 @@ func measure(c *liveStep, tiers []TierSpec) Measurement {
 		}
 		m.Tiers = append(m.Tiers, j)
 	}
-	if c.vals.turns > 1 && m.Duration > 0 {
+	if (c.vals.turns > 1 || c.vals.sessions != nil) && m.Duration > 0 {
 		m.SessionsPerMin = float64(c.vals.lastTurns) / m.Duration.Minutes()
 	}
 	if c.energySpan > 0 {

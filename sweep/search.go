@@ -42,10 +42,13 @@ const (
 
 // User kinds of a ByUsers search: what one user in flight is. Each is held by one of the
 // endpoint's streams for as long as it lasts, so the load is set as the streams are; a kind
-// is one more case here and in Search.apply (agent sessions, when they exist, will be one).
+// is one more case here and in Search.apply.
 const (
 	// UsersConversations: a conversation of --turns turns, its turns one after the other.
 	UsersConversations = "conversations"
+	// UsersSessions: a recorded agent session (--sessions), its turns, tool gaps and
+	// sub-agents as recorded, in one lane of the endpoint.
+	UsersSessions = "sessions"
 )
 
 // Defaults of a search.
@@ -78,7 +81,7 @@ func (p SearchPlan) Validate() error {
 	switch {
 	case p.By != ByConcurrency && p.By != ByRate && p.By != ByUsers:
 		return errors.New("sweep: a search varies concurrency, rate or users")
-	case p.By == ByUsers && (len(p.Tiers) == 0 || p.Users != UsersConversations):
+	case p.By == ByUsers && (len(p.Tiers) == 0 || p.Users != UsersConversations && p.Users != UsersSessions):
 		return errors.New("sweep: a users search needs tiers and a user kind (conversations)")
 	case p.By != ByRate && (p.Limit < 1 || p.Limit > MaxConcurrency || p.Limit != math.Trunc(p.Limit)):
 		return errors.New("sweep: the concurrency limit must be a whole number from 1 to 1024")

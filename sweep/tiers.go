@@ -157,7 +157,10 @@ type tierValues struct {
 	noTTFT    int                     // ok requests without a TTFT
 	counted   int
 	turns     int // the conversations' length (--turns); 0 or 1: no conversations
-	lastTurns int // ok requests that were the last turn of their conversation
+	lastTurns int // ok requests that were the last turn of their conversation, or sessions completed
+	// sessions: with agent sessions as users, the ok turns seen of each session (by its root
+	// context) over the whole search, shared by its steps; nil otherwise.
+	sessions map[uint64]int
 }
 
 func newTierValues(tiers []TierSpec, turns int) *tierValues {
@@ -181,6 +184,12 @@ func (v *tierValues) add(s *probe.Sample, c metric.Context) {
 	}
 	if v.turns > 1 && s.Turn == v.turns {
 		v.lastTurns++
+	}
+	if st := s.Session; v.sessions != nil && st != nil {
+		if v.sessions[st.Root]++; v.sessions[st.Root] == st.SessionTurns {
+			v.lastTurns++ // every turn of the session, sub-agents' included, ended ok
+			delete(v.sessions, st.Root)
+		}
 	}
 	for _, id := range v.ids {
 		n := len(v.values[id])

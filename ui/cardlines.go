@@ -44,14 +44,14 @@ func line(parts ...any) []span {
 }
 
 // fitSpans draws the first candidate whose text fits w, else the last one cut to w.
-func fitSpans(w int, cands ...[]span) string {
+func fitSpans(w int, cands ...[]span) string { return fitFrom(w, 0, cands) }
+
+// fitFrom draws the first candidate from index from on whose text fits w, else the last one
+// cut to w.
+func fitFrom(w, from int, cands [][]span) string {
 	pick := cands[len(cands)-1]
-	for _, c := range cands {
-		n := 0
-		for _, sp := range c {
-			n += ansi.StringWidth(sp.text)
-		}
-		if n <= w {
+	for _, c := range cands[min(from, len(cands)-1):] {
+		if spansWidth(c) <= w {
 			pick = c
 			break
 		}
@@ -62,6 +62,48 @@ func fitSpans(w int, cands ...[]span) string {
 	}
 	return truncate(b.String(), w)
 }
+
+// formIndex is the index of the first candidate whose text fits w (the last when none does).
+func formIndex(w int, cands [][]span) int {
+	for i, c := range cands {
+		if spansWidth(c) <= w {
+			return i
+		}
+	}
+	return len(cands) - 1
+}
+
+func spansWidth(c []span) int {
+	n := 0
+	for _, sp := range c {
+		n += ansi.StringWidth(sp.text)
+	}
+	return n
+}
+
+// sharedLines are the figure lines whose wording all the cards of one width in a frame
+// share: each card's line takes the shortest form that any of them needs (sharedForms), so
+// two cards side by side never word the same figure two ways because one value has a digit
+// more.
+var sharedLines = [...]int{lineDecode, lineTPS, lineTTFT, lineSrvTime}
+
+// figureForms are the candidate forms of shared line l of endpoint es, longest first.
+func figureForms(l int, s *Styles, es *stats.EndpointStats) [][]span {
+	switch l {
+	case lineDecode:
+		return decodeForms(s, es)
+	case lineTPS:
+		return tpsForms(s, es)
+	case lineTTFT:
+		return ttftForms(s, es)
+	case lineSrvTime:
+		return srvTimeForms(s, es)
+	}
+	return nil
+}
+
+// lineForms is, by card line, the index of the form a card draws at the least.
+type lineForms [nLines]int
 
 // cardMs formats milliseconds for a line whose unit is ms: whole ms from 10 on, however
 // large (ms() would switch to seconds and contradict the unit).
@@ -88,7 +130,11 @@ func streamsText(n int) string {
 // "llama-3.1-8b-instruct · anthropic    cache bust · 2 streams". The right side shortens
 // ("bust · 2 streams", "bust · c2", then "c2" alone: the cache mode is also in the detail
 // view and the compare table) before the model is cut: the model is what the line names.
+// An empty model (the card's name is the model) leaves the API, if any, on the left.
 func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
+	if model == "" {
+		model, api = strings.TrimPrefix(api, " · "), ""
+	}
 	rights := []string{streamsText(concurrency), "c" + itoa(concurrency)}
 	if cache != "" {
 		rights = []string{"cache " + cache + " · " + rights[0], cache + " · " + rights[0], cache + " · " + rights[1], rights[1]}
@@ -112,8 +158,9 @@ func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
 // liveLine is the counted requests in flight that have a first token: how many, their
 // tokens so far of max_tokens and the median of their decode rates so far,
 // "1 in flight · ≈45/160 tok · ≈141 tok/s"; before any, a warm-up in flight, so labelled;
-// with none, the newest finished decode rate.
-func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int) string {
+// with none, the newest finished decode rate, and how many of the started requests (in
+// flight at the same snapshot as the card's status word) have no token yet.
+func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, started, w int) string {
 	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	in := es.InFlight
 	if in.Requests == 0 && warmup.Chunks > 0 && !es.Latest.DecodeOK {
@@ -127,9 +174,18 @@ func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, w int)
 		if es.Latest.DecodeOK {
 			rate = approx(es.TokenSource) + num(es.Latest.DecodeTPS)
 		}
+		last := line(L("last "), V(rate), U(" tok/s"))
+		if started > 0 { // sent, no token yet: in flight all the same
+			n := itoa(started)
+			return fitSpans(w,
+				line(M(n+" in flight"), F(" · "), M("no token yet"), F(" · "), last),
+				line(M(n+" in flight"), F(" · "), M("no token"), F(" · "), last),
+				line(M(n+" live"), F(" · "), M("no token"), F(" · "), last),
+				line(M(n+" live, no token yet")))
+		}
 		return fitSpans(w,
-			line(M("none in flight"), F(" · "), L("last "), V(rate), U(" tok/s")),
-			line(M("0 live"), F(" · "), L("last "), V(rate), U(" tok/s")))
+			line(M("none in flight"), F(" · "), last),
+			line(M("0 live"), F(" · "), last))
 	}
 	n := itoa(in.Requests)
 	return inFlightLine(s, in, n+" in flight", n+" live", w)
@@ -161,27 +217,29 @@ func inFlightLine(s *Styles, in stats.InFlight, long, short string, w int) strin
 		line(L(short+" "), V(rate), U(" tok/s")))
 }
 
-// decodeLine is decode tok/s of the requests that finished in the last 60 s: the median and
-// the slow tail, "decode tok/s · 60s p50 140 · p10 131".
-func decodeLine(s *Styles, es *stats.EndpointStats, w int) string {
-	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
+// decodeForms are the forms of decode tok/s of the requests that finished in the last 60 s:
+// the median and the slow tail (p10, the rate that 90% beat), "decode tok/s · 60s p50 140 ·
+// slow tail p10 131".
+func decodeForms(s *Styles, es *stats.EndpointStats) [][]span {
+	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
 	d := es.Recent.DecodeTPS
 	mark := ""
 	if d.Count > 0 {
 		mark = approx(es.TokenSource)
 	}
 	q50, q10 := mark+pick(d, p50, num), mark+pick(d, p10, num)
-	return fitSpans(w,
-		line(L("decode "), U("tok/s"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("p10 "), V(q10), M(" (slow)")),
+	return [][]span{
+		line(L("decode "), U("tok/s"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("slow tail p10 "), V(q10)),
 		line(L("decode "), U("tok/s"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("p10 "), V(q10)),
 		line(L("decode "), U("tok/s"), L(" 60s p50 "), V(q50), L(" p10 "), V(q10)),
 		line(L("dec "), U("tok/s"), L(" 60s p50 "), V(q50), L(" p10 "), V(q10)),
-		line(L("dec "), U("tok/s"), L(" p50 "), V(q50), L(" p10 "), V(q10))) // narrower than 80 columns
+		line(L("dec "), U("tok/s"), L(" p50 "), V(q50), L(" p10 "), V(q10)), // narrower than 80 columns
+	}
 }
 
 // tpsLine is aggregate tok/s over the last 10 s (the chart below has it per second), the
 // requests and where token counts come from: "agg ≈412 tok/s 10s · 30 req · tokens: usage".
-func tpsLine(s *Styles, es *stats.EndpointStats, w int) string {
+func tpsForms(s *Styles, es *stats.EndpointStats) [][]span {
 	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	mark := approx(es.TokenSource)
 	if es.InFlight.Estimated {
@@ -193,16 +251,17 @@ func tpsLine(s *Styles, es *stats.EndpointStats, w int) string {
 	}
 	req := []span{V(itoa(es.Requests)), L(" req")}
 	src := []span{L("tokens: "), M(sourceLabel(es.TokenSource))}
-	return fitSpans(w,
+	return [][]span{
 		line(L("agg "), agg, L(" (10s)"), F(" · "), req, F(" · "), src),
 		line(L("agg "), agg, L(" 10s"), F(" · "), req, F(" · "), src),
 		line(L("agg "), agg, L(" 10s"), F(" · "), req),
-		line(L("agg "), agg, L(" 10s")))
+		line(L("agg "), agg, L(" 10s")),
+	}
 }
 
-// ttftLine is the newest TTFT (in flight or finished) and the TTFT of the requests that
-// finished in the last 60 s: "ttft 62 ms last · 60s p50 61 · p95 80".
-func ttftLine(s *Styles, es *stats.EndpointStats, w int) string {
+// ttftForms are the forms of the newest TTFT (in flight or finished) and the TTFT of the
+// requests that finished in the last 60 s: "ttft 62 ms last · 60s p50 61 · p95 80".
+func ttftForms(s *Styles, es *stats.EndpointStats) [][]span {
 	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
 	last := dash
 	if es.Latest.TTFTOK {
@@ -210,12 +269,13 @@ func ttftLine(s *Styles, es *stats.EndpointStats, w int) string {
 	}
 	d := es.Recent.TTFT
 	q50, q95 := pick(d, p50, cardMs), pick(d, p95, cardMs)
-	return fitSpans(w,
+	return [][]span{
 		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50), F(" · "), L("p95 "), V(q95)),
 		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50), L(" p95 "), V(q95)),
 		line(L("ttft "), U("ms "), V(last), L(" last 60s p50 "), V(q50), L(" p95 "), V(q95)),
 		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50)),
-		line(L("ttft "), V(last), U(" ms"), L(" last")))
+		line(L("ttft "), V(last), U(" ms"), L(" last")),
+	}
 }
 
 // gpuLine is the card's line of its GPUs (--gpu-metrics): watts and utilisation of the latest
@@ -264,7 +324,7 @@ func perJoule(v float64) string {
 // srvTimeLine is what the server said of its own clock over the last 60 s (the whole run
 // before any finished in it): the medians of its TTFT, of outside (client TTFT − server TTFT)
 // and of its decode rate, "srv ttft 212 ms · outside 14 ms · srv 47.9 tok/s".
-func srvTimeLine(s *Styles, es *stats.EndpointStats, w int) string {
+func srvTimeForms(s *Styles, es *stats.EndpointStats) [][]span {
 	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
 	win := &es.Recent
 	if win.Of(metric.ServerTTFT).Count == 0 && win.Of(metric.ServerDecodeTPS).Count == 0 {
@@ -272,9 +332,10 @@ func srvTimeLine(s *Styles, es *stats.EndpointStats, w int) string {
 	}
 	ttft, out := pick(win.Of(metric.ServerTTFT), p50, cardMs), pick(win.Of(metric.Outside), p50, cardMs)
 	dec := pick(win.Of(metric.ServerDecodeTPS), p50, num)
-	return fitSpans(w,
+	return [][]span{
 		line(L("srv ttft "), V(ttft), U(" ms"), F(" · "), L("outside "), V(out), U(" ms"), F(" · "), L("srv "), V(dec), U(" tok/s")),
 		line(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms"), L(" srv "), V(dec), U(" tok/s")),
 		line(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms")),
-		line(L("srv ttft "), V(ttft), U(" ms")))
+		line(L("srv ttft "), V(ttft), U(" ms")),
+	}
 }

@@ -75,6 +75,7 @@ func (d *dashboard) Render(f *frame) string {
 	first := d.page * per
 	last := min(len(d.panels), first+per)
 
+	d.shareForms(f, first, last)
 	rows := make([]string, 0, d.grid.Rows)
 	for r := 0; r < d.grid.Rows; r++ {
 		cards := make([]string, 0, d.grid.Cols)
@@ -94,6 +95,24 @@ func (d *dashboard) Render(f *frame) string {
 	}
 	d.body = fit(strings.Join(rows, "\n"), d.w, d.h)
 	return d.body
+}
+
+// shareForms sets, for the cards first to last of the page, the form of each shared figure
+// line: the shortest that a card of the same width needs, so that cards side by side word a
+// figure alike whatever its digits.
+func (d *dashboard) shareForms(f *frame, first, last int) {
+	least := map[int]lineForms{}
+	for i := first; i < last; i++ {
+		p, es := d.panels[i], &f.snap.Endpoints[i]
+		forms := least[p.w]
+		for _, l := range sharedLines {
+			forms[l] = max(forms[l], formIndex(p.w-4, figureForms(l, d.styles, es)))
+		}
+		least[p.w] = forms
+	}
+	for i := first; i < last; i++ {
+		d.panels[i].forms = least[d.panels[i].w]
+	}
 }
 
 func clamp(v, lo, hi int) int {

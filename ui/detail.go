@@ -175,20 +175,36 @@ func (d *detailView) serverCharts(es *stats.EndpointStats, now time.Time, h int)
 		return f(v.V)
 	}
 	count := func(v float64) string { return itoa(int(v + 0.5)) }
-	waitTitle := "server waiting" + s.Muted.Render("  run "+figure(r.Running, count)+" · wait "+figure(r.Waiting, count)+" ("+string(srv.Kind)+")")
-	kvTitle := "server KV %" + s.Muted.Render("  gen "+figure(r.GenTPS, num)+" tok/s · client agg "+approx(es.TokenSource)+num(es.AggregateTPS))
-	if len(kvPts) == 0 {
-		kvTitle = "server KV %" + s.Muted.Render(" (not exposed) · gen "+figure(r.GenTPS, num)+" tok/s")
+	run, wait, gen := figure(r.Running, count), figure(r.Waiting, count), figure(r.GenTPS, num)
+	// Each title is said shorter until it fits its chart, never cut (docs/live-view.md).
+	waitTitles := func(w int) string {
+		return figureFit(w,
+			"server waiting"+s.Muted.Render("  run "+run+" · wait "+wait+" ("+string(srv.Kind)+")"),
+			"server waiting"+s.Muted.Render("  run "+run+" · wait "+wait),
+			"waiting"+s.Muted.Render("  run "+run+" · wait "+wait))
+	}
+	kvTitles := func(w int) string {
+		if len(kvPts) == 0 {
+			return figureFit(w,
+				"server KV %"+s.Muted.Render(" (not exposed) · gen "+gen+" tok/s"),
+				"KV %"+s.Muted.Render(" not exposed · gen "+gen+" tok/s"))
+		}
+		agg := approx(es.TokenSource) + num(es.AggregateTPS)
+		return figureFit(w,
+			"server KV %"+s.Muted.Render("  gen "+gen+" tok/s · client agg "+agg),
+			"server KV %"+s.Muted.Render("  gen "+gen+" · client agg "+agg+" tok/s"),
+			"server KV %"+s.Muted.Render("  gen "+gen+" tok/s"),
+			"KV %"+s.Muted.Render("  gen "+gen+" tok/s"))
 	}
 	if d.w >= 70 {
 		cw := (d.w - 1) / 2
-		d.waiting.Set(waitTitle, waitPts, cw, h)
-		d.kv.Set(kvTitle, kvPts, d.w-1-cw, h)
+		d.waiting.Set(waitTitles(cw), waitPts, cw, h)
+		d.kv.Set(kvTitles(d.w-1-cw), kvPts, d.w-1-cw, h)
 		return lipgloss.JoinHorizontal(lipgloss.Top, d.waiting.View(), " ", d.kv.View())
 	}
 	hh := max(2, h/2)
-	d.waiting.Set(waitTitle, waitPts, d.w, hh)
-	d.kv.Set(kvTitle, kvPts, d.w, h-hh)
+	d.waiting.Set(waitTitles(d.w), waitPts, d.w, hh)
+	d.kv.Set(kvTitles(d.w), kvPts, d.w, h-hh)
 	return d.waiting.View() + "\n" + d.kv.View()
 }
 
@@ -205,23 +221,35 @@ func sloCostLines(s *Styles, es *stats.EndpointStats, w int) []string {
 		for _, o := range st.Objectives {
 			missed = append(missed, o.Key+" "+itoa(st.Violations[o.Key]))
 		}
-		line := s.Muted.Render("missed " + strings.Join(missed, " · ") + " · failed " + itoa(st.Failed))
+		// Wrapped at its separators where the column is narrow, never cut.
+		plain, breach := "missed "+strings.Join(missed, " · ")+" · failed "+itoa(st.Failed), ""
 		if st.RecentCounted > 0 {
 			recent := "60s " + share(st.RecentAttainment)
 			if st.Breach {
-				line += " " + s.Warn.Render(recent+" ⚠ "+st.Worst)
+				breach = recent + " ⚠ " + st.Worst
 			} else {
-				line += s.Muted.Render(" · " + recent)
+				plain += " · " + recent
 			}
 		}
-		out = append(out, line)
+		lines := wrapLines(plain, w)
+		for i := range lines {
+			lines[i] = s.Muted.Render(lines[i])
+		}
+		if last := len(lines) - 1; breach != "" && ansi.StringWidth(lines[last])+1+ansi.StringWidth(breach) <= w {
+			lines[last] += " " + s.Warn.Render(breach)
+		} else if breach != "" {
+			lines = append(lines, s.Warn.Render(breach))
+		}
+		out = append(out, lines...)
 	}
 	if c := es.Cost; c != nil {
 		line := s.Label.Render("cost ") + s.Value.Render("$"+dollars(c.USD))
+		short := line
 		if c.OutputTokens > 0 {
+			short += s.Label.Render(" · ") + s.Value.Render("$"+dollars(c.USDPerMTokOut)) + s.Unit.Render("/1M out")
 			line += s.Label.Render(" · ") + s.Value.Render("$"+dollars(c.USDPerMTokOut)) + s.Unit.Render(" per 1M out")
 		}
-		out = append(out, line)
+		out = append(out, figureFit(w, line, short))
 	}
 	return out
 }

@@ -45,8 +45,12 @@ type endpointState struct {
 	until       time.Time // end of a back-off
 	concurrency int
 	paused      bool
-	inflight    int
-	failing     bool // the latest finished request was an error
+	inflight    int // started and not done, from the event stream
+	// drawnInflight is inflight as of the statistics snapshot the views draw: the card's
+	// status word and its in-flight line both come from that instant, so "idle" never stands
+	// above "1 in flight" (the Runner's Status travels apart from Started and Done).
+	drawnInflight int
+	failing       bool // the latest finished request was an error
 	// tlsUnverified: the endpoint's certificate is not verified (insecure_skip_verify); its
 	// card says so, always.
 	tlsUnverified bool
@@ -105,7 +109,9 @@ func (st *endpointState) reset() {
 // inError is what turns a card's border red: the Runner says so, or the latest request failed.
 func (st *endpointState) inError() bool { return st.state == probe.StateError || st.failing }
 
-// status is the card's status word and the style key to draw it with.
+// status is the card's status word and the style key to draw it with. Streaming or not is
+// said from the requests in flight at the drawn snapshot (drawnInflight), as the card's
+// in-flight line is; the Runner's word decides paused, back-off, stopped and finishing.
 func (st *endpointState) status(now time.Time) (string, probe.State) {
 	switch {
 	case st.paused:
@@ -116,9 +122,12 @@ func (st *endpointState) status(now time.Time) (string, probe.State) {
 			return "backing off " + itoa(secs) + "s", probe.StateBackoff
 		}
 		return "backing off", probe.StateBackoff
-	case st.state == "":
-		if st.inflight > 0 {
+	case st.state == "" || st.state == probe.StateIdle || st.state == probe.StateStreaming || st.state == probe.StateError:
+		switch {
+		case st.drawnInflight > 0:
 			return "streaming", probe.StateStreaming
+		case st.state == probe.StateError:
+			return string(probe.StateError), probe.StateError
 		}
 		return "idle", probe.StateIdle
 	}

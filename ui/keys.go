@@ -9,7 +9,7 @@ import (
 type KeyMap struct {
 	Help, Quit                                        key.Binding
 	NextView, PrevView                                key.Binding
-	Dashboard, Compare, Detail, Stream, Sweep         key.Binding
+	Dashboard, Compare, Detail, Stream, Sweep, Lanes  key.Binding
 	Up, Down, Left, Right                             key.Binding
 	Enter, Back                                       key.Binding
 	Pause, PauseAll, Reset, MoreStreams, FewerStreams key.Binding
@@ -39,6 +39,7 @@ func DefaultKeyMap() KeyMap {
 		Detail:       b("3", "detail", "3"),
 		Stream:       b("4", "stream", "4"),
 		Sweep:        b("5", "sweep", "5"),
+		Lanes:        b("6", "lanes", "6"),
 		Up:           b("↑/k", "up", "up", "k"),
 		Down:         b("↓/j", "down", "down", "j"),
 		Left:         b("←/h", "left", "left", "h"),
@@ -72,7 +73,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp is the `?` screen (help.KeyMap), one column per concern.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NextView, k.PrevView, k.Dashboard, k.Compare, k.Detail, k.Stream, k.Sweep, k.Enter, k.Back},
+		{k.NextView, k.PrevView, k.Dashboard, k.Compare, k.Detail, k.Stream, k.Sweep, k.Lanes, k.Enter, k.Back},
 		{k.Up, k.Down, k.Left, k.Right, k.Sort, k.SortReverse},
 		{k.Pause, k.PauseAll, k.MoreStreams, k.FewerStreams, k.Reset, k.Report},
 		{k.Prompt, k.Submit, k.Race, k.Blur, k.Help, k.Quit},
@@ -87,6 +88,7 @@ func (k *KeyMap) viewKeys() [nViews]key.Binding {
 		viewDetail:    k.Detail,
 		viewStream:    k.Stream,
 		viewSweep:     k.Sweep,
+		viewLanes:     k.Lanes,
 	}
 }
 

@@ -155,6 +155,7 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 		viewDetail:    newDetailView(c),
 		viewStream:    newStreamView(c, prompt, eng, eps),
 		viewSweep:     newSweepView(c, m.swp, m.srch, namesOf(eps)),
+		viewLanes:     newLanesView(c, eps),
 	}
 	m.takeSnapshot()
 	return m
@@ -304,7 +305,7 @@ func (m *Model) handleClosed() {
 	m.stopped = true
 	m.statsDirty = true
 	for _, st := range m.states {
-		st.state, st.inflight, st.finishing = probe.StateStopped, 0, 0
+		st.state, st.inflight, st.drawnInflight, st.finishing = probe.StateStopped, 0, 0, 0
 		st.version++
 	}
 	m.stopViews()
@@ -359,6 +360,9 @@ func (m *Model) handleClock() {
 func (m *Model) takeSnapshot() {
 	m.pollArrivals()
 	m.snap = m.agg.Snapshot(m.now())
+	for _, st := range m.states {
+		st.drawnInflight = st.inflight
+	}
 	// The views index Endpoints by endpoint number: make sure there is one per endpoint.
 	if len(m.snap.Endpoints) != len(m.eps) {
 		es := make([]stats.EndpointStats, len(m.eps))
@@ -472,8 +476,14 @@ func (m *Model) renderFooter() {
 	}
 	s := m.styles
 	active := m.views[m.view]
-	left := m.help.ShortHelpView(active.ShortHelp())
 	info := active.Info()
+	// The keys leave room for the view's info on the right: the help drops whole keys (and
+	// says … for them) rather than spread cutting the last key mid-word.
+	keys := m.help
+	if info != "" {
+		keys.Width = max(1, m.width-lipgloss.Width(info)-1)
+	}
+	left := keys.ShortHelpView(active.ShortHelp())
 	if n := m.finishing(); n > 0 {
 		left = s.Notice.Render(finishingText(n))
 	}

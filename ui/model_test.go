@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/probe"
 	"tokscope/probe/probetest"
@@ -403,5 +404,67 @@ func TestReadOnlyMonitor(t *testing.T) {
 	m = press(t, m, "p", "+", "4", "enter")
 	if !strings.Contains(m.footer, "read-only") {
 		t.Fatalf("footer %q does not explain", m.footer)
+	}
+}
+
+// TestStatusWordAgreesWithInFlightLine: a card's status word and its in-flight line say the
+// same of the requests in flight, whatever order the Runner's Status and the requests' own
+// events arrive in.
+func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
+	m, _ := newTestModel(t, 1, 80, 24, 3)
+	start := t0.Add(-2 * time.Second)
+	started := &probe.Started{Endpoint: 0, Seq: 10, At: start}
+	progress := &probe.Progress{Endpoint: 0, Seq: 10, Start: start, At: 1900 * time.Millisecond,
+		FirstEvent: 280 * time.Millisecond, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
+		Tokens: 40, Chunks: 40, MaxTokens: 256}
+	done := history(m.eps, 4)[3].(*probe.Done)
+	done.Sample.Seq = 10
+	steps := []struct {
+		name   string
+		events []probe.Event
+		want   bool // streaming
+	}{
+		{"idle status, then a request with its first token", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started, progress}, true},
+		{"the request ends before the Runner says streaming", []probe.Event{done, &probe.Status{Endpoint: 0, State: probe.StateStreaming}}, false},
+		{"a request sent, no token yet, the Runner still idle", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started}, true},
+	}
+	for _, step := range steps {
+		m = update(t, m, eventsMsg{events: step.events})
+		m = update(t, m, redrawMsg{})
+		view := m.View()
+		word, live := "", ""
+		for _, l := range strings.Split(view, "\n") {
+			switch {
+			case strings.Contains(l, "idle"), strings.Contains(l, "streaming"):
+				word = l
+			case strings.Contains(l, "in flight"), strings.Contains(l, " live"):
+				live = l
+			}
+		}
+		streaming := strings.Contains(word, "streaming")
+		liveSays := !strings.Contains(live, "none in flight") && !strings.Contains(live, "0 live")
+		if word == "" || live == "" || streaming != liveSays {
+			t.Errorf("%s: the status word and the in-flight line disagree:\n%s\n%s", step.name, word, live)
+		}
+		if streaming != step.want {
+			t.Errorf("%s: streaming %v, want %v:\n%s\n%s", step.name, streaming, step.want, word, live)
+		}
+	}
+}
+
+// TestFooterCutsNoKeyMidWord: with a view's info on the right (the compare view's sort and
+// column page), the footer's keys drop whole ("…" alone) and none is cut mid-word.
+func TestFooterCutsNoKeyMidWord(t *testing.T) {
+	for _, w := range []int{80, 100, 120} {
+		for _, v := range []string{"1", "2", "3", "4"} {
+			m, _ := newTestModel(t, 4, w, 30, 6)
+			m = press(t, m, v)
+			footer := ansi.Strip(m.footer)
+			for i, r := range []rune(footer) {
+				if r == '…' && i > 0 && []rune(footer)[i-1] != ' ' {
+					t.Errorf("%d columns, view %s: a key is cut mid-word: %q", w, v, footer)
+				}
+			}
+		}
 	}
 }

@@ -26,6 +26,9 @@ type panel struct {
 	content   string // inner content, exactly (w-4)×(h-2)
 	key       panelKey
 	framed    [2][nCardMarks]string // bordered content by [selected][mark]
+	// forms is the least form index of each shared figure line (sharedLines), set by the
+	// dashboard so that the cards of one width word each figure alike.
+	forms lineForms
 }
 
 // cardMark is what a card's border says beyond selection: nothing, an SLO breach in the
@@ -47,6 +50,7 @@ type panelKey struct {
 	status      string
 	concurrency int
 	paused      bool
+	forms       lineForms
 }
 
 func newPanel(st *Styles) *panel {
@@ -60,7 +64,7 @@ func (p *panel) SetSize(w, h int) { p.w, p.h = w, h }
 // state or the size changed.
 func (p *panel) Update(es *stats.EndpointStats, st *endpointState, snapVer uint64, now time.Time) {
 	status, _ := st.status(now)
-	k := panelKey{p.w, p.h, snapVer, st.version, status, st.concurrency, st.paused}
+	k := panelKey{p.w, p.h, snapVer, st.version, status, st.concurrency, st.paused, p.forms}
 	if k == p.key && p.content != "" {
 		return
 	}
@@ -266,17 +270,17 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 	case lineTLS:
 		return figureFit(w, s.Warn.Render("⚠ TLS unverified (insecure_skip_verify)"), s.Warn.Render("⚠ TLS unverified"))
 	case lineModel:
-		return modelLine(s, es.Model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
+		model := es.Model
+		if model == es.Name { // the title says it already
+			model = ""
+		}
+		return modelLine(s, model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:
-		return liveLine(s, es, &st.warmup, w)
-	case lineDecode:
-		return decodeLine(s, es, w)
-	case lineTPS:
-		return tpsLine(s, es, w)
+		return liveLine(s, es, &st.warmup, st.drawnInflight, w)
+	case lineDecode, lineTPS, lineTTFT, lineSrvTime:
+		return fitFrom(w, p.forms[l], figureForms(l, s, es))
 	case lineTPSChart:
 		return p.tps.View()
-	case lineTTFT:
-		return ttftLine(s, es, w)
 	case lineTTFTChart:
 		return p.ttft.View()
 	case lineAxis:
@@ -289,8 +293,6 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return serverLine(s, es.Server, w)
 	case lineGPU:
 		return gpuLine(s, es.GPU, w)
-	case lineSrvTime:
-		return srvTimeLine(s, es, w)
 	case lineTurns:
 		return turnsLine(s, es, w)
 	case lineErrors:

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"tokscope/probe"
 	"tokscope/stats"
 )
 
@@ -180,5 +183,59 @@ func TestErrorLinesShortenNotCut(t *testing.T) {
 	}
 	if got := statusPrefix.ReplaceAllString("429 Too Many Requests: Rate limit reached (simulated)", ""); got != "Rate limit reached (simulated)" {
 		t.Errorf("without the status: %q", got)
+	}
+}
+
+// TestModelLineLeavesOutTheName: when an endpoint is named after its model (one --model, no
+// name), the card's model line does not say the name a second time.
+func TestModelLineLeavesOutTheName(t *testing.T) {
+	eps := testEndpoints(1)
+	eps[0].Name, eps[0].Model, eps[0].API = "fast-gpu", "fast-gpu", "anthropic"
+	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned})
+	m = update(t, m, resize(100, 30))
+	m = update(t, m, eventsMsg{events: history(m.eps, 3)})
+	m = update(t, m, redrawMsg{})
+	view := m.View()
+	if n := strings.Count(view, "fast-gpu"); n != 1 {
+		t.Errorf("the card says its name %d times, want 1:\n%s", n, view)
+	}
+	if !strings.Contains(view, "anthropic") || !strings.Contains(view, "1 stream") {
+		t.Errorf("the model line lost its API or its concurrency:\n%s", view)
+	}
+}
+
+// TestCardsWordAFigureAlike: cards of one width in a frame word each figure line the same
+// way, whatever the digits of their values (one card's 118 tok/s and another's 42.1 do not
+// pick two forms), and the slow tail is not called "(slow)", which read as a verdict.
+func TestCardsWordAFigureAlike(t *testing.T) {
+	digits := regexp.MustCompile(`≈?[0-9]+(\.[0-9]+)?k?|—`)
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
+		m, _ := newTestModel(t, 4, size[0], size[1], 12)
+		view := m.View()
+		forms := map[string]map[string]bool{}
+		for _, row := range strings.Split(view, "\n") {
+			for _, seg := range strings.FieldsFunc(row, func(r rune) bool { return r == '│' || r == '┃' || r == '║' }) {
+				seg = strings.TrimSpace(seg)
+				for _, head := range []string{"dec", "ttft", "agg", "srv ttft"} {
+					if strings.HasPrefix(seg, head+" ") || head == "dec" && strings.HasPrefix(seg, "decode ") {
+						if forms[head] == nil {
+							forms[head] = map[string]bool{}
+						}
+						forms[head][digits.ReplaceAllString(seg, "#")] = true
+					}
+				}
+			}
+		}
+		if len(forms["dec"]) == 0 || len(forms["ttft"]) == 0 {
+			t.Fatalf("%v: no decode or ttft line:\n%s", size, view)
+		}
+		for head, seen := range forms {
+			if len(seen) > 1 {
+				t.Errorf("%v: the %s line is worded %d ways: %v\n%s", size, head, len(seen), slices.Collect(maps.Keys(seen)), view)
+			}
+		}
+		if strings.Contains(view, "(slow)") {
+			t.Errorf("%v: the slow tail is labelled (slow):\n%s", size, view)
+		}
 	}
 }

@@ -373,13 +373,20 @@ func paneStatus(s *Styles, p *streamPane, stopped bool) (string, lipgloss.Style)
 }
 
 // paneText is the pane's text in h rows of width w: the newest reasoning over a separator,
-// then the newest answer; a failed request's error message on the last row.
+// then the newest answer; a failed request's error message on the last rows, wrapped (up to
+// a third of the pane; cut only past that).
 func (v *streamView) paneText(p *streamPane, w, h int) []string {
 	s := v.styles
 	failed := p.done != nil && p.done.Outcome == probe.OutcomeError
 	textH := h
+	var errLines []string
 	if failed {
-		textH--
+		errLines = wrapLines(oneLine(p.done.ErrorMessage), w)
+		if n := max(1, min(len(errLines), h/3)); n < len(errLines) {
+			errLines[n-1] = strings.Join(errLines[n-1:], " ")
+			errLines = errLines[:n]
+		}
+		textH -= len(errLines)
 	}
 	var text []string
 	if len(p.reasoning) > 0 && textH >= 3 {
@@ -395,7 +402,10 @@ func (v *streamView) paneText(p *streamPane, w, h int) []string {
 	}
 	text = strings.Split(fit(strings.Join(text, "\n"), w, h), "\n")
 	if failed {
-		text = append(text[:max(0, len(text)-1)], truncate(s.Bad.Render(oneLine(p.done.ErrorMessage)), w))
+		text = text[:max(0, len(text)-len(errLines))]
+		for _, l := range errLines {
+			text = append(text, truncate(s.Bad.Render(l), w))
+		}
 	}
 	return text
 }
@@ -442,7 +452,9 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 	L, V := s.Label.Render, s.Value.Render
 	if d := p.done; d != nil {
 		if d.Outcome == probe.OutcomeError {
-			return truncate(s.Bad.Render("failed")+L(" after ")+V(itoa(p.chunks))+L(" chunks"), w)
+			return figureFit(w, s.Bad.Render("failed")+L(" after ")+V(itoa(p.chunks))+L(" chunks"),
+				s.Bad.Render("failed")+L(" · ")+V(itoa(p.chunks))+L(" chunks"),
+				s.Bad.Render("failed")+L(" ")+V(itoa(p.chunks))+L(" ch"))
 		}
 		ttft, rate := dash, dash
 		if t, ok := d.TTFT(); ok {

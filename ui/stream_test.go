@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -85,5 +86,27 @@ func TestStripLabel(t *testing.T) {
 		if got := stripLabel(tc.gaps, tc.w); got != tc.want {
 			t.Errorf("stripLabel(%v, %d) = %q, want %q", tc.gaps, tc.w, got, tc.want)
 		}
+	}
+}
+
+// A failed pane's error message wraps onto the pane's last rows and its figure line is said
+// shorter, neither cut where the pane has room: "error inside the str…" and
+// "failed after 10 chun…" were cut in a 21-column race pane.
+func TestFailedPaneWrapsItsError(t *testing.T) {
+	st := DefaultStyles()
+	v := newStreamView(common{styles: &st}, "", nil, testEndpoints(1))
+	p := &streamPane{name: "flaky-cloud", chunks: 10, done: &probe.Sample{Outcome: probe.OutcomeError,
+		ErrorKind: probe.ErrStreamError, ErrorMessage: "error inside the stream: upstream overloaded"}}
+	rows := v.paneText(p, 21, 9)
+	if len(rows) != 9 {
+		t.Fatalf("%d rows, want 9", len(rows))
+	}
+	got := strings.Join(rows, " ")
+	got = strings.Join(strings.Fields(ansi.Strip(got)), " ")
+	if !strings.Contains(got, "error inside the stream: upstream overloaded") || strings.Contains(got, "…") {
+		t.Errorf("the error is not whole: %q", got)
+	}
+	if f := ansi.Strip(v.figures(p, t0, 21)); strings.Contains(f, "…") || !strings.Contains(f, "10 chunks") {
+		t.Errorf("figure line %q", f)
 	}
 }

@@ -18,6 +18,7 @@ const (
 	viewDetail
 	viewStream
 	viewSweep // in the header and the Tab cycle only while a sweep runs
+	viewLanes // agent sessions' lanes (lanes.go); in the header once a session turn was seen
 	nViews
 )
 

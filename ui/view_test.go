@@ -48,10 +48,14 @@ var lastErrorLine = regexp.MustCompile(`^(http_\d{3}|stream_error|timeout|stall|
 // No line of a view ends cut ("…") at 80, 100 or 120 columns where a shorter wording exists:
 // notes, hints, titles and figure lines are said shorter first. The footer's key help (the
 // help component's own "…") and a card's last error (the server's message) are left out.
+// With server metrics (sloModel), the detail view's server charts are checked too.
 func TestNoViewLineCut(t *testing.T) {
 	for _, w := range []int{80, 100, 120} {
-		for _, v := range []string{"1", "2", "3", "4"} {
+		for _, v := range []string{"1", "2", "3", "4", "server 3"} {
 			m, _ := newTestModel(t, 4, w, 40, 30)
+			if key, ok := strings.CutPrefix(v, "server "); ok {
+				m, v = sloModel(t, w, 40), key
+			}
 			m = press(t, m, v)
 			lines := strings.Split(ansi.Strip(m.View()), "\n")
 			for _, l := range lines[:len(lines)-1] {

@@ -24,6 +24,17 @@ type Message struct {
 	// Parts holds the texts of a content given as an array of {"type": "text"} parts, sent
 	// as such; nil when the content is a plain string (then Content holds it).
 	Parts []string
+	// ToolCalls are an assistant message's tool calls, and ToolCallID names the call a
+	// "tool" message answers (agent sessions, sessions_tools.go); each API sends them in its
+	// own form.
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// ToolCall is one tool call of an assistant message: its id, the function's name and its
+// arguments (a JSON object, as text).
+type ToolCall struct {
+	ID, Name, Arguments string
 }
 
 // Request is what one request sends beyond the endpoint's fixed settings (model, headers,
@@ -49,6 +60,9 @@ type Request struct {
 	// Turn its place in it (from 1); both 0 outside conversations (convo.go).
 	Conversation uint64
 	Turn         int
+	// Session places the request in an agent session under --sessions (sessions_build.go);
+	// nil otherwise.
+	Session *SessionTurn
 }
 
 // Options are a workload's run-wide settings.
@@ -80,7 +94,8 @@ type Workload struct {
 	minInput    int    // the shortest synthetic prompt: the tag and one token of text
 	prefix      string // the --shared-prefix system text; "" without
 	convs       atomic.Uint64
-	trace       []Request // the requests of a --trace, cut by UseTrace
+	trace       []Request     // the requests of a --trace, cut by UseTrace
+	sess        *sessionState // the agent sessions of --sessions (UseSessions); nil without
 	next        atomic.Uint64
 	interactive atomic.Uint64
 }

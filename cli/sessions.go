@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"tokscope/config"
+	"tokscope/workload"
+)
+
+// sessionFlags are --sessions and its settings: agent sessions replayed lane by lane
+// (workload/sessions*.go, probe/sessions.go).
+type sessionFlags struct {
+	spec     string // --sessions FILE|GLOB|DIR
+	format   string // --sessions-format
+	toolTime string // --tool-time
+	gapCap   time.Duration
+	scale    float64 // --sessions-scale
+	toolMsgs string  // --tool-messages
+	gaps     workload.GapPolicy
+}
+
+func addSessionFlags(fs *pflag.FlagSet, o *options) {
+	fs.StringVar(&o.sess.spec, "sessions", "", "replay agent sessions from a `FILE`, glob or directory (AgentX/Weka JSON, TraceLab or AA agentperf JSONL): -n sessions in flight per endpoint, each turn as recorded")
+	fs.StringVar(&o.sess.format, "sessions-format", "", "read --sessions as `FORMAT` instead of detecting it: "+strings.Join(workload.SessionFormats, " | "))
+	fs.StringVar(&o.sess.toolTime, "tool-time", "recorded", "`MODE` of the waits between a session's turns: recorded | none | scaled:F (F times the recorded)")
+	fs.DurationVar(&o.sess.gapCap, "gap-cap", workload.DefaultGapCap, "no wait between a session's turns is longer than `D` (0: no cap)")
+	fs.StringVar(&o.sess.toolMsgs, "tool-messages", workload.ToolMessagesAPI, "`MODE` of a session's tool calls and results: api (each API's own tool messages) | text (plain user text)")
+	fs.Float64Var(&o.sess.scale, "sessions-scale", 1, "multiply every recorded prompt and output length by `F` (for a server whose context is smaller than the trace's)")
+}
+
+// checkSessions checks the session flags and what they exclude.
+func (o *options) checkSessions() error {
+	if o.set("sessions-format") && !oneOf(o.sess.format, workload.SessionFormats) {
+		return usagef("invalid value %q for --sessions-format: give %s", o.sess.format, strings.Join(workload.SessionFormats, ", "))
+	}
+	if !oneOf(o.sess.toolMsgs, workload.ToolMessageModes) {
+		return usagef("invalid value %q for --tool-messages: give %s", o.sess.toolMsgs, strings.Join(workload.ToolMessageModes, ", "))
+	}
+	g, err := workload.ParseToolTime(o.sess.toolTime)
+	if err != nil {
+		return usagef("invalid value %q for --tool-time: %s", o.sess.toolTime, err)
+	}
+	if o.sess.gapCap < 0 {
+		return usagef("invalid value %v for --gap-cap: must be at least 0", o.sess.gapCap)
+	}
+	g.Cap = o.sess.gapCap
+	o.sess.gaps = g
+	if o.set("sessions-scale") && !(o.sess.scale > 0 && o.sess.scale <= 1) {
+		return usagef("invalid value %v for --sessions-scale: give a factor above 0, at most 1", o.sess.scale)
+	}
+	if o.set("sessions") {
+		for _, f := range []string{"trace", "turns", "rate", "prompts", "input-tokens"} {
+			if o.set(f) {
+				return usagef("--sessions and --%s exclude each other: a session's turns are the trace's own", f)
+			}
+		}
+	}
+	return nil
+}
+
+func oneOf(s string, set []string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// useSessions loads the run's session pool (--sessions, else the config's sessions:) and
+// gives it to every endpoint's workload. A bad file is refused here, before anything is
+// sent, with its file:line or JSON path.
+func (o *options) useSessions(cfg *config.Config, works []*workload.Workload, stderr io.Writer) error {
+	spec := o.sess.spec
+	if spec == "" {
+		spec = cfg.Sessions
+	}
+	if spec == "" {
+		return nil
+	}
+	pool, err := workload.LoadSessions(spec, o.sess.format)
+	if err != nil {
+		return fmt.Errorf("--sessions: %w", err)
+	}
+	for i, w := range works {
+		if err := w.UseSessions(pool, workload.SessionOptions{Gaps: o.sess.gaps, Scale: o.sess.scale, ToolMessages: o.sess.toolMsgs}); err != nil {
+			return fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)
+		}
+	}
+	fmt.Fprintf(stderr, "tokscope: --sessions %s: %d sessions, %d turns (%s)\n", spec, len(pool.Sessions), pool.Turns, pool.Format)
+	return nil
+}

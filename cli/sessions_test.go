@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tokscope/cli/clitest"
+)
+
+// TestSessionsFlags: a bad sessions file exits 2 with its JSON path before anything is sent;
+// the flags that would fight the trace's own turns are refused beside --sessions; bad values
+// of the session settings are usage errors.
+func TestSessionsFlags(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(bad, []byte(`{"requests":[{"t":0,"in":100,"out":3},{"t":1,"in":0,"out":3}]}`), 0o600)
+	var stdout, stderr bytes.Buffer
+	base := []string{"--no-tui", "--requests", "1", "-u", "http://127.0.0.1:9/v1", "-m", "m"}
+	code := Main("", append(base, "--sessions", bad), &stdout, &stderr)
+	if code != ExitUsage || !strings.Contains(stderr.String(), bad+": requests[1].in: ") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	for _, a := range [][]string{{"--rate", "2"}, {"--turns", "2"}, {"--trace", bad}} {
+		stderr.Reset()
+		if code := Main("", append(append(base, "--sessions", bad), a...), &stdout, &stderr); code != ExitUsage || !strings.Contains(stderr.String(), "exclude each other") {
+			t.Errorf("%v: exit %d, stderr %q", a, code, stderr.String())
+		}
+	}
+	for _, a := range [][]string{{"--tool-time", "fast"}, {"--gap-cap", "-1s"}, {"--sessions-format", "mooncake"}, {"--tool-messages", "xml"}, {"--sessions-scale", "2"}} {
+		stderr.Reset()
+		if code := Main("", append(base, a...), &stdout, &stderr); code != ExitUsage || !strings.Contains(stderr.String(), a[0]) {
+			t.Errorf("%v: exit %d, stderr %q", a, code, stderr.String())
+		}
+	}
+}
+
+// TestSessionsRun: a published AgentX trace replayed headless against the simulator: its
+// turns counted by --requests, the "sessions" object of the JSON summary with ideal and
+// served hit rates, and the record's session keys.
+func TestSessionsRun(t *testing.T) {
+	url := clitest.BusySim(t)
+	rec := filepath.Join(t.TempDir(), "r.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := Main("", []string{"--no-tui", "-o", "json", "--server-metrics", "off", "-u", url, "-m", "m", "--warmup", "0",
+		"--sessions", "../workload/testdata/sessions/agentx_trace_0026.json", "--sessions-scale", "0.01",
+		"--tool-time", "none", "--requests", "3", "--record", rec}, &stdout, &stderr)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	var sum struct {
+		Endpoints []struct {
+			Requests int `json:"requests"`
+			Sessions *struct {
+				Turns     int      `json:"turns"`
+				Completed int      `json:"completed"`
+				Ideal     *float64 `json:"ideal_hit_rate"`
+				Served    *float64 `json:"served_hit_rate"`
+			} `json:"sessions"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	e := sum.Endpoints[0]
+	if e.Requests != 3 || e.Sessions == nil || e.Sessions.Turns != 3 || e.Sessions.Completed != 1 || e.Sessions.Ideal == nil || *e.Sessions.Ideal <= 0 {
+		t.Fatalf("summary: %s", stdout.String())
+	}
+	raw, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var last map[string]any
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	for _, k := range []string{"session", "parent", "depth", "turn", "gap_ms", "blocks", "ideal_cached", "session_root", "session_turns", "offline_prompt_tokens"} {
+		if _, ok := last[k]; !ok {
+			t.Errorf("the record lacks %q: %s", k, lines[len(lines)-1])
+		}
+	}
+}
