@@ -562,12 +562,18 @@ func faultCases() []faultCase {
 				return serve(t, endless)
 			},
 			check: func(t *testing.T, ss []Sample, _ []*Status) {
-				// max_tokens 8: reading stops at overrunChunks(8) token chunks, long before the timeout.
-				if s := ss[0]; s.TokenChunks() != overrunChunks(8)+1 || s.End > 5*time.Second {
-					t.Errorf("%d token chunks, ended at %v", s.TokenChunks(), s.End)
+				// max_tokens 8: reading stops at overrunChunks(8) token chunks. A count, not a
+				// time: a reader that went on would be cut by the stall or the timeout instead
+				// (another kind and message), however slow the machine.
+				if s := ss[0]; s.TokenChunks() != overrunChunks(8)+1 {
+					t.Errorf("%d token chunks, want %d", s.TokenChunks(), overrunChunks(8)+1)
 				}
 			}},
 	)
+
+	// A reasoning model that never stops thinking, in plain text: 4 MiB of it is decoded,
+	// kept and tokenized before the byte bound cuts it.
+	thinking := reasoningChunk(strings.Repeat(" think", 200))
 
 	// Hostile endpoints that send without end: every read is bounded (bounds.go), the heap
 	// stays bounded, and the healthy endpoint keeps measuring.
@@ -576,13 +582,11 @@ func faultCases() []faultCase {
 		faultCase{name: "endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
 			maxHeap: hostileHeap,
 			endpoint: func(t *testing.T) config.Endpoint {
-				return serve(t, flood(500, "text/plain", "upstream overloaded: ", "x"))
+				ep := serve(t, flood(500, "text/plain", "upstream overloaded: ", "x"))
+				ep.Timeout = errorBodyTimeout
+				return ep
 			},
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
-				if ss[0].End > 5*time.Second {
-					t.Errorf("the error body was read for %v", ss[0].End)
-				}
-			}},
+			check: errorBodyCut},
 		faultCase{name: "endless SSE line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
 			maxHeap: hostileHeap,
 			endpoint: func(t *testing.T) config.Endpoint {
@@ -594,15 +598,11 @@ func faultCases() []faultCase {
 				return serve(t, flood(200, "application/json", `{"choices":[{"message":{"content":"`, "y"))
 			}},
 		faultCase{name: "endless reasoning-only stream", outcome: OutcomeError, kind: ErrStreamError,
-			msg: []string{"passed 4 MiB", "max_tokens 8"}, maxHeap: hostileHeap,
+			msg: []string{"passed 4 MiB", "max_tokens 8"}, maxHeap: hostileHeap, samples: 1,
 			endpoint: func(t *testing.T) config.Endpoint {
-				return serve(t, flood(200, "text/event-stream", "", reasoningChunk(strings.Repeat(" think", 200))))
+				return serve(t, flood(200, "text/event-stream", "", thinking))
 			},
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
-				if s := ss[0]; s.FirstToken < 0 || s.End > 5*time.Second {
-					t.Errorf("first token %v, ended at %v: want a reasoning stream cut by the byte bound", s.FirstToken, s.End)
-				}
-			}},
+			check: reasoningCut(8, thinking)},
 	)
 
 	// The simulator's own fault modes, at rate 1.
@@ -625,6 +625,46 @@ func faultCases() []faultCase {
 			}},
 	)
 	return cases
+}
+
+// reasoningCut checks that an endless reasoning phase, sent as repeats of unit, was cut by
+// the byte bound of a stream with this max_tokens: its first token was seen, and the reasoning
+// chunks read carry between half the bound and the bound plus one read of wire bytes (a read
+// is at most 16 KiB, lines.go; 64 KiB allowed).
+// Bytes, not time: under -race on a loaded 2-core machine reading and tokenizing 4 MiB takes
+// from one to a dozen seconds (a 5 s bound on End failed there), while the bytes read are the
+// same on any machine. One sample is enough (samples: 1): a second 4 MiB read proves the same
+// at the same cost.
+func reasoningCut(maxTokens int, unit string) func(t *testing.T, ss []Sample, _ []*Status) {
+	return func(t *testing.T, ss []Sample, _ []*Status) {
+		s := ss[0]
+		n := 0
+		for _, c := range s.Chunks {
+			if c.Reasoning > 0 {
+				n++
+			}
+		}
+		wire, limit := int64(n*len(unit)), responseLimit(maxTokens)
+		t.Logf("%d reasoning chunks, %d wire bytes, bound %d", n, wire, limit)
+		if s.FirstToken < 0 || wire < limit/2 || wire > limit+64<<10 {
+			t.Errorf("first token %v, %d reasoning chunks (%d bytes): want a reasoning stream cut by the %d-byte bound",
+				s.FirstToken, n, wire, limit)
+		}
+	}
+}
+
+// errorBodyTimeout is the timeout of the endless-error-body cases: long, so that a body read
+// until the timeout (what errorBodyCut catches) cannot be mistaken for a slow machine.
+const errorBodyTimeout = time.Minute
+
+// errorBodyCut checks that an endless error body was cut at maxErrorBody, not read until the
+// timeout. The message does not say how much was read, so this one is a time bound, with a
+// margin: reading 64 KiB takes milliseconds even under -race on a loaded 2-core machine, a
+// body read without bound ends at errorBodyTimeout (a minute), and the bound is half of that.
+func errorBodyCut(t *testing.T, ss []Sample, _ []*Status) {
+	if ss[0].End > errorBodyTimeout/2 {
+		t.Errorf("the error body was read for %v, want it cut at %d KiB long before the %v timeout", ss[0].End, maxErrorBody>>10, errorBodyTimeout)
+	}
 }
 
 // backoffCheck: after a 429 the endpoint announced a back-off in [lo, hi] and its next request
