@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,6 +15,13 @@ import (
 // an endless answer past max_tokens. Each runs beside a healthy endpoint, as TestFaultMatrix.
 func TestAPIFaultMatrix(t *testing.T) {
 	const hostileHeap = 96 << 20
+	// The endless reasoning of each API is " think" 200 times, each byte a JSON escape
+	// (\u0074 for t): the same text in six times the wire bytes, so that the 4 MiB the byte
+	// bound lets through hold a sixth of the text to decode and tokenize (about 2 s instead of
+	// 10 under -race on a loaded 2-core machine). What these cases prove is each decoder's path
+	// for reasoning (out of the answer-chunk bound, into the byte bound); the cost of 4 MiB of
+	// plain reasoning text is TestFaultMatrix's "endless reasoning-only stream".
+	thinkEscaped := strings.Repeat(jsonEscaped(" think"), 200)
 	type hostile struct {
 		api, ctype, lineHead, reasoning, answer string
 	}
@@ -21,13 +29,13 @@ func TestAPIFaultMatrix(t *testing.T) {
 		{config.APICompletions, "text/event-stream", `data: {"choices":[{"text":"`, "",
 			"data: " + `{"choices":[{"text":" word"}]}` + "\n\n"},
 		{config.APIResponses, "text/event-stream", `data: {"type":"response.output_text.delta","delta":"`,
-			sse("response.reasoning_text.delta", `{"type":"response.reasoning_text.delta","delta":"`+strings.Repeat(" think", 200)+`"}`),
+			sse("response.reasoning_text.delta", `{"type":"response.reasoning_text.delta","delta":"`+thinkEscaped+`"}`),
 			sse("response.output_text.delta", respText)},
 		{config.APIAnthropic, "text/event-stream", `event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","delta":{"type":"text_delta","text":"`,
-			sse("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"`+strings.Repeat(" think", 200)+`"}}`),
+			sse("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"`+thinkEscaped+`"}}`),
 			sse("content_block_delta", anthText)},
 		{config.APIOllama, "application/x-ndjson", `{"message":{"content":"`,
-			`{"message":{"role":"assistant","content":"","thinking":"` + strings.Repeat(" think", 200) + `"},"done":false}` + "\n",
+			`{"message":{"role":"assistant","content":"","thinking":"` + thinkEscaped + `"},"done":false}` + "\n",
 			`{"message":{"role":"assistant","content":" word"},"done":false}` + "\n"},
 	} {
 		withAPI := func(ep config.Endpoint) config.Endpoint {
@@ -70,4 +78,13 @@ func TestAPIFaultMatrix(t *testing.T) {
 			})
 		}
 	}
+}
+
+// jsonEscaped writes every byte of the ASCII text s as a JSON \u escape.
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		fmt.Fprintf(&b, `\u%04x`, s[i])
+	}
+	return b.String()
 }

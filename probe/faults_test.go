@@ -36,6 +36,10 @@ import (
 // healthy is the well-behaved neighbour of every faulty endpoint.
 var healthy = sim.Profile{Name: "healthy", Model: "m", TTFT: 20 * time.Millisecond, TokensPerSecond: 500, TokensPerChunk: 1, MaxTokens: 10}
 
+// healthyRequests is how many requests the healthy endpoint finishes beside each fault before
+// the run ends (about 200 ms on a quiet machine): enough for a median TTFT.
+const healthyRequests = 5
+
 // healthyNominal is how long one healthy request takes when nothing is wrong: TTFT plus 9 gaps.
 const healthyNominal = 20*time.Millisecond + 9*2*time.Millisecond
 
@@ -99,16 +103,17 @@ func runFault(t *testing.T, fc faultCase) {
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- r.Run(ctx) }()
-	deadline := time.NewTimer(30 * time.Second)
+	// A guard against a hang, not a bound on speed: the slowest case (4 MiB of reasoning
+	// read and tokenized under -race) takes about 10 s on a loaded 2-core machine.
+	deadline := time.NewTimer(time.Minute)
 	defer deadline.Stop()
-	minRun := time.NewTimer(400 * time.Millisecond)
-	defer minRun.Stop()
 
+	// The run ends on counts, not on a time: when the faulty endpoint has reported its
+	// samples and the healthy one has finished healthyRequests requests beside it.
 	var goodS, badS []Sample
 	var statuses []*Status
 	events := r.Events()
 	enough := false
-	ranLong := false
 	for events != nil {
 		select {
 		case ev, ok := <-events:
@@ -128,19 +133,13 @@ func runFault(t *testing.T, fc faultCase) {
 					statuses = append(statuses, ev)
 				}
 			}
-			if !enough && len(badS) >= want && ranLong {
-				enough = true
-				cancel()
-			}
-		case <-minRun.C:
-			ranLong = true
-			if len(badS) >= want {
+			if !enough && len(badS) >= want && len(goodS) >= healthyRequests {
 				enough = true
 				cancel()
 			}
 		case <-deadline.C:
 			cancel()
-			t.Errorf("no %d faulty samples within 30 s (got %d)", want, len(badS))
+			t.Errorf("no %d faulty samples and %d healthy ones within a minute (got %d and %d)", want, healthyRequests, len(badS), len(goodS))
 			deadline.Reset(time.Hour)
 		}
 	}
@@ -197,16 +196,19 @@ func runFault(t *testing.T, fc faultCase) {
 			ttfts = append(ttfts, v)
 		}
 	}
-	// Loose on purpose (a loaded 2-core machine under -race): a quarter of the nominal pace,
-	// and a median TTFT within 60 ms of the server's 20 ms.
-	if min := max(2, int(elapsed/(4*healthyNominal))); len(goodS) < min {
+	// Loose on purpose (a loaded 2-core machine under -race, beside two busy processes): a
+	// quarter of the nominal pace (measured: a healthy request takes 40-50 ms there against
+	// 38 ms nominal), and a median TTFT within 150 ms of the server's 20 ms. What they catch is
+	// an endpoint held up by its faulty neighbour, which shows as seconds: the length of a
+	// hostile read, a back-off, a stall.
+	if min := max(healthyRequests, int(elapsed/(4*healthyNominal))); len(goodS) < min {
 		t.Errorf("healthy endpoint finished %d requests in %v, want ≥ %d", len(goodS), elapsed.Round(time.Millisecond), min)
 	}
 	if len(ttfts) > 0 {
 		slices.Sort(ttfts)
 		med := ttfts[len(ttfts)/2]
-		if med < healthy.TTFT || med > healthy.TTFT+60*time.Millisecond {
-			t.Errorf("healthy median TTFT %v over %d requests, want %v … %v", med, len(ttfts), healthy.TTFT, healthy.TTFT+60*time.Millisecond)
+		if med < healthy.TTFT || med > healthy.TTFT+150*time.Millisecond {
+			t.Errorf("healthy median TTFT %v over %d requests, want %v … %v", med, len(ttfts), healthy.TTFT, healthy.TTFT+150*time.Millisecond)
 		}
 	}
 	t.Logf("faulty: %d × %s/%s %q; healthy: %d requests in %v", len(badS), badS[0].Outcome, badS[0].ErrorKind,
@@ -548,8 +550,11 @@ func faultCases() []faultCase {
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(500, "text/plain", "bad bytes \xff\xfe\xc3 here\x00\x1b[31m"))
 			}},
-		faultCase{name: "1 MiB chunk", outcome: OutcomeOK,
-			endpoint: scripted(script{events: []event{{ms(5), roleChunk()}, {ms(10), contentChunk(strings.Repeat("x", 1<<20))},
+		// One sample (samples: 1): the chunk's text is tokenized for the estimate, which costs
+		// seconds under -race for 1 MiB; " reasons" (8 bytes, one token) is the cheapest text
+		// to tokenize, a run of one letter the dearest (ten times as long).
+		faultCase{name: "1 MiB chunk", outcome: OutcomeOK, samples: 1,
+			endpoint: scripted(script{events: []event{{ms(5), roleChunk()}, {ms(10), contentChunk(strings.Repeat(" reasons", 1<<20/8))},
 				{ms(12), contentChunk(" end")}, {ms(12), finishChunk("stop")}, {ms(12), usageChunk(1, 2, 0)}, {ms(12), doneEvent}}}),
 			check: func(t *testing.T, ss []Sample, _ []*Status) {
 				if s := ss[0]; s.Chunks[1].Content != 1<<20 || s.Tokens != 2 {
