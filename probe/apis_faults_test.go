@@ -48,9 +48,7 @@ func TestAPIFaultMatrix(t *testing.T) {
 		cases := []faultCase{
 			{name: h.api + "/endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
 				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
-					ep := withAPI(serve(t, flood(500, "text/plain", "upstream overloaded: ", "x")))
-					ep.Timeout = errorBodyTimeout
-					return ep
+					return withAPI(serve(t, flood(500, "text/plain", "upstream overloaded: ", "x")))
 				},
 				check: errorBodyCut},
 			{name: h.api + "/endless line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},

@@ -84,6 +84,9 @@ func runFault(t *testing.T, fc faultCase) {
 	}
 	if bad.Timeout == 0 {
 		bad.Timeout = 10 * time.Second
+		if fc.maxHeap > 0 {
+			bad.Timeout = hostileTimeout
+		}
 	}
 	if bad.Stall == 0 {
 		bad.Stall = 3 * time.Second
@@ -104,8 +107,8 @@ func runFault(t *testing.T, fc faultCase) {
 	errc := make(chan error, 1)
 	go func() { errc <- r.Run(ctx) }()
 	// A guard against a hang, not a bound on speed: the slowest case (4 MiB of reasoning
-	// read and tokenized under -race) takes about 10 s on a loaded 2-core machine.
-	deadline := time.NewTimer(time.Minute)
+	// read and tokenized under -race) takes 10-20 s on a loaded 2-core machine.
+	deadline := time.NewTimer(2 * time.Minute)
 	defer deadline.Stop()
 
 	// The run ends on counts, not on a time: when the faulty endpoint has reported its
@@ -139,7 +142,7 @@ func runFault(t *testing.T, fc faultCase) {
 			}
 		case <-deadline.C:
 			cancel()
-			t.Errorf("no %d faulty samples and %d healthy ones within a minute (got %d and %d)", want, healthyRequests, len(badS), len(goodS))
+			t.Errorf("no %d faulty samples and %d healthy ones within 2 minutes (got %d and %d)", want, healthyRequests, len(badS), len(goodS))
 			deadline.Reset(time.Hour)
 		}
 	}
@@ -587,9 +590,7 @@ func faultCases() []faultCase {
 		faultCase{name: "endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
 			maxHeap: hostileHeap,
 			endpoint: func(t *testing.T) config.Endpoint {
-				ep := serve(t, flood(500, "text/plain", "upstream overloaded: ", "x"))
-				ep.Timeout = errorBodyTimeout
-				return ep
+				return serve(t, flood(500, "text/plain", "upstream overloaded: ", "x"))
 			},
 			check: errorBodyCut},
 		faultCase{name: "endless SSE line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
@@ -658,17 +659,20 @@ func reasoningCut(maxTokens int, unit string) func(t *testing.T, ss []Sample, _ 
 	}
 }
 
-// errorBodyTimeout is the timeout of the endless-error-body cases: long, so that a body read
-// until the timeout (what errorBodyCut catches) cannot be mistaken for a slow machine.
-const errorBodyTimeout = time.Minute
+// hostileTimeout is the request timeout of the hostile cases (maxHeap set): what stops them
+// must be their read bounds. Long, because a bound reached in 4 MiB can take 20 s under -race
+// on a loaded 2-core machine (reading and tokenizing 4 MiB of reasoning text went past a 10 s
+// timeout there), and so that an error body read until the timeout (what errorBodyCut
+// catches) cannot be mistaken for a slow machine.
+const hostileTimeout = time.Minute
 
 // errorBodyCut checks that an endless error body was cut at maxErrorBody, not read until the
 // timeout. The message does not say how much was read, so this one is a time bound, with a
 // margin: reading 64 KiB takes milliseconds even under -race on a loaded 2-core machine, a
-// body read without bound ends at errorBodyTimeout (a minute), and the bound is half of that.
+// body read without bound ends at hostileTimeout (a minute), and the bound is half of that.
 func errorBodyCut(t *testing.T, ss []Sample, _ []*Status) {
-	if ss[0].End > errorBodyTimeout/2 {
-		t.Errorf("the error body was read for %v, want it cut at %d KiB long before the %v timeout", ss[0].End, maxErrorBody>>10, errorBodyTimeout)
+	if ss[0].End > hostileTimeout/2 {
+		t.Errorf("the error body was read for %v, want it cut at %d KiB long before the %v timeout", ss[0].End, maxErrorBody>>10, hostileTimeout)
 	}
 }
 
