@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -164,17 +165,34 @@ func TestTUIInTmux(t *testing.T) {
 	}
 }
 
-// buildTokscope builds tokscope once into a temporary directory, race-enabled when the test is.
+// buildTokscope is the tokscope binary under test, race-enabled when the test is: the one
+// scripts/test.sh built for every package that runs it (TOKSCOPE_TEST_BIN), else one built
+// on first use for all the tests of this process (a race-enabled link takes 10-30 s on a
+// loaded 2-core machine; each test used to pay it).
 func buildTokscope(t *testing.T) string {
 	t.Helper()
+	bin, err := builtTokscope()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+var builtTokscope = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("TOKSCOPE_TEST_BIN"); bin != "" {
+		return bin, checkTestBin(bin)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
-		t.Fatalf("go list -m: %v", err)
+		return "", fmt.Errorf("go list -m: %v", err)
 	}
 	root := strings.TrimSpace(string(out))
-	bin := filepath.Join(t.TempDir(), "tokscope")
+	if binDir == "" {
+		return "", errors.New("no directory for the binary: TestMain did not run")
+	}
+	bin := filepath.Join(binDir, "tokscope")
 	args := []string{"build", "-o", bin}
 	if raceBuild {
 		args = append(args, "-race")
@@ -182,9 +200,39 @@ func buildTokscope(t *testing.T) string {
 	cmd := exec.CommandContext(ctx, "go", append(args, "tokscope")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
 	}
-	return bin
+	return bin, nil
+})
+
+// checkTestBin refuses a TOKSCOPE_TEST_BIN that is not a tokscope built the way the tests
+// need: race-enabled when they are (go version -m reads the build settings).
+func checkTestBin(bin string) error {
+	out, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		return fmt.Errorf("TOKSCOPE_TEST_BIN=%s: go version -m: %v", bin, err)
+	}
+	if !strings.Contains(string(out), "\tpath\ttokscope\n") {
+		return fmt.Errorf("TOKSCOPE_TEST_BIN=%s is not a tokscope binary", bin)
+	}
+	if race := strings.Contains(string(out), "\tbuild\t-race=true\n"); race != raceBuild {
+		return fmt.Errorf("TOKSCOPE_TEST_BIN=%s: race-enabled %v, the tests %v", bin, race, raceBuild)
+	}
+	return nil
+}
+
+// binDir holds the binary built on first use; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tokscope-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // tmuxTerm is one tokscope running in a private tmux server.
