@@ -23,6 +23,7 @@ var longFuncAllowed = map[string]string{
 // TestFunctionLength fails on any non-test function (or method) of the module over
 // maxFuncLines lines, its signature and closing brace included, except longFuncAllowed.
 func TestFunctionLength(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

@@ -85,6 +85,7 @@ func waitForLines(t *testing.T, path string, n int) {
 // lines and at most a torn last one; a second run appending to the same file ends the torn
 // line first, and every record of both runs reads back.
 func TestRecordSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	url := clitest.BusySim(t)
 	dir := t.TempDir()
 	torn := 0
@@ -152,6 +153,7 @@ func killedRecords(t *testing.T, path string) ([]record.Record, int, bool) {
 // requests failed (0 here), not that a signal arrived: interrupting is how a --duration 0 run
 // is meant to end.
 func TestHeadlessSignals(t *testing.T) {
+	t.Parallel()
 	url := clitest.BusySim(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 // stray, exits 0, and leaves a record file of whole lines. The binary runs in a detached
 // session of a private tmux server (its own socket: a user's tmux is never touched).
 func TestTUIExitsUnderTmux(t *testing.T) {
+	t.Parallel()
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Skip("tmux not installed (CI installs it)")

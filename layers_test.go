@@ -29,6 +29,7 @@ var testSupport = map[string]bool{"probe/probetest": true, "cli/clitest": true, 
 // TestImportLayers keeps the import arrows one way: every product package has a layer, and
 // imports only tokscope packages below it (tests may import anything).
 func TestImportLayers(t *testing.T) {
+	t.Parallel()
 	layer := map[string]int{}
 	for i, names := range importLayers {
 		for _, n := range names {

@@ -72,6 +72,7 @@ func TestSameServerSameSpeedThroughEveryAPI(t *testing.T) {
 // ANTHROPIC_API_KEY by default, and never comes back out: not on stdout in any format, not on
 // stderr, not in the record or the log, even from a server that echoes it in its error.
 func TestAnthropicKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant-tokscope-test-9c2e7b1d"
 	var mu sync.Mutex
 	var seen []http.Header

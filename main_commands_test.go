@@ -11,6 +11,7 @@ import (
 )
 
 func TestListModels(t *testing.T) {
+	t.Parallel()
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "model-a", TokensPerSecond: 100, TokensPerChunk: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestListModels(t *testing.T) {
 // write escape codes there and show nothing. One line on stderr naming --no-tui, exit 2,
 // nothing in the file.
 func TestTUIRefusedWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	r := runBinary(t, nil, "--demo")
 	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--no-tui") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line naming --no-tui", r.code, r.stdout, r.stderr)
@@ -54,6 +56,7 @@ func TestTUIRefusedWithoutTerminal(t *testing.T) {
 // into the binary (read back with `go version -m`), not "(devel)". The binary is built with
 // -buildvcs=true, since a machine's GOFLAGS may turn stamping off.
 func TestVersionNamesTheBuild(t *testing.T) {
+	t.Parallel()
 	bin := buildWith(t, "-buildvcs=true")
 	out, err := exec.Command("go", "version", "-m", bin).Output()
 	if err != nil {
@@ -113,6 +116,7 @@ func versionOf(t *testing.T, bin string) string {
 }
 
 func TestMetricsListenValidated(t *testing.T) {
+	t.Parallel()
 	r := runBinary(t, nil, "--demo", "--no-tui", "--requests", "1", "--metrics-listen", "127.0.0.1:notaport")
 	if r.code != 2 || !strings.Contains(r.stderr, "--metrics-listen") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("exit %d stderr %q", r.code, r.stderr)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,22 +67,36 @@ func byName(doc summaryDoc) map[string]map[string]any {
 }
 
 // recordDemo records a short headless run against the built-in simulator and returns the
-// record file and the live run's result.
+// record file and the live run's result. The run is recorded once for the tests that read it
+// (each used to record its own: 5-10 s of demo on a loaded machine); they only read the file.
 func recordDemo(t *testing.T) (string, result) {
 	t.Helper()
-	record := filepath.Join(t.TempDir(), "run.jsonl")
-	live := runBinary(t, nil, "--demo", "--no-tui", "--requests", "3", "--max-tokens", "32", "-i", "0s",
-		"--record", record, "-o", "json")
-	if live.code != 0 && live.code != 1 { // flaky-cloud may fail a request: exit 1
-		t.Fatalf("live run: exit %d, stderr %s", live.code, live.stderr)
+	demoRecord.Lock()
+	defer demoRecord.Unlock()
+	if demoRecord.path == "" {
+		record := filepath.Join(binDir, "demo-run.jsonl")
+		live := runBinary(t, nil, "--demo", "--no-tui", "--requests", "3", "--max-tokens", "32", "-i", "0s",
+			"--record", record, "-o", "json")
+		if live.code != 0 && live.code != 1 { // flaky-cloud may fail a request: exit 1
+			t.Fatalf("live run: exit %d, stderr %s", live.code, live.stderr)
+		}
+		demoRecord.path, demoRecord.live = record, live
 	}
-	return record, live
+	return demoRecord.path, demoRecord.live
+}
+
+// demoRecord is recordDemo's run, once recorded.
+var demoRecord struct {
+	sync.Mutex
+	path string
+	live result
 }
 
 // A replayed record summarises as the live run did: the same endpoints in the same order,
 // the same counts, the same figures (the record keeps every instant to the microsecond, the
 // summary rounds to the microsecond), and the same exit status.
 func TestReplayReproducesLiveRun(t *testing.T) {
+	t.Parallel()
 	record, live := recordDemo(t)
 	liveDoc := parseSummary(t, "live", live.stdout)
 
@@ -165,6 +180,7 @@ func TestReplayReproducesLiveRun(t *testing.T) {
 // --ttft-from first-event measures TTFT to the first SSE event, which never comes after the
 // first token; decode tok/s keeps first_token as its start and does not change.
 func TestReplayTTFTFrom(t *testing.T) {
+	t.Parallel()
 	record, _ := recordDemo(t)
 	token := parseSummary(t, "first-token", runBinary(t, nil, "replay", record, "--no-tui", "-o", "json").stdout)
 	r := runBinary(t, nil, "replay", record, "--no-tui", "-o", "json", "--ttft-from", "first-event")
@@ -211,6 +227,7 @@ func TestReplayTTFTFrom(t *testing.T) {
 // A run killed mid-write leaves a torn last line: the replay uses the records before it and
 // warns on stderr; stdout stays one JSON document.
 func TestReplayTruncatedRecord(t *testing.T) {
+	t.Parallel()
 	record, _ := recordDemo(t)
 	b, err := os.ReadFile(record)
 	if err != nil {
@@ -246,6 +263,7 @@ func TestReplayTruncatedRecord(t *testing.T) {
 }
 
 func TestReplayUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o600)
@@ -301,6 +319,7 @@ func TestLiveTTFTFrom(t *testing.T) {
 // The time spent backing off after 429s is in the record (backoff_ms of the 429 that started
 // it), so a replay's table shows the live run's "backed off" total.
 func TestReplayKeepsBackoff(t *testing.T) {
+	t.Parallel()
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "limited", Model: "m", TTFT: 5 * time.Millisecond,
 		TokensPerSecond: 1000, TokensPerChunk: 1, MaxTokens: 8, Rate429: 0.4, RetryAfter: time.Second, Seed: 3})
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,9 +25,16 @@ import (
 // removes. It is race-enabled only when the tests run with -race (raceBuild): a race in the
 // binary then fails the test that ran it (exit 66, a DATA RACE report on stderr), and a plain
 // `go test .` does not pay the race build (about 95 s on the 2-core machine).
+//
+// scripts/test.sh builds that race-enabled binary once for every package that runs it and
+// names it in TOKSCOPE_TEST_BIN: the tests here then run that one (checked to be a tokscope
+// built as they need), and skip a link of 10-30 s on a loaded 2-core machine.
 var (
 	binDir      string
 	buildBinary = sync.OnceValues(func() (string, error) {
+		if bin := os.Getenv("TOKSCOPE_TEST_BIN"); bin != "" {
+			return bin, checkTestBin(bin)
+		}
 		bin := filepath.Join(binDir, "tokscope")
 		args := []string{"build", "-o", bin, "."}
 		if raceBuild {
@@ -39,6 +47,22 @@ var (
 	})
 )
 
+// checkTestBin refuses a TOKSCOPE_TEST_BIN that is not a tokscope built the way the tests
+// need: race-enabled when they are (go version -m reads the build settings).
+func checkTestBin(bin string) error {
+	out, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		return fmt.Errorf("TOKSCOPE_TEST_BIN=%s: go version -m: %v", bin, err)
+	}
+	if !strings.Contains(string(out), "\tpath\ttokscope\n") {
+		return fmt.Errorf("TOKSCOPE_TEST_BIN=%s is not a tokscope binary", bin)
+	}
+	if race := strings.Contains(string(out), "\tbuild\t-race=true\n"); race != raceBuild {
+		return fmt.Errorf("TOKSCOPE_TEST_BIN=%s: race-enabled %v, the tests %v", bin, race, raceBuild)
+	}
+	return nil
+}
+
 // binary is the built tokscope executable; the test fails if it does not build.
 func binary(t testing.TB) string {
 	t.Helper()
@@ -49,7 +73,19 @@ func binary(t testing.TB) string {
 	return bin
 }
 
+// Most tests here call t.Parallel: they wait on the binary and on simulators' schedules more
+// than they use the CPU. The ones that check a figure against a simulator's schedule within a
+// tight tolerance (TestSameServerSameSpeedThroughEveryAPI, TestCacheBustVersusReuse,
+// TestHeadlessRate, TestLiveTTFTFrom) do not: they run first, one at a time. The parallel
+// ones run 4 at a time unless -parallel says otherwise (its default, GOMAXPROCS, is 2 on
+// the 2-core machine, for tests that keep a core busy; these mostly wait).
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", "4")
+	}
 	dir, err := os.MkdirTemp("", "tokscope-e2e")
 	if err != nil {
 		panic(err)
@@ -91,6 +127,7 @@ func runBinary(t *testing.T, env []string, args ...string) result {
 var endpointKeys = exporttest.EndpointKeys()
 
 func TestHeadlessJSONAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "a", Model: "m-a", TTFT: 20 * time.Millisecond, TokensPerSecond: 400, TokensPerChunk: 1, MaxTokens: 20},
 		sim.Profile{Name: "b", Model: "m-b", TTFT: 40 * time.Millisecond, TokensPerSecond: 200, TokensPerChunk: 2, MaxTokens: 20})
 	if err != nil {
@@ -150,6 +187,7 @@ func TestHeadlessJSONAgainstSimulator(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -205,6 +243,7 @@ func keyEchoServer(t *testing.T, status int, code, format string) *httptest.Serv
 // endpoint and against one that echoes the Authorization header back in its error body, and
 // greps every output: stdout in each format, stderr, the record file and the log file.
 func TestKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
 	const key = "sk-tokscope-test-5f1c9e0d2b7a4c3e"
 	echo := keyEchoServer(t, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided: %s")
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "ok", Model: "m", TTFT: 10 * time.Millisecond, TokensPerSecond: 500, TokensPerChunk: 1, MaxTokens: 10})
@@ -263,6 +302,7 @@ func checkNoLeak(t *testing.T, format string, outputs map[string]string, needles
 // "http_404: 3" with nothing saying why. The table and the CSV carry each endpoint's last
 // error message (redacted: the server echoes the key), a refused connection's included.
 func TestHeadlessShowsLastError(t *testing.T) {
+	t.Parallel()
 	const key = "sk-tokscope-test-0a1b2c3d4e5f6a7b"
 	notFound := keyEchoServer(t, http.StatusNotFound, "model_not_found", "The model llama-9 does not exist (key %s)")
 	refused := httptest.NewServer(http.NotFoundHandler())

@@ -109,6 +109,7 @@ func TestCacheBustVersusReuse(t *testing.T) {
 // TestPromptsFileAgainstSimulator: requests cycle through a prompts file, each entry's
 // max_tokens is honoured, and a bad line stops the run before anything is sent.
 func TestPromptsFileAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "p", Model: "m", TTFT: 5 * time.Millisecond, TokensPerSecond: 2000})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // backquotes, in the README.md beside it (its files table, or the section about that part),
 // so that a newcomer finds where a thing lives and a new file is not left out.
 func TestReadmesNameTheirFiles(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.Dir}}{{range .GoFiles}} {{.}}{{end}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
