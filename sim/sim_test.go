@@ -340,16 +340,19 @@ func TestDrawJitterBounds(t *testing.T) {
 }
 
 // With Step, the chunks of every stream leave on the engine's step boundaries, as a batching
-// server sends them: three streams started 13 and 27 ms apart (on their own clocks their
-// chunks could never all fall within 8 ms of one boundary) send every frame of content just
-// after a multiple of 40 ms since the engine started.
+// server sends them: three streams started 65 and 135 ms apart (on their own clocks their
+// chunks would be spread over the 200 ms step, 65-70 ms from each other, and never all fall
+// within 40 ms of one boundary) send every frame of content at most 40 ms after a multiple of
+// 200 ms since the engine started. The step is long so that the 40 ms can be a loaded
+// machine's lateness: with a 40 ms step and an 8 ms bound, frames left 10-28 ms late under
+// -race on a busy 2-core machine.
 func TestStepClock(t *testing.T) {
-	p := Profile{Name: "p", TTFT: 10 * time.Millisecond, TokensPerSecond: 25, TokensPerChunk: 1, Step: 40 * time.Millisecond}
+	p := Profile{Name: "p", TTFT: 50 * time.Millisecond, TokensPerSecond: 5, TokensPerChunk: 1, Step: 200 * time.Millisecond}
 	s := start(t, Options{TrackSends: true}, p)
 	c := newClient(t)
 	ids := make([]string, 3)
 	var wg sync.WaitGroup
-	for i, delay := range []time.Duration{0, 13 * time.Millisecond, 27 * time.Millisecond} {
+	for i, delay := range []time.Duration{0, 65 * time.Millisecond, 135 * time.Millisecond} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -366,7 +369,7 @@ func TestStepClock(t *testing.T) {
 				continue
 			}
 			frames++
-			if phase := f.At.Sub(epoch) % p.Step; phase > 8*time.Millisecond {
+			if phase := f.At.Sub(epoch) % p.Step; phase > 40*time.Millisecond {
 				t.Errorf("stream %d: a content frame left %v after a step boundary", i, phase)
 			}
 		}
