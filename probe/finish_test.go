@@ -43,7 +43,6 @@ func TestGraceLetsRequestsFinish(t *testing.T) {
 	const duration = 300 * time.Millisecond
 	r := NewRunner([]config.Endpoint{ep}, Options{Duration: duration, Grace: 5 * time.Second})
 	dones, statuses, took := runEvents(t, r, nil)
-	start := time.Now().Add(-took)
 	if len(dones) < 2 {
 		t.Fatalf("%d requests", len(dones))
 	}
@@ -52,14 +51,20 @@ func TestGraceLetsRequestsFinish(t *testing.T) {
 		if s.Outcome != OutcomeOK || s.Cut {
 			t.Errorf("request %d: %s cut %v %s", s.Seq, s.Outcome, s.Cut, s.ErrorMessage)
 		}
-		if s.Start.After(start.Add(duration + 50*time.Millisecond)) {
-			t.Errorf("request %d started %v into a %v run", s.Seq, s.Start.Sub(start), duration)
-		}
+	}
+	// No request starts after the duration: a count, not the start instants (a loaded
+	// machine starts requests late, never early). Each of the 2 streams can start at most 2
+	// answers of 200 ms within 300 ms; a stream that went on starting them during the 5 s
+	// grace would start many more.
+	if len(dones) > 4 {
+		t.Errorf("%d requests in a %v run of 2 streams with %v answers, want ≤ 4", len(dones), duration, 200*time.Millisecond)
 	}
 	if n := len(g.requests()); n != len(dones) {
 		t.Errorf("the server got %d requests, %d reported", n, len(dones))
 	}
-	if took > duration+200*time.Millisecond+time.Second {
+	// Run ends with its last request (≈ 0.5 s), not at the end of the 5 s grace: the bound is
+	// half the grace, a margin for a loaded 2-core machine under -race.
+	if took > duration+2500*time.Millisecond {
 		t.Errorf("Run took %v: it should end when the last request does", took)
 	}
 	finishing, stopped := 0, false
@@ -72,7 +77,7 @@ func TestGraceLetsRequestsFinish(t *testing.T) {
 	if finishing != 2 || !stopped {
 		t.Errorf("finishing statuses said %d in flight, last stopped %v; want 2, then stopped", finishing, stopped)
 	}
-	if end := r.End(); !end.Finished || end.Cut || end.Grace != 5*time.Second || end.Waited <= 0 || end.Waited > 2*time.Second {
+	if end := r.End(); !end.Finished || end.Cut || end.Grace != 5*time.Second || end.Waited <= 0 || end.Waited > 2500*time.Millisecond {
 		t.Errorf("End() = %+v", end)
 	}
 }
@@ -80,18 +85,22 @@ func TestGraceLetsRequestsFinish(t *testing.T) {
 // What the grace does not let finish is cut when it runs out: reported with Cut and the TTFT
 // it had, not failed.
 func TestGraceCutsWhatIsLeft(t *testing.T) {
-	g := newGT(t, fixed(quickStream(200, ms(10)))) // 2 s answers
+	g := newGT(t, fixed(quickStream(1000, ms(10)))) // 10 s answers
 	const duration, grace = 300 * time.Millisecond, 400 * time.Millisecond
 	r := NewRunner([]config.Endpoint{testEndpoint(g.Server)}, Options{Duration: duration, Grace: grace})
 	dones, _, took := runEvents(t, r, nil)
-	if took < duration+grace || took > duration+grace+time.Second {
+	// Never before the grace ran out; after it, by 3 s at most: a margin for a loaded 2-core
+	// machine under -race, short of the 10 s answer a missed cut would wait for.
+	if took < duration+grace || took > duration+grace+3*time.Second {
 		t.Errorf("Run took %v, want about %v", took, duration+grace)
 	}
 	if len(dones) != 1 {
 		t.Fatalf("%d requests reported, want the one cut", len(dones))
 	}
 	s := dones[0].Sample
-	if !s.Cut || s.Failed() || s.FirstToken < 0 || s.End < duration+grace-50*time.Millisecond {
+	// Cut when the grace ran out, not at the end of the duration: End is counted from the
+	// request's own start, which a loaded machine delays, so the bound sits halfway between.
+	if !s.Cut || s.Failed() || s.FirstToken < 0 || s.End < duration+grace/2 {
 		t.Errorf("cut %v failed %v first token %v end %v", s.Cut, s.Failed(), s.FirstToken, s.End)
 	}
 	if end := r.End(); !end.Cut || end.Waited < grace {
@@ -111,13 +120,15 @@ func TestStopCutsAtOnce(t *testing.T) {
 		{"Stop during the grace", Options{Duration: 100 * time.Millisecond, Grace: time.Minute}, func(r *Runner) { r.Stop(time.Minute) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGT(t, fixed(quickStream(300, ms(10)))) // 3 s answers
+			g := newGT(t, fixed(quickStream(1000, ms(10)))) // 10 s answers
 			r := NewRunner([]config.Endpoint{testEndpoint(g.Server)}, tc.opts)
 			dones, _, took := runEvents(t, r, func() {
 				time.Sleep(400 * time.Millisecond)
 				tc.stop(r)
 			})
-			if took > 1500*time.Millisecond {
+			// At once: within 3 s of the stop (a margin for a loaded 2-core machine under
+			// -race), short of the 10 s answer or the minute of grace a missed cut waits for.
+			if took > 3400*time.Millisecond {
 				t.Errorf("Run took %v after a stop at 400 ms", took)
 			}
 			if len(dones) != 1 || !dones[0].Sample.Cut {
