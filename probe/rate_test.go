@@ -164,8 +164,10 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 		queue = append(queue, s.Queue)
 	}
 	slices.Sort(queue)
-	if p50 := queue[len(queue)/2]; p50 > 20*time.Millisecond {
-		t.Errorf("client queue p50 %v with free slots, want scheduling noise (< 20 ms)", p50)
+	// Scheduling noise: 50 ms is a margin for a loaded 2-core machine under -race; a request
+	// that waited for a slot would wait for whole requests, many of them.
+	if p50 := queue[len(queue)/2]; p50 > 50*time.Millisecond {
+		t.Errorf("client queue p50 %v with free slots, want scheduling noise (< 50 ms)", p50)
 	}
 }
 
@@ -210,14 +212,31 @@ func TestOpenLoopQueueGrowsTTFTDoesNot(t *testing.T) {
 	if late < early+300*time.Millisecond {
 		t.Errorf("client queue did not grow: first third %v, last third %v", early, late)
 	}
-	for _, s := range served {
+	// TTFT is the server's, never less, and not the queue: its median within 150 ms of the
+	// schedule (a margin for a loaded 2-core machine under -race), and in the last third,
+	// where the queue is ≥ 300 ms, the mean TTFT well under the mean queue (a TTFT counted
+	// from the arrival would hold it).
+	var ttfts []time.Duration
+	var lateTTFT time.Duration
+	for i, s := range served {
 		got, ok := s.TTFT()
 		if !ok {
 			t.Fatalf("request %d has no TTFT", s.Seq)
 		}
-		if got < ttft || got > ttft+150*time.Millisecond {
+		if got < ttft {
 			t.Errorf("request %d: TTFT %v with client queue %v; the server's TTFT is %v", s.Seq, got, s.Queue, ttft)
 		}
+		ttfts = append(ttfts, got)
+		if i >= len(served)-third {
+			lateTTFT += got / time.Duration(third)
+		}
+	}
+	slices.Sort(ttfts)
+	if med := ttfts[len(ttfts)/2]; med > ttft+150*time.Millisecond {
+		t.Errorf("TTFT p50 %v; the server's TTFT is %v", med, ttft)
+	}
+	if lateTTFT > late/2 {
+		t.Errorf("last third: mean TTFT %v, mean client queue %v: TTFT holds the queue", lateTTFT, late)
 	}
 	if _, dropped := r.Arrivals(0); dropped != 0 {
 		t.Errorf("%d arrivals dropped below the queue limit", dropped)
