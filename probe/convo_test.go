@@ -276,8 +276,10 @@ func TestTraceSchedule(t *testing.T) {
 			first = s.Start.Add(-s.Queue)
 		}
 	}
-	// Tolerance: a few ms on a quiet machine; 25 ms for a loaded 2-core one.
-	const tol = 25 * time.Millisecond
+	// Tolerance: a few ms on a quiet machine; 50 ms for a loaded 2-core one under -race, where
+	// a timer can fire tens of ms late. The failures it is for are far larger: a schedule not
+	// sped up 4× puts the last requests 150-780 ms late.
+	const tol = 50 * time.Millisecond
 	seen := map[int]bool{}
 	var worst time.Duration
 	defer func() { t.Logf("worst send error (t0 − timestamp, queue included) %v", worst) }()
