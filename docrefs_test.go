@@ -21,6 +21,7 @@ var (
 )
 
 func TestDocumentReferencesResolve(t *testing.T) {
+	t.Parallel()
 	files := repoFiles(t)
 	if len(files) < 50 {
 		t.Fatalf("walked only %d files: the walk is broken", len(files))
@@ -47,6 +48,7 @@ func TestDocumentReferencesResolve(t *testing.T) {
 
 // TestDocumentReferencesCatchDangling proves the check fails on what it must catch.
 func TestDocumentReferencesCatchDangling(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ line, ref string }{
 		{"// see DESIGN.md, \"Live figures\"", "DESIGN.md"},
 		{"see [the docs](docs/nothing-here.md)", "link:docs/nothing-here.md"},

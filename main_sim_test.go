@@ -191,6 +191,7 @@ func TestSimCommand(t *testing.T) {
 // tokscope --help groups its flags under headings and lists the commands; each command has
 // its --help; the old spellings still work, with one note on stderr.
 func TestHelpAndOldSpellings(t *testing.T) {
+	t.Parallel()
 	r := runBinary(t, nil, "--help")
 	for _, want := range []string{"Commands:\n  replay ", "\n  sim ", "\nEndpoints:\n  -c, --config FILE", "\nWorkload (what each request sends):\n",
 		"\nLoad (how many requests, how fast, how long):\n", "\nObjectives:\n", "\nOutputs:\n", "\nServer side:\n", "\nFleet:\n"} {
