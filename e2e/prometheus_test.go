@@ -128,7 +128,11 @@ scrape_configs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	requests, err := promQuery(api, `sum by (endpoint) (last_over_time(tokscope_requests_total[1m]))`)
+	// Without the requests cut by the end of the run: the summary's "requests" leaves them out,
+	// and Prometheus has them when it scrapes between SIGINT and the exit, a window a loaded
+	// machine can make longer than the 250 ms interval (seen once under load: Prometheus one
+	// more than the summary on three endpoints at once).
+	requests, err := promQuery(api, `sum by (endpoint) (last_over_time(tokscope_requests_total{outcome!="cut"}[1m]))`)
 	if err != nil {
 		t.Fatal(err)
 	}
