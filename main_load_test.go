@@ -14,7 +14,6 @@ import (
 // streams do not slow each other down): the JSON document is the sweep's, one row per step
 // and endpoint with exactly the documented keys, and aggregate tok/s grows with concurrency.
 func TestHeadlessSweepJSON(t *testing.T) {
-	t.Parallel()
 	srv, err := sim.Start(sim.Options{},
 		sim.Profile{Name: "a", Model: "m-a", TTFT: 20 * time.Millisecond, TokensPerSecond: 300, MaxTokens: 40},
 		sim.Profile{Name: "b", Model: "m-b", TTFT: 60 * time.Millisecond, TokensPerSecond: 150, TokensPerChunk: 2, MaxTokens: 40})
