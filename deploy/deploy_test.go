@@ -303,14 +303,15 @@ func TestPodsRunLocked(t *testing.T) {
 // TestManifestFlagsExist: every flag a manifest gives tokscope is one it has (its --help),
 // so a renamed flag cannot leave a manifest behind.
 func TestManifestFlagsExist(t *testing.T) {
-	var help, none bytes.Buffer
-	cli.Main("", []string{"--help"}, &none, &help)
+	var stdout, stderr bytes.Buffer
+	cli.Main("", []string{"--help"}, &stdout, &stderr)
+	help := stdout.String() + stderr.String() // --help prints on stdout since the commands came in
 	known := map[string]bool{}
-	for _, m := range regexp.MustCompile(`--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(help.String(), -1) {
+	for _, m := range regexp.MustCompile(`--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(help, -1) {
 		known[m[1]] = true
 	}
 	if !known["otlp"] || !known["record"] {
-		t.Fatalf("--help does not list tokscope's flags:\n%s", help.String())
+		t.Fatalf("--help does not list tokscope's flags:\n%s", help)
 	}
 	for path, objs := range manifests(t) {
 		for _, o := range objs {
