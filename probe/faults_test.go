@@ -90,6 +90,11 @@ func runFault(t *testing.T, fc faultCase) {
 	}
 	if bad.Stall == 0 {
 		bad.Stall = 3 * time.Second
+		if fc.maxHeap > 0 {
+			// A 4 MiB line is one read without a chunk: under -race on a loaded 2-core
+			// machine it took more than 3 s and ended as a stall.
+			bad.Stall = hostileTimeout / 2
+		}
 	}
 	want := fc.samples
 	if want == 0 {
@@ -664,8 +669,8 @@ func reasoningCut(maxTokens int, unit string) func(t *testing.T, ss []Sample, _ 
 	}
 }
 
-// hostileTimeout is the request timeout of the hostile cases (maxHeap set): what stops them
-// must be their read bounds. Long, because a bound reached in 4 MiB can take 20 s under -race
+// hostileTimeout is the request timeout of the hostile cases (maxHeap set), and twice their
+// stall limit: what stops them must be their read bounds. Long, because a bound reached in 4 MiB can take 20 s under -race
 // on a loaded 2-core machine (reading and tokenizing 4 MiB of reasoning text went past a 10 s
 // timeout there), and so that an error body read until the timeout (what errorBodyCut
 // catches) cannot be mistaken for a slow machine.
