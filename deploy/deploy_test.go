@@ -204,7 +204,7 @@ func TestShardJob(t *testing.T) {
 
 	merge := only[batchv1.Job](t, m["k8s/shards/merge-job.yaml"])
 	mc := merge.Spec.Template.Spec.Containers[0]
-	if !slices.Contains(mc.Args, "--replay=/records/") || !slices.Contains(mc.Args, "--no-tui") {
+	if len(mc.Args) == 0 || mc.Args[0] != "replay" || mc.Args[len(mc.Args)-1] != "/records/" || !slices.Contains(mc.Args, "--no-tui") {
 		t.Errorf("merge args %v do not replay the records directory headless", mc.Args)
 	}
 	checkMount(t, mc, "/records", "tokscope-records", merge.Spec.Template.Spec)
@@ -300,18 +300,25 @@ func TestPodsRunLocked(t *testing.T) {
 	}
 }
 
-// TestManifestFlagsExist: every flag a manifest gives tokscope is one it has (its --help),
-// so a renamed flag cannot leave a manifest behind.
+// TestManifestFlagsExist: every flag a manifest gives tokscope is one it has (the --help of
+// the command it runs: the measuring run's, or a command's such as replay), so a renamed flag
+// or command cannot leave a manifest behind. Words that are not flags are a command's own
+// (replay's files), never the measuring run's.
 func TestManifestFlagsExist(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	cli.Main("", []string{"--help"}, &stdout, &stderr)
-	help := stdout.String() + stderr.String() // --help prints on stdout since the commands came in
-	known := map[string]bool{}
-	for _, m := range regexp.MustCompile(`--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(help, -1) {
-		known[m[1]] = true
+	flagsOf := func(args ...string) map[string]bool {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main("", append(args, "--help"), &stdout, &stderr)
+		known := map[string]bool{}
+		for _, m := range regexp.MustCompile(`--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(stdout.String(), -1) {
+			known[m[1]] = true
+		}
+		if code != cli.ExitOK || !known["no-tui"] {
+			t.Fatalf("tokscope %v --help: exit %d, no flags listed:\n%s%s", args, code, stdout.String(), stderr.String())
+		}
+		return known
 	}
-	if !known["otlp"] || !known["record"] {
-		t.Fatalf("--help does not list tokscope's flags:\n%s", help)
+	if run := flagsOf(); !run["otlp"] || !run["record"] {
+		t.Fatalf("--help does not list the run's flags")
 	}
 	for path, objs := range manifests(t) {
 		for _, o := range objs {
@@ -319,10 +326,19 @@ func TestManifestFlagsExist(t *testing.T) {
 			if _, reader := o.(*corev1.Pod); spec == nil || reader { // the records reader runs no tokscope
 				continue
 			}
-			for _, arg := range spec.Containers[0].Args {
+			args := spec.Containers[0].Args
+			var command []string
+			if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+				command, args = args[:1], args[1:]
+			}
+			known := flagsOf(command...)
+			for _, arg := range args {
 				name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-				if !strings.HasPrefix(arg, "--") || !known[name] {
-					t.Errorf("%s: argument %q is not a tokscope flag (write flags as --name=value)", path, arg)
+				switch {
+				case !strings.HasPrefix(arg, "--") && command == nil:
+					t.Errorf("%s: argument %q is not a flag of the measuring run (write flags as --name=value)", path, arg)
+				case strings.HasPrefix(arg, "--") && !known[name]:
+					t.Errorf("%s: %q is not a flag of tokscope %v", path, arg, command)
 				}
 			}
 		}
