@@ -26,7 +26,8 @@ func TestDocsNameEveryFlagUnderItsHeading(t *testing.T) {
 		heading, body, _ := strings.Cut(p, "\n")
 		sections[heading] = body
 	}
-	out := help(t, "--help") + help(t, "sim", "--help")
+	runHelp := help(t, "--help")
+	out := runHelp + help(t, "sim", "--help")
 	var heading string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") {
@@ -47,7 +48,7 @@ func TestDocsNameEveryFlagUnderItsHeading(t *testing.T) {
 		}
 		if !regexp.MustCompile(`(?m)^\s+(-\w, )?--` + regexp.QuoteMeta(name) + `\s`).MatchString(section) {
 			t.Errorf("docs/cli.md does not show --%s under %q, as --help does", name, heading)
-		} else if heading != "Simulator" && !strings.Contains(section, l+"\n") { // sim's own help pads its one flag otherwise
+		} else if strings.Contains(runHelp, l+"\n") && !strings.Contains(section, l+"\n") { // sim's own help pads its columns otherwise
 			t.Errorf("docs/cli.md words --%s otherwise than --help does, which prints:\n%s", name, l)
 		}
 	}
