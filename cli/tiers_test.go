@@ -33,7 +33,7 @@ func TestTierFlags(t *testing.T) {
 		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=ttft.p90<=15"}, "ttft_ms is a time: give a duration such as 500ms or 15s"},
 		{[]string{"--find-max", "users", "--turns", "2", "--tier", "a=ttft.p90<=1s", "--tier", "a=otps.p25>=1"}, "tier a is given twice"},
 		{[]string{"--find-max", "users", "--turns", "2"}, "--find-max users needs tiers"},
-		{[]string{"--find-max", "users", "--tier", "fast=otps.p25>=100"}, "--find-max users needs conversations: give --turns N"},
+		{[]string{"--find-max", "users", "--tier", "fast=otps.p25>=100"}, "--find-max users needs users: agent sessions (--sessions FILE"},
 		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=100", "--tier-require", "fsat>=4"}, `no tier "fsat"; did you mean "fast"?`},
 		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=100", "--tier-require", "fast=4"}, "give NAME>=U"},
 		{[]string{"--find-max", "users", "--turns", "2", "--tier", "fast=otps.p25>=100", "--accelerators", "0"}, "invalid value 0 for --accelerators"},
