@@ -14,8 +14,8 @@ import (
 // before the parent's next turn unless the trace shows it in the background (then at the
 // session's end); when the session is over it takes the next. A session takes all its
 // turns' tickets of Options.Requests when it starts (quota.takeConversation), sub-agents'
-// included, and once started is finished: only the end of the run or of the stream stops
-// it. A failed turn does not end its session: the next turn's prompt does not depend on the
+// included, and once started is finished: only the end of the run or of the stream (between
+// two turns) stops it. A failed turn does not end its session: the next turn's prompt does not depend on the
 // reply.
 
 // sessionsOn reports that the lane replays agent sessions.
@@ -98,8 +98,8 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 		fg.Wait()
 		l.sleep(gaps.Wait(st.Turn.Gap), 0)
 		l.holdWhilePaused()
-		if l.ctx.Err() != nil {
-			break
+		if !l.streamKept(c.lane - 1) {
+			break // the run ended, or the stream was taken away (-, a search's smaller step)
 		}
 		turn++
 		gap := time.Duration(0)
@@ -137,6 +137,15 @@ func (l *lane) startSub(c sessionCtx, sub *workload.SubAgent, from time.Time, ga
 		}
 		l.runAgent(child, sub.Agent)
 	}()
+}
+
+// streamKept reports that loop i is still one of the endpoint's streams: a session in
+// progress goes on past the last ticket of Options.Requests (it is finished once begun), but
+// not past its stream, so the sessions in flight never outnumber the streams.
+func (l *lane) streamKept(i int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.live && i < l.target && l.ctx.Err() == nil
 }
 
 // holdWhilePaused holds a session's next turn while the endpoint is paused (the TUI's p): a
