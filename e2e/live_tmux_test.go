@@ -71,7 +71,10 @@ func TestLiveFiguresInTmux(t *testing.T) {
 	if agg < 0.9*trueRate || agg > 1.1*trueRate {
 		t.Errorf("aggregate %.1f tok/s, the server sends %.0f", agg, trueRate)
 	}
-	if ttftMs < 300 || ttftMs > 400 {
+	// Never before the schedule; the upper bound tells the first token from the wrong instants
+	// (the end of the stream is 12 s on) with room for a first request that opens its
+	// connection on a loaded machine (430 ms measured beside two CPU hogs and the suite).
+	if ttftMs < 300 || ttftMs > 600 {
 		t.Errorf("TTFT %.0f ms, the server's first token comes 300 ms after the request", ttftMs)
 	}
 }
