@@ -142,9 +142,10 @@ func (v view) keep(m *dto.Metric) bool {
 	return true
 }
 
-// scalar is the value of a gauge, counter or untyped sample; false for other types and for
-// NaN or ±Inf, which are never passed on.
-func scalar(m *dto.Metric) (float64, bool) {
+// Scalar is the value of a gauge, counter or untyped sample, or a histogram's running sum;
+// false for other types and for NaN or ±Inf, which are never passed on. watch reads its
+// figures with it too.
+func Scalar(m *dto.Metric) (float64, bool) {
 	var v float64
 	switch {
 	case m.Gauge != nil:
@@ -199,7 +200,7 @@ series:
 				continue series
 			}
 		}
-		if x, ok := scalar(m); ok {
+		if x, ok := Scalar(m); ok {
 			sum += x
 			n++
 		}

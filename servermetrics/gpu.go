@@ -118,7 +118,7 @@ func gpuFamily(f *dto.MetricFamily, mean bool, devices map[string]bool) (Value, 
 	whole := map[string]float64{}
 	parts := map[string]float64{}
 	for _, m := range f.GetMetric() {
-		x, ok := scalar(m)
+		x, ok := Scalar(m)
 		if !ok || x < 0 || x >= dcgmBlank {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"tokscope/servermetrics"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -286,20 +287,8 @@ func (s selector) scalar(fams map[string]*dto.MetricFamily, r read) (float64, bo
 		if !s.keep(m, r.where) {
 			continue
 		}
-		var v float64
-		switch {
-		case m.Gauge != nil:
-			v = m.GetGauge().GetValue()
-		case m.Counter != nil:
-			v = m.GetCounter().GetValue()
-		case m.Untyped != nil:
-			v = m.GetUntyped().GetValue()
-		case m.Histogram != nil:
-			v = m.GetHistogram().GetSampleSum()
-		default:
-			continue
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		v, ok := servermetrics.Scalar(m)
+		if !ok {
 			continue
 		}
 		sum += v

@@ -1,7 +1,7 @@
 package watch
 
 import (
-	"math"
+	"tokscope/servermetrics"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -29,18 +29,8 @@ func gpuOf(fams map[string]*dto.MetricFamily) (*GPUInstant, bool) {
 					continue
 				}
 			}
-			var v float64
-			switch {
-			case m.Gauge != nil:
-				v = m.GetGauge().GetValue()
-			case m.Counter != nil:
-				v = m.GetCounter().GetValue()
-			case m.Untyped != nil:
-				v = m.GetUntyped().GetValue()
-			default:
-				continue
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) || v >= dcgmBlank || v < 0 {
+			v, ok := servermetrics.Scalar(m)
+			if !ok || m.Histogram != nil || v >= dcgmBlank || v < 0 { // DCGM fields are gauges and counters
 				continue
 			}
 			dev, ok := labelOf(m, "UUID")
