@@ -17,6 +17,7 @@ var importLayers = [][]string{
 	{"stats", "fanout"},
 	{"metric"},
 	{"probe", "servermetrics"},
+	{"sample"},
 	{"workload"},
 	{"config", "sim"},
 	{"kstamp", "redact"},

@@ -15,6 +15,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sim"
 )
 
@@ -83,19 +84,19 @@ func runLevel(ctx context.Context, srv *sim.Server, lv Level, api string) (Resul
 }
 
 // measure runs one level and returns its counted samples.
-func measure(ctx context.Context, srv *sim.Server, lv Level, api string) ([]probe.Sample, error) {
+func measure(ctx context.Context, srv *sim.Server, lv Level, api string) ([]sample.Sample, error) {
 	ep := config.NewEndpoint(srv.BaseURLFor(Profile.Name, api), Profile.Model)
 	ep.Name, ep.Concurrency, ep.Interval, ep.API = "calibrate", lv.Concurrency, 0, api
 	// The profile's length, not the endpoint default (256): the simulator answers the
 	// request's max_tokens, and 256 tokens would make every request, and the whole run,
 	// 3.6 times longer than Estimate says.
 	ep.MaxTokens = Profile.MaxTokens
-	var samples []probe.Sample
+	var samples []sample.Sample
 	runner := probe.NewRunner([]config.Endpoint{ep}, probe.Options{Warmup: lv.Concurrency, Requests: lv.Requests * lv.Concurrency})
 	errc := make(chan error, 1)
 	go func() { errc <- runner.Run(ctx) }()
 	for ev := range runner.Events() {
-		if d, ok := ev.(*probe.Done); ok && d.Sample.Counted() {
+		if d, ok := ev.(*sample.Done); ok && d.Sample.Counted() {
 			samples = append(samples, d.Sample)
 		}
 	}
@@ -108,7 +109,7 @@ func measure(ctx context.Context, srv *sim.Server, lv Level, api string) ([]prob
 // Compare matches each sample's chunks, in order, to the simulator's flushed frames. Where an
 // API writes several events in one frame (Responses, Anthropic), the token chunks are paired
 // with the token frames instead.
-func Compare(srv *sim.Server, concurrency int, samples []probe.Sample) (Result, error) {
+func Compare(srv *sim.Server, concurrency int, samples []sample.Sample) (Result, error) {
 	var ttft, chunk []time.Duration
 	var decodeErr []float64
 	for i := range samples {
@@ -163,8 +164,8 @@ func tokenSends(sends []sim.Send) []sim.Send {
 	return out
 }
 
-func tokenChunks(chunks []probe.Chunk) []probe.Chunk {
-	var out []probe.Chunk
+func tokenChunks(chunks []sample.Chunk) []sample.Chunk {
+	var out []sample.Chunk
 	for _, c := range chunks {
 		if c.TokenBearing() {
 			out = append(out, c)

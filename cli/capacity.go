@@ -17,6 +17,7 @@ import (
 	"tokscope/export"
 	"tokscope/fanout"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -202,17 +203,17 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 		runOpts.Rate = 1
 	}
 	eps := cfg.Endpoints
-	var onStep func(probe.EndpointIndex, sweep.Measurement, sweep.Outcome)
+	var onStep func(sample.EndpointIndex, sweep.Measurement, sweep.Outcome)
 	var s *sweep.Search
 	if o.noTUI { // the TUI's sweep view shows the steps
 		o.searchErr = &lockedWriter{w: stderr}
-		onStep = func(ep probe.EndpointIndex, m sweep.Measurement, out sweep.Outcome) {
+		onStep = func(ep sample.EndpointIndex, m sweep.Measurement, out sweep.Outcome) {
 			fmt.Fprintln(o.searchErr, stepLine(eps[ep].Name, &plan, &m, &out)+progressNote(s.Progress(int(ep)), out.Done))
 		}
 	}
 	s = sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, onStep)
 	if o.noTUI {
-		s.OnStepStart(func(ep probe.EndpointIndex, load float64, again bool, out sweep.Outcome) {
+		s.OnStepStart(func(ep sample.EndpointIndex, load float64, again bool, out sweep.Outcome) {
 			fmt.Fprintln(o.searchErr, startLine(eps[ep].Name, &plan, load, again, &out)+progressNote(s.Progress(int(ep)), false))
 		})
 	}
@@ -249,11 +250,11 @@ func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, s
 	if eng.report != nil {
 		agg = stats.New(eng.endpoints, o.statsOptions()...)
 	}
-	stopped := map[probe.EndpointIndex]bool{} // endpoints the Runner stopped (permanent errors)
-	fan := eng.consumers(agg, fanout.Func(func(ev probe.Event) bool {
+	stopped := map[sample.EndpointIndex]bool{} // endpoints the Runner stopped (permanent errors)
+	fan := eng.consumers(agg, fanout.Func(func(ev sample.Event) bool {
 		if note := stopNote(ev, eng.endpoints); note != "" {
 			fmt.Fprintln(stderr, note)
-			ep := ev.(*probe.Status).Endpoint
+			ep := ev.(*sample.Status).Endpoint
 			eng.search.EndpointStopped(int(ep))
 			stopped[ep] = true
 		}

@@ -13,6 +13,7 @@ import (
 	"tokscope/probe"
 	"tokscope/promexport"
 	"tokscope/record"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
@@ -81,7 +82,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 	}
 	eng.endpoints = cfg.Endpoints
 	if eng.search != nil && eng.exporter != nil { // tokscope_tier_boundary_users as each is confirmed
-		eng.search.OnTierDone(func(ep probe.EndpointIndex, t sweep.TierOutcome) {
+		eng.search.OnTierDone(func(ep sample.EndpointIndex, t sweep.TierOutcome) {
 			if users, ok := t.Answer(); ok { // an endpoint stopped mid-search has no answer
 				eng.exporter.SetTierBoundary(cfg.Endpoints[ep].Name, t.Name, users)
 			}
@@ -98,7 +99,7 @@ func buildEngine(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		}
 		scrapeOpts.OnKind = func(i int, k servermetrics.Kind) { // vLLM: ask for its per-request metrics
 			if k == servermetrics.KindVLLM {
-				eng.runner.MarkVLLM(probe.EndpointIndex(i))
+				eng.runner.MarkVLLM(sample.EndpointIndex(i))
 			}
 		}
 		eng.scraper = servermetrics.New(cfg.Endpoints, o.server, scrapeOpts)
@@ -219,8 +220,8 @@ func (e *engine) consumers(agg *stats.Aggregator, more ...fanout.Observer) fanou
 // ones too: the record keeps them, flagged); a failed write is logged, and the run goes on.
 type recordTap struct{ rec *record.Recorder }
 
-func (t recordTap) Observe(ev probe.Event) bool {
-	if d, ok := ev.(*probe.Done); ok {
+func (t recordTap) Observe(ev sample.Event) bool {
+	if d, ok := ev.(*sample.Done); ok {
 		if err := t.rec.Write(&d.Sample); err != nil {
 			log.Printf("record: %v", err)
 		}
@@ -235,15 +236,15 @@ type exportTap struct {
 	eps []config.Endpoint
 }
 
-func (t exportTap) Observe(ev probe.Event) bool {
+func (t exportTap) Observe(ev sample.Event) bool {
 	switch ev := ev.(type) {
-	case *probe.Started:
+	case *sample.Started:
 		if name, ok := t.name(ev.Endpoint); ok {
 			t.exp.Started(name, ev.Seq)
 		}
-	case *probe.Progress:
+	case *sample.Progress:
 		t.exp.Progress(ev)
-	case *probe.Done:
+	case *sample.Done:
 		t.exp.Observe(&ev.Sample)
 		if name, ok := t.name(ev.Endpoint); ok {
 			t.exp.Finished(name, ev.Sample.Seq)
@@ -252,7 +253,7 @@ func (t exportTap) Observe(ev probe.Event) bool {
 	return false
 }
 
-func (t exportTap) name(ep probe.EndpointIndex) (string, bool) {
+func (t exportTap) name(ep sample.EndpointIndex) (string, bool) {
 	if !ep.In(len(t.eps)) {
 		return "", false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/sim"
 	"tokscope/stats"
@@ -68,7 +69,7 @@ func runGPU(t *testing.T, s *sim.Server, interval time.Duration) (*stats.GPUStat
 				break
 			}
 			agg.Observe(ev)
-			if d, ok := ev.(*probe.Done); ok && d.Sample.Outcome != probe.OutcomeOK {
+			if d, ok := ev.(*sample.Done); ok && d.Sample.Outcome != sample.OutcomeOK {
 				t.Fatalf("request failed: %s", d.Sample.ErrorMessage)
 			}
 			last = time.Now()

@@ -9,7 +9,7 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/fanout"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
@@ -92,7 +92,7 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 	}
 	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
 	steps := &sweepSteps{w: stderr, progress: progress, start: time.Now()}
-	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev probe.Event) {
+	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev sample.Event) {
 		if ev != nil {
 			fan.Observe(ev)
 		}
@@ -147,7 +147,7 @@ func sweepStatus(stdout, stderr io.Writer, format string, rep *sweep.Report, fin
 // makes the exit status 1 (failed), and an endpoint stopped after identical permanent errors
 // is said on stderr, on a line of its own above the progress line.
 func watchRun(failed *bool, progress *progressLine, eps []config.Endpoint, stderr io.Writer) fanout.Func {
-	return func(ev probe.Event) bool {
+	return func(ev sample.Event) bool {
 		*failed = *failed || requestFailed(ev)
 		if note := stopNote(ev, eps); note != "" {
 			progress.clear() // the note gets its own line; the progress is redrawn below it
@@ -158,16 +158,16 @@ func watchRun(failed *bool, progress *progressLine, eps []config.Endpoint, stder
 }
 
 // requestFailed reports whether ev is a counted request that failed: the exit status is 1.
-func requestFailed(ev probe.Event) bool {
-	d, ok := ev.(*probe.Done)
+func requestFailed(ev sample.Event) bool {
+	d, ok := ev.(*sample.Done)
 	return ok && d.Sample.Failed()
 }
 
 // stopNote is the line that says an endpoint stopped after identical permanent errors (probe
 // Status with a Reason), "" for any other event.
-func stopNote(ev probe.Event, eps []config.Endpoint) string {
-	st, ok := ev.(*probe.Status)
-	if !ok || st.State != probe.StateStopped || st.Reason == "" || !st.Endpoint.In(len(eps)) {
+func stopNote(ev sample.Event, eps []config.Endpoint) string {
+	st, ok := ev.(*sample.Status)
+	if !ok || st.State != sample.StateStopped || st.Reason == "" || !st.Endpoint.In(len(eps)) {
 		return ""
 	}
 	return "tokscope: " + eps[st.Endpoint].Name + ": " + st.Reason

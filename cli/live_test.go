@@ -9,6 +9,7 @@ import (
 	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/sample"
 	"tokscope/sim"
 	"tokscope/stats"
 )
@@ -59,8 +60,8 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 	eps := []config.Endpoint{ep}
 	exp := promexport.New(eps)
 	runner := probe.NewRunner(eps, probe.Options{Requests: 1,
-		OnDone: []func(*probe.Sample){exp.Observe}, OnStart: []func(string, uint64){exp.Started},
-		OnEnd: []func(string, uint64){exp.Finished}, OnProgress: []func(*probe.Progress){exp.Progress}})
+		OnDone: []func(*sample.Sample){exp.Observe}, OnStart: []func(string, uint64){exp.Started},
+		OnEnd: []func(string, uint64){exp.Finished}, OnProgress: []func(*sample.Progress){exp.Progress}})
 	agg := stats.New(eps)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -68,14 +69,14 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 
 	// One goroutine, as in a real run, feeds the statistics and reads them.
 	var first time.Time // the long stream's first token
-	var done *probe.Done
-	observe := func(ev probe.Event) {
+	var done *sample.Done
+	observe := func(ev sample.Event) {
 		switch ev := ev.(type) {
-		case *probe.Progress:
+		case *sample.Progress:
 			if first.IsZero() {
 				first = ev.Start.Add(ev.FirstToken)
 			}
-		case *probe.Done:
+		case *sample.Done:
 			done = ev
 		}
 		agg.Observe(ev)

@@ -17,6 +17,7 @@ import (
 	"tokscope/export"
 	"tokscope/probe"
 	"tokscope/promexport"
+	"tokscope/sample"
 	"tokscope/sweep"
 )
 
@@ -56,10 +57,10 @@ type options struct {
 	command *command // what the command line asks for: a measuring run, or a command (commands.go)
 	alias   string   // the old spelling of a command that was used (--replay, ...), "" if none
 
-	replay       string         // show these --record files instead of measuring: as given, for messages ("" = off)
-	replayPaths  []string       // --replay's files, globs and directories (replay.go)
-	ttftFromName string         // --ttft-from as given
-	ttftFrom     probe.TTFTFrom // parsed by check
+	replay       string          // show these --record files instead of measuring: as given, for messages ("" = off)
+	replayPaths  []string        // --replay's files, globs and directories (replay.go)
+	ttftFromName string          // --ttft-from as given
+	ttftFrom     sample.TTFTFrom // parsed by check
 
 	// Load shapes beyond closed-loop streams: --rate (open-loop Poisson arrivals, the
 	// concurrency being the cap on streams in flight) and --sweep (the concurrency stepped
@@ -199,7 +200,7 @@ func (o *options) check() error {
 	if err := o.checkOTLP(); err != nil {
 		return err
 	}
-	from, err := probe.ParseTTFTFrom(o.ttftFromName)
+	from, err := sample.ParseTTFTFrom(o.ttftFromName)
 	if err != nil {
 		return usagef("invalid value %q for --ttft-from: %v", o.ttftFromName, err)
 	}

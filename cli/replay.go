@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"tokscope/fanout"
-	"tokscope/probe"
 	"tokscope/record"
 	"tokscope/report"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/ui"
@@ -59,7 +59,7 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	// The UI reads the records as the events of a finished run, then shows "replay". Its
 	// clock stands at the end of the recording, so that the recent (60 s) windows and the
 	// aggregate tok/s show the end of the run rather than nothing.
-	events := make(chan probe.Event, len(rp.Events))
+	events := make(chan sample.Event, len(rp.Events))
 	for _, ev := range rp.Events {
 		events <- ev
 	}

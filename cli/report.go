@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/report"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -57,8 +57,8 @@ func absPath(path string) string {
 	return path
 }
 
-func (r *runReport) Observe(ev probe.Event) bool { return r.col.Observe(ev) }
-func (r *runReport) Reset()                      { r.col.Reset() }
+func (r *runReport) Observe(ev sample.Event) bool { return r.col.Observe(ev) }
+func (r *runReport) Reset()                       { r.col.Reset() }
 
 // Save captures the report as it stands and returns the work of writing it (ui.Reporter).
 func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, error) {

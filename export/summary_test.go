@@ -13,7 +13,7 @@ import (
 
 	"tokscope/export/exporttest"
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -82,7 +82,7 @@ func testSnapshot() stats.Snapshot {
 				LastError:  &stats.ErrorRecord{Kind: "http_401", Message: `http_401: Incorrect API key provided: [redacted] (code invalid_api_key)`},
 			},
 		},
-		End: probe.RunEnd{Finished: true, Grace: 30 * time.Second, Waited: 30 * time.Second, Cut: true},
+		End: sample.RunEnd{Finished: true, Grace: 30 * time.Second, Waited: 30 * time.Second, Cut: true},
 	}
 	snap.Endpoints[0].Whole.Set(metric.OutputLen, dist(9, 256, 256, 256, 255.8889, 254, 256))
 	return snap

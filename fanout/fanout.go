@@ -10,19 +10,19 @@
 // fanout imports only probe.
 package fanout
 
-import "tokscope/probe"
+import "tokscope/sample"
 
 // Observer takes the events of a run, one at a time, from the one goroutine that reads
 // them; it reports whether what it holds changed (a UI then redraws).
 type Observer interface {
-	Observe(ev probe.Event) bool
+	Observe(ev sample.Event) bool
 }
 
 // List hands each event to every Observer, in order. A nil entry is skipped.
 type List []Observer
 
 // Observe hands ev to every Observer of l, all of them, and reports whether any changed.
-func (l List) Observe(ev probe.Event) bool {
+func (l List) Observe(ev sample.Event) bool {
 	changed := false
 	for _, o := range l {
 		if o != nil && o.Observe(ev) {
@@ -33,7 +33,7 @@ func (l List) Observe(ev probe.Event) bool {
 }
 
 // Func is an Observer written as a function.
-type Func func(ev probe.Event) bool
+type Func func(ev sample.Event) bool
 
 // Observe calls f.
-func (f Func) Observe(ev probe.Event) bool { return f(ev) }
+func (f Func) Observe(ev sample.Event) bool { return f(ev) }

@@ -4,21 +4,21 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // counter is an Observer that counts Done events and says it changed on them only.
 type counter struct{ seen []uint64 }
 
-func (c *counter) Observe(ev probe.Event) bool {
-	d, ok := ev.(*probe.Done)
+func (c *counter) Observe(ev sample.Event) bool {
+	d, ok := ev.(*sample.Done)
 	if ok {
 		c.seen = append(c.seen, d.Sample.Seq)
 	}
 	return ok
 }
 
-func done(seq uint64) *probe.Done { return &probe.Done{Sample: probe.Sample{Seq: seq}} }
+func done(seq uint64) *sample.Done { return &sample.Done{Sample: sample.Sample{Seq: seq}} }
 
 func TestListGivesEveryObserverEveryEvent(t *testing.T) {
 	a, b := &counter{}, &counter{}
@@ -26,7 +26,7 @@ func TestListGivesEveryObserverEveryEvent(t *testing.T) {
 	if !l.Observe(done(1)) {
 		t.Error("a Done changed both observers: Observe said no change")
 	}
-	if l.Observe(&probe.Started{Seq: 2}) {
+	if l.Observe(&sample.Started{Seq: 2}) {
 		t.Error("a Started changed nothing: Observe said it did")
 	}
 	l.Observe(done(3))
@@ -41,7 +41,7 @@ func TestListGivesEveryObserverEveryEvent(t *testing.T) {
 // channel (unbuffered here) is read at once, and every Done reaches the consumer later, in
 // order, while Deltas beyond the queue's bound are dropped.
 func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
-	in := make(chan probe.Event)
+	in := make(chan sample.Event)
 	tap := &counter{}
 	r := NewRelay(in, tap)
 	const n = 3 * relayLossy
@@ -50,7 +50,7 @@ func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
 		defer close(sent)
 		for i := range n {
 			in <- done(uint64(i))
-			in <- &probe.Delta{Text: "x"}
+			in <- &sample.Delta{Text: "x"}
 		}
 		close(in)
 	}()
@@ -67,9 +67,9 @@ func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
 	deltas := 0
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *probe.Done:
+		case *sample.Done:
 			got = append(got, ev.Sample.Seq)
-		case *probe.Delta:
+		case *sample.Delta:
 			deltas++
 		}
 	}
@@ -89,7 +89,7 @@ func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
 // Once the consumer is gone, the taps still take every event until the Runner closes its
 // channel, and Events closes.
 func TestRelayStopKeepsTheTaps(t *testing.T) {
-	in := make(chan probe.Event, 8)
+	in := make(chan sample.Event, 8)
 	tap := &counter{}
 	r := NewRelay(in, tap)
 	in <- done(0)

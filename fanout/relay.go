@@ -3,7 +3,7 @@ package fanout
 import (
 	"sync/atomic"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Bounds of a Relay's queue for its slow consumer.
@@ -26,7 +26,7 @@ const (
 // which it closes once the Runner's channel is closed and the queue was taken (or let go:
 // Stop).
 type Relay struct {
-	out     chan probe.Event
+	out     chan sample.Event
 	stop    chan struct{}
 	tapped  chan struct{} // closed once the taps had the Runner's last event
 	dropped atomic.Uint64
@@ -34,15 +34,15 @@ type Relay struct {
 }
 
 // NewRelay starts relaying in to taps and to Events until in is closed.
-func NewRelay(in <-chan probe.Event, taps Observer) *Relay {
-	r := &Relay{out: make(chan probe.Event, relayBuffer), stop: make(chan struct{}), tapped: make(chan struct{})}
+func NewRelay(in <-chan sample.Event, taps Observer) *Relay {
+	r := &Relay{out: make(chan sample.Event, relayBuffer), stop: make(chan struct{}), tapped: make(chan struct{})}
 	go r.run(in, taps)
 	return r
 }
 
 // Events is the slow consumer's channel: every event of the Runner's channel, in order, but
 // Delta and Progress events dropped while the consumer is far behind. Closed after the last.
-func (r *Relay) Events() <-chan probe.Event { return r.out }
+func (r *Relay) Events() <-chan sample.Event { return r.out }
 
 // Dropped counts the Delta and Progress events the slow consumer did not get.
 func (r *Relay) Dropped() uint64 { return r.dropped.Load() }
@@ -58,13 +58,13 @@ func (r *Relay) Stop() { close(r.stop) }
 // (so that the record file can be closed); the slow consumer may not have them all yet.
 func (r *Relay) Wait() { <-r.tapped }
 
-func (r *Relay) run(in <-chan probe.Event, taps Observer) {
+func (r *Relay) run(in <-chan sample.Event, taps Observer) {
 	defer close(r.out)
-	var queue []probe.Event
+	var queue []sample.Event
 	stop := r.stop
 	for in != nil || len(queue) > 0 {
-		var out chan<- probe.Event
-		var next probe.Event
+		var out chan<- sample.Event
+		var next sample.Event
 		if len(queue) > 0 {
 			out, next = r.out, queue[0]
 		}
@@ -82,7 +82,7 @@ func (r *Relay) run(in <-chan probe.Event, taps Observer) {
 			case stop == nil: // nobody reads Events any more
 			case len(queue) >= relayLossy && lossy(ev):
 				r.dropped.Add(1)
-				if _, ok := ev.(*probe.Delta); ok {
+				if _, ok := ev.(*sample.Delta); ok {
 					r.deltas.Add(1)
 				}
 			default:
@@ -98,9 +98,9 @@ func (r *Relay) run(in <-chan probe.Event, taps Observer) {
 }
 
 // lossy: an event the slow consumer can do without (see relayLossy).
-func lossy(ev probe.Event) bool {
+func lossy(ev sample.Event) bool {
 	switch ev.(type) {
-	case *probe.Delta, *probe.Progress:
+	case *sample.Delta, *sample.Progress:
 		return true
 	}
 	return false

@@ -1,5 +1,5 @@
 // Package metric describes each per-request metric once: its key, label, unit, which way is
-// better, how it is read off a probe.Sample, its histogram range, and where it shows. The
+// better, how it is read off a sample.Sample, its histogram range, and where it shows. The
 // aggregator (stats), the summaries (export), the record and replay (record), the Prometheus
 // exporter (promexport), the compare view (ui) and the report walk All; adding a metric is one
 // entry in registry.go.
@@ -10,7 +10,7 @@ package metric
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // ID names an entry of All; the IDs are its indexes, in output order.
@@ -100,7 +100,7 @@ func (f AddFunc) Add(v float64) { f(v) }
 // Context is what a reader needs beyond the Sample.
 type Context struct {
 	// TTFTFrom is the instant TTFT is measured to (--ttft-from); "" is first-token.
-	TTFTFrom probe.TTFTFrom
+	TTFTFrom sample.TTFTFrom
 }
 
 // Metric is one per-request metric.
@@ -114,7 +114,7 @@ type Metric struct {
 	FromN bool
 	// Read adds each value the Sample defines, in Kind's display unit: none when the metric is
 	// undefined for it, one for most, several for ITL (every gap).
-	Read func(s *probe.Sample, c Context, add Adder)
+	Read func(s *sample.Sample, c Context, add Adder)
 	// OnCut: also read off a request cut by the end of the run (docs/metrics.md: a TTFT that had
 	// arrived counts; nothing else of a cut request does).
 	OnCut bool
@@ -166,25 +166,25 @@ func Get(id ID) *Metric { return &All[id] }
 // Readers for the common shapes of an entry.
 
 // dur reads one optional duration, in milliseconds.
-func dur(f func(s *probe.Sample, c Context) (time.Duration, bool)) func(*probe.Sample, Context, Adder) {
-	return func(s *probe.Sample, c Context, add Adder) {
+func dur(f func(s *sample.Sample, c Context) (time.Duration, bool)) func(*sample.Sample, Context, Adder) {
+	return func(s *sample.Sample, c Context, add Adder) {
 		if d, ok := f(s, c); ok {
 			add.Add(ms(d))
 		}
 	}
 }
 
-// instant reads a duration that is defined when it is not negative (probe.Absent).
-func instant(f func(s *probe.Sample) time.Duration) func(*probe.Sample, Context, Adder) {
-	return dur(func(s *probe.Sample, _ Context) (time.Duration, bool) {
+// instant reads a duration that is defined when it is not negative (sample.Absent).
+func instant(f func(s *sample.Sample) time.Duration) func(*sample.Sample, Context, Adder) {
+	return dur(func(s *sample.Sample, _ Context) (time.Duration, bool) {
 		d := f(s)
 		return d, d >= 0
 	})
 }
 
 // value reads one optional plain value.
-func value(f func(s *probe.Sample) (float64, bool)) func(*probe.Sample, Context, Adder) {
-	return func(s *probe.Sample, _ Context, add Adder) {
+func value(f func(s *sample.Sample) (float64, bool)) func(*sample.Sample, Context, Adder) {
+	return func(s *sample.Sample, _ Context, add Adder) {
 		if v, ok := f(s); ok {
 			add.Add(v)
 		}

@@ -3,7 +3,7 @@ package metric
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // The IDs of All, in output order (the table's rows, the JSON keys within each Group).
@@ -44,12 +44,12 @@ const (
 // that each output carries what its entry says.
 var All = [NumIDs]Metric{
 	TTFB: {Key: "ttfb_ms", Label: "TTFB ms", Unit: "ms", Kind: Duration, Better: Lower,
-		Read:  dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.TTFB() }),
+		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TTFB() }),
 		Table: true,
 		Prom: &Prom{"tokscope_time_to_first_byte_seconds",
 			"Time from sending the request to the first response byte (ok requests).", TTFBBuckets}},
 	TTFT: {Key: "ttft_ms", Label: "TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, OnCut: true,
-		Read: dur(func(s *probe.Sample, c Context) (time.Duration, bool) {
+		Read: dur(func(s *sample.Sample, c Context) (time.Duration, bool) {
 			if s.Server.ModelLoad() { // the server was loading the model: not its serving speed
 				return 0, false
 			}
@@ -60,25 +60,25 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_time_to_first_token_seconds",
 			"Time from sending the request to the first chunk with content or reasoning (ok requests).", TTFTBuckets}},
 	TTFA: {Key: "ttfa_ms", Label: "TTFA ms", Unit: "ms", Kind: Duration, Better: Lower,
-		Read:  dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.TTFA() }),
+		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TTFA() }),
 		Table: true, Compare: []Column{{"ttfa p50", P50, 9}}},
 	DecodeTPS: {Key: "decode_tps", Label: "decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true,
-		Read: value(func(s *probe.Sample) (float64, bool) { return s.DecodeRate() }),
+		Read: value(func(s *sample.Sample) (float64, bool) { return s.DecodeRate() }),
 		Chart: &Chart{"decode", "Decode speed per request", "decode tok/s (per request)", "fraction of ok requests",
 			"Cumulative distribution of each ok request's (N − 1) / (last token − first token); dots mark the summary's p50, p90 and p99.", false},
 		Table: true, Compare: []Column{{"dec p50", P50, 3}, {"dec p10", P10, 5}}},
 	E2ETPS: {Key: "e2e_tps", Label: "e2e tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true,
-		Read:  value(func(s *probe.Sample) (float64, bool) { return s.E2ERate() }),
+		Read:  value(func(s *sample.Sample) (float64, bool) { return s.E2ERate() }),
 		Table: true, Compare: []Column{{"e2e p50", P50, 6}}},
 	TPOT: {Key: "tpot_ms", Label: "TPOT ms", Unit: "ms", Kind: Duration, Better: Lower, FromN: true,
-		Read:  dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.TPOT() }),
+		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TPOT() }),
 		Table: true, Compare: []Column{{"tpot p50", P50, 16}},
 		Chart: &Chart{"tpot", "Time per output token", "TPOT (ms per token, per request)", "fraction of ok requests",
 			"Cumulative distribution of each ok request's (last token − first token) / (N − 1); dots mark the summary's p50, p90 and p99.", false},
 		Prom: &Prom{"tokscope_time_per_output_token_seconds",
 			"(last_token - first_token) / (output tokens - 1) per request (ok requests with at least 2 tokens).", TPOTBuckets}},
 	ITL: {Key: "itl_ms", Label: "ITL ms", Unit: "ms", Kind: Duration, Better: Lower,
-		Read: func(s *probe.Sample, _ Context, add Adder) {
+		Read: func(s *sample.Sample, _ Context, add Adder) {
 			for gap := range s.Gaps() {
 				add.Add(ms(gap))
 			}
@@ -89,31 +89,31 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_inter_chunk_latency_seconds",
 			"Every gap between consecutive token-bearing chunks (ok requests). Overstates per-token latency when chunks carry several tokens.", ITLBuckets}},
 	MaxGap: {Key: "max_gap_ms", Label: "max gap ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read:  dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.MaxGap() }),
+		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.MaxGap() }),
 		Table: true, Compare: []Column{{"max gap", Max, 8}}},
 	TokensPerChunk: {Key: "tokens_per_chunk", Label: "tokens/chunk", Kind: Ratio, JSON: Mean, FromN: true,
-		Read:  value(func(s *probe.Sample) (float64, bool) { return s.TokensPerChunk() }),
+		Read:  value(func(s *sample.Sample) (float64, bool) { return s.TokensPerChunk() }),
 		Table: true, Compare: []Column{{"tok/chk", P50, 11}}},
 	PromptTokens: {Key: "prompt_tokens", Label: "prompt tokens", Unit: "tokens", Kind: Count, Group: Workload,
-		Read: value(func(s *probe.Sample) (float64, bool) { // from usage only
+		Read: value(func(s *sample.Sample) (float64, bool) { // from usage only
 			return float64(s.PromptTokens), s.PromptTokens > 0
 		}),
 		Table: true, Compare: []Column{{"prompt", P50, 14}}},
 	CachedTokens: {Key: "cached_tokens", Label: "cached tokens", Unit: "tokens", Kind: Count, Group: Workload,
-		Read: value(func(s *probe.Sample) (float64, bool) { // reported by the server, 0 included; -1: not
+		Read: value(func(s *sample.Sample) (float64, bool) { // reported by the server, 0 included; -1: not
 			return float64(s.CachedTokens), s.CachedTokens >= 0
 		}),
 		Table: true, Compare: []Column{{"cached", P50, 15}}},
 	PrefillTPS: {Key: "prefill_tps", Label: "prefill tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, Group: Workload,
-		Read:  value(func(s *probe.Sample) (float64, bool) { return s.PrefillRate() }),
+		Read:  value(func(s *sample.Sample) (float64, bool) { return s.PrefillRate() }),
 		Table: true, Compare: []Column{{"prefill", P50, 13}}},
 	E2E: {Key: "e2e_ms", Label: "e2e ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Workload,
-		Read:  dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.E2E() }),
+		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.E2E() }),
 		Table: true,
 		Prom: &Prom{"tokscope_e2e_request_latency_seconds",
 			"Time from sending the request to its last chunk (ok requests): e2e_ms of the summary.", E2EBuckets}},
 	OutputLen: {Key: "output_len", Label: "output len", Unit: "tokens", Kind: Count, Group: Workload,
-		Read:  value(func(s *probe.Sample) (float64, bool) { return float64(max(s.Tokens, 0)), true }),
+		Read:  value(func(s *sample.Sample) (float64, bool) { return float64(max(s.Tokens, 0)), true }),
 		Table: true, Compare: []Column{{"out len", P50, 17}},
 		Chart: &Chart{"output-len", "Output tokens per request", "output tokens (per request)", "fraction of ok requests", okNote, false},
 		Prom: &Prom{"tokscope_request_output_tokens",
@@ -121,37 +121,37 @@ var All = [NumIDs]Metric{
 
 	// Figures of the views only (the detail view's phases and connection setup).
 	TTFEvent: {Key: "ttfe_ms", Label: "first event ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read: dur(func(s *probe.Sample, _ Context) (time.Duration, bool) { return s.TTFEvent() })},
+		Read: dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TTFEvent() })},
 	ReasoningTPS: {Key: "reasoning_tps", Label: "reasoning tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true, JSON: None,
-		Read: value(func(s *probe.Sample) (float64, bool) {
+		Read: value(func(s *sample.Sample) (float64, bool) {
 			p, ok := s.PhaseSplit()
 			return p.ReasoningRate, ok && p.ReasoningOK
 		})},
 	AnswerTPS: {Key: "answer_tps", Label: "answer tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true, JSON: None,
-		Read: value(func(s *probe.Sample) (float64, bool) {
+		Read: value(func(s *sample.Sample) (float64, bool) {
 			p, ok := s.PhaseSplit()
 			return p.AnswerRate, ok && p.AnswerOK
 		})},
 	DNS: {Key: "dns_ms", Label: "DNS ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read: instant(func(s *probe.Sample) time.Duration { return s.DNS })},
+		Read: instant(func(s *sample.Sample) time.Duration { return s.DNS })},
 	Connect: {Key: "connect_ms", Label: "connect ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read: instant(func(s *probe.Sample) time.Duration { return s.Connect })},
+		Read: instant(func(s *sample.Sample) time.Duration { return s.Connect })},
 	TLS: {Key: "tls_ms", Label: "TLS ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read: instant(func(s *probe.Sample) time.Duration { return s.TLS })},
+		Read: instant(func(s *sample.Sample) time.Duration { return s.TLS })},
 	WaitHeaders: {Key: "wait_headers_ms", Label: "wait headers ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read: dur(func(s *probe.Sample, _ Context) (time.Duration, bool) {
+		Read: dur(func(s *sample.Sample, _ Context) (time.Duration, bool) {
 			return s.Headers - s.Wrote, s.Wrote >= 0 && s.Headers >= 0
 		})},
 	HeadersToFirstToken: {Key: "headers_to_first_token_ms", Label: "headers → token ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
-		Read: dur(func(s *probe.Sample, _ Context) (time.Duration, bool) {
+		Read: dur(func(s *sample.Sample, _ Context) (time.Duration, bool) {
 			return s.FirstToken - s.Headers, s.Headers >= 0 && s.FirstToken >= 0
 		})},
 
-	// The server's own clock (probe.ServerTiming), in the JSON's "server_timing" block. The
+	// The server's own clock (sample.ServerTiming), in the JSON's "server_timing" block. The
 	// report draws them in its "client and server" section beside the client's, not as CDFs
 	// of their own (a server that says nothing would leave empty charts).
 	ServerTTFT: {Key: "server_ttft_ms", Sub: "ttft_ms", Label: "srv TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
-		Read: value(func(s *probe.Sample) (float64, bool) {
+		Read: value(func(s *sample.Sample) (float64, bool) {
 			if t := s.Server; t != nil && t.TTFTms >= 0 && !t.ModelLoad() {
 				return float64(t.TTFTms), true
 			}
@@ -161,7 +161,7 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_server_time_to_first_token_seconds",
 			"The server's own time to first token, as its response said (llama.cpp prompt_ms, vLLM time_to_first_token_ms, Ollama load+prompt_eval).", TTFTBuckets}},
 	ServerQueue: {Key: "server_queue_ms", Sub: "queue_ms", Label: "srv queue ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
-		Read: value(func(s *probe.Sample) (float64, bool) {
+		Read: value(func(s *sample.Sample) (float64, bool) {
 			if t := s.Server; t != nil && t.QueueMs >= 0 {
 				return float64(t.QueueMs), true
 			}
@@ -171,12 +171,12 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_server_queue_seconds",
 			"The server's own queue time per request (vLLM queue_time_ms).", TTFTBuckets}},
 	ServerDecodeTPS: {Key: "server_decode_tps", Sub: "decode_tps", Label: "srv decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, Group: Server,
-		Read:  value(func(s *probe.Sample) (float64, bool) { return s.Server.DecodeRate() }),
+		Read:  value(func(s *sample.Sample) (float64, bool) { return s.Server.DecodeRate() }),
 		Table: true, Compare: []Column{{"srv dec", P50, 20}},
 		Prom: &Prom{"tokscope_server_decode_tokens_per_second",
 			"The server's own decode speed per request (llama.cpp (predicted_n-1)/predicted_ms, vLLM tokens_per_second, Ollama (eval_count-1)/eval_duration).", DecodeTPSBuckets}},
 	Outside: {Key: "outside_ms", Label: "outside ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
-		Read: value(func(s *probe.Sample) (float64, bool) {
+		Read: value(func(s *sample.Sample) (float64, bool) {
 			if s.Server.ModelLoad() {
 				return 0, false
 			}
@@ -186,7 +186,7 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_outside_server_seconds",
 			"Client TTFT minus the server's own TTFT: network, HTTP, templating, waiting for a slot (llama.cpp), the client.", TTFTBuckets}},
 	DraftAcceptance: {Key: "draft_acceptance", Label: "draft accept", Kind: Ratio, Better: Higher, Group: Server, JSON: Mean,
-		Read:  value(func(s *probe.Sample) (float64, bool) { return s.Server.DraftAcceptance() }),
+		Read:  value(func(s *sample.Sample) (float64, bool) { return s.Server.DraftAcceptance() }),
 		Table: true},
 }
 

@@ -1,6 +1,6 @@
 package metric
 
-import "tokscope/probe"
+import "tokscope/sample"
 
 // Conversations (--turns): the per-request metrics a conversation's turns change are split by
 // turn. A Split is a group of requests by their place in their conversation; the summaries
@@ -12,14 +12,14 @@ import "tokscope/probe"
 type Split struct {
 	Key   string // JSON key, CSV column infix and Prometheus label value: "first"
 	Label string // "first turn"
-	Holds func(s *probe.Sample) bool
+	Holds func(s *sample.Sample) bool
 }
 
 // Splits are the turn groups, in output order: the first turn of a conversation (and every
 // request outside conversations), and its later turns.
 var Splits = []Split{
-	{Key: "first", Label: "first turn", Holds: func(s *probe.Sample) bool { return s.Turn <= 1 }},
-	{Key: "later", Label: "later turns", Holds: func(s *probe.Sample) bool { return s.Turn > 1 }},
+	{Key: "first", Label: "first turn", Holds: func(s *sample.Sample) bool { return s.Turn <= 1 }},
+	{Key: "later", Label: "later turns", Holds: func(s *sample.Sample) bool { return s.Turn > 1 }},
 }
 
 // SplitMetrics are the metrics split by turn.
@@ -31,7 +31,7 @@ const MaxTurnIndex = 64
 
 // CacheHit is a request's cached and prompt tokens when its server reported both (the
 // cache-hit rate is the sum of cached over the sum of prompt tokens of such requests).
-func CacheHit(s *probe.Sample) (cached, prompt int, ok bool) {
+func CacheHit(s *sample.Sample) (cached, prompt int, ok bool) {
 	if s.CachedTokens < 0 || s.PromptTokens <= 0 {
 		return 0, 0, false
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -97,8 +99,8 @@ func BenchmarkAPIChunkOverhead(b *testing.B) {
 		b.Run(api+"/engine", func(b *testing.B) {
 			var progress int
 			perChunk(b, chunks, func() {
-				s := ask(context.Background(), newClient(ep, memStream{body}), "hi", Live{Progress: func(p *Progress) { progress += p.Chunks }})
-				if s.Outcome != OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
+				s := ask(context.Background(), newClient(ep, memStream{body}), "hi", Live{Progress: func(p *sample.Progress) { progress += p.Chunks }})
+				if s.Outcome != sample.OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
 					b.Fatalf("%s %s: N %d chunks %d", s.Outcome, s.ErrorMessage, s.Tokens, len(s.Chunks))
 				}
 			})

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -92,8 +94,8 @@ func TestCaptureReplay(t *testing.T) {
 			t.Parallel()
 			var text strings.Builder
 			g, c := captureServer(t, tc.file, tc.api)
-			s := ask(t.Context(), c, "hi", Live{Delta: func(d Delta) { text.WriteString(d.Text) }})
-			outcome(t, s, OutcomeOK, "")
+			s := ask(t.Context(), c, "hi", Live{Delta: func(d sample.Delta) { text.WriteString(d.Text) }})
+			outcome(t, s, sample.OutcomeOK, "")
 			if got := g.requests()[0].path; got != tc.path {
 				t.Errorf("sent to %s, want %s", got, tc.path)
 			}
@@ -112,7 +114,7 @@ func TestCaptureReplay(t *testing.T) {
 					t.Errorf("event %d token-bearing %v", i, c.TokenBearing())
 				}
 			}
-			if s.Tokens != tc.tokens || s.Source != SourceUsage || s.ReasoningTokens != 0 || s.PromptTokens != tc.prompt || s.CachedTokens != tc.cached {
+			if s.Tokens != tc.tokens || s.Source != sample.SourceUsage || s.ReasoningTokens != 0 || s.PromptTokens != tc.prompt || s.CachedTokens != tc.cached {
 				t.Errorf("N %d (%s) reasoning %d prompt %d cached %d; want %d, %d, %d", s.Tokens, s.Source, s.ReasoningTokens,
 					s.PromptTokens, s.CachedTokens, tc.tokens, tc.prompt, tc.cached)
 			}
@@ -158,7 +160,7 @@ func TestCaptureErrors(t *testing.T) {
 		t.Run(tc.api+"/"+tc.file, func(t *testing.T) {
 			t.Parallel()
 			s, _, _ := measure(t, readCapture(t, tc.file), func(ep *config.Endpoint) { ep.API = tc.api })
-			outcome(t, s, OutcomeError, tc.kind)
+			outcome(t, s, sample.OutcomeError, tc.kind)
 			if s.ErrorMessage != tc.msg || s.HTTPStatus != mustAtoi(tc.kind[5:]) {
 				t.Errorf("message %q (status %d), want %q", s.ErrorMessage, s.HTTPStatus, tc.msg)
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"tokscope/sample"
+
 	"go.uber.org/goleak"
 
 	"tokscope/config"
@@ -46,22 +48,22 @@ func TestAPIFaultMatrix(t *testing.T) {
 			return ep
 		}
 		cases := []faultCase{
-			{name: h.api + "/endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
+			{name: h.api + "/endless error body", outcome: sample.OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
 				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
 					return withAPI(serve(t, flood(500, "text/plain", "upstream overloaded: ", "x")))
 				},
 				check: errorBodyCut},
-			{name: h.api + "/endless line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
+			{name: h.api + "/endless line", outcome: sample.OutcomeError, kind: sample.ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
 				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
 					return withAPI(serve(t, flood(200, h.ctype, h.lineHead, "x")))
 				}},
-			{name: h.api + "/endless answer", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"answer chunks with max_tokens 8", "ignores max_tokens"},
+			{name: h.api + "/endless answer", outcome: sample.OutcomeError, kind: sample.ErrStreamError, msg: []string{"answer chunks with max_tokens 8", "ignores max_tokens"},
 				maxHeap: hostileHeap, endpoint: func(t *testing.T) config.Endpoint {
 					return withAPI(serve(t, flood(200, h.ctype, "", h.answer)))
 				}},
 		}
 		if h.reasoning != "" {
-			cases = append(cases, faultCase{name: h.api + "/endless reasoning", outcome: OutcomeError, kind: ErrStreamError,
+			cases = append(cases, faultCase{name: h.api + "/endless reasoning", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 				msg: []string{"passed 4 MiB", "max_tokens 8"}, maxHeap: hostileHeap, samples: 1,
 				endpoint: func(t *testing.T) config.Endpoint {
 					return withAPI(serve(t, flood(200, h.ctype, "", h.reasoning)))

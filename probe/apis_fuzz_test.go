@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -54,7 +56,7 @@ func fuzzAPI(f *testing.F, api string, captures ...string) {
 		const maxTokens = 8 // small, so that the overrun rule is reached too
 		s := newSample(ep)
 		var d decoder
-		d.init(&s, func(dl Delta) {
+		d.init(&s, func(dl sample.Delta) {
 			if dl.Text == "" {
 				t.Fatal("empty delta")
 			}
@@ -87,7 +89,7 @@ func fuzzAPI(f *testing.F, api string, captures ...string) {
 // and the FuzzDecode targets): chunks in order with non-negative counts, each one's bytes as a fresh
 // decoder finds them alone, N and the instants consistent, the overrun bound kept, and every
 // message a failure would show one short line of valid UTF-8.
-func checkFuzzSample(t *testing.T, d *decoder, s *Sample, wire wireAPI, events [][]byte, maxTokens int) {
+func checkFuzzSample(t *testing.T, d *decoder, s *sample.Sample, wire wireAPI, events [][]byte, maxTokens int) {
 	if len(s.Chunks) != len(events) {
 		t.Fatalf("%d chunks recorded for %d events", len(s.Chunks), len(events))
 	}
@@ -118,7 +120,7 @@ func checkFuzzSample(t *testing.T, d *decoder, s *Sample, wire wireAPI, events [
 	if s.Tokens < 0 || s.ReasoningTokens < 0 || s.ReasoningTokens > s.Tokens || s.CachedTokens < -1 {
 		t.Fatalf("N %d reasoning %d cached %d", s.Tokens, s.ReasoningTokens, s.CachedTokens)
 	}
-	if s.Source == SourceChunks && s.Tokens != tokenChunks {
+	if s.Source == sample.SourceChunks && s.Tokens != tokenChunks {
 		t.Fatalf("chunk-count N %d for %d token chunks", s.Tokens, tokenChunks)
 	}
 	if d.answerChunks > overrunChunks(maxTokens)+1 {

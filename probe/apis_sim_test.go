@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 	"tokscope/workload"
@@ -47,26 +49,26 @@ func TestAPIsGroundTruth(t *testing.T) {
 			t.Cleanup(c.CloseIdleConnections)
 			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: api + " " + prompt}}, MaxTokens: maxTokens}
 			first := c.SendLive(t.Context(), req, Live{}) // warms the connection and the prefix cache
-			outcome(t, first, OutcomeOK, "")
+			outcome(t, first, sample.OutcomeOK, "")
 			timed(t, func(late reporter) {
 				var text, think strings.Builder
 				progress := 0
 				s := c.SendLive(t.Context(), req, Live{
-					Delta: func(d Delta) {
+					Delta: func(d sample.Delta) {
 						if d.Reasoning {
 							think.WriteString(d.Text)
 						} else {
 							text.WriteString(d.Text)
 						}
 					},
-					Progress: func(p *Progress) {
+					Progress: func(p *sample.Progress) {
 						if p.Tokens <= 0 || p.Chunks <= 0 {
 							t.Errorf("progress without tokens: %+v", *p)
 						}
 						progress++
 					},
 				})
-				outcome(t, s, OutcomeOK, "")
+				outcome(t, s, sample.OutcomeOK, "")
 				if !s.Reused {
 					t.Error("the connection of the first request was not reused: its body was not read to its end")
 				}
@@ -99,7 +101,7 @@ func TestAPIsGroundTruth(t *testing.T) {
 // checkAPISample checks what does not depend on timing: N and its source, the reasoning
 // split, prompt and cached tokens from the API's usage, the finish reason, the first event
 // and the text.
-func checkAPISample(t *testing.T, late reporter, api string, s Sample, text, think string) {
+func checkAPISample(t *testing.T, late reporter, api string, s sample.Sample, text, think string) {
 	t.Helper()
 	const prompt, cached, n, reasoning = 44 + 1, 32, 100, 10 // "<api> " adds a word
 	wantPrompt, wantCached, wantReasoning := prompt, cached, reasoning
@@ -113,7 +115,7 @@ func checkAPISample(t *testing.T, late reporter, api string, s Sample, text, thi
 	case sim.APIAnthropic:
 		finish = "max_tokens"
 	}
-	if s.Tokens != n || s.Source != SourceUsage || s.ReasoningTokens != wantReasoning {
+	if s.Tokens != n || s.Source != sample.SourceUsage || s.ReasoningTokens != wantReasoning {
 		t.Errorf("N %d (%s), reasoning %d; want %d (usage), %d", s.Tokens, s.Source, s.ReasoningTokens, n, wantReasoning)
 	}
 	if s.PromptTokens != wantPrompt || s.CachedTokens != wantCached {
@@ -155,22 +157,22 @@ func TestRaceAcrossAPIs(t *testing.T) {
 			Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second})
 	}
 	r := NewRunner(eps, Options{})
-	for i := range EndpointIndex(len(eps)) {
+	for i := range sample.EndpointIndex(len(eps)) {
 		r.SetPaused(i, true) // only the race
 	}
 	id := r.Race("race me")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() { _ = r.Run(ctx) }()
-	text := map[EndpointIndex]string{}
-	done := map[EndpointIndex]Sample{}
+	text := map[sample.EndpointIndex]string{}
+	done := map[sample.EndpointIndex]sample.Sample{}
 	for ev := range r.Events() {
 		switch e := ev.(type) {
-		case *Delta:
+		case *sample.Delta:
 			if e.Stream == id && !e.Reasoning {
 				text[e.Endpoint] += e.Text
 			}
-		case *Done:
+		case *sample.Done:
 			if e.Stream == id {
 				done[e.Endpoint] = e.Sample
 			}
@@ -180,13 +182,13 @@ func TestRaceAcrossAPIs(t *testing.T) {
 		}
 	}
 	for j, api := range sim.APIs {
-		i := EndpointIndex(j)
+		i := sample.EndpointIndex(j)
 		s, ok := done[i]
 		want := sim.Text(3, 9)
 		if api == sim.APICompletions {
 			want = sim.Text(0, 12)
 		}
-		if !ok || s.Outcome != OutcomeOK || s.Tokens != 12 || s.API != api || text[i] != want {
+		if !ok || s.Outcome != sample.OutcomeOK || s.Tokens != 12 || s.API != api || text[i] != want {
 			t.Errorf("%s: done %v %s N %d api %q, text %q", api, ok, s.Outcome, s.Tokens, s.API, text[i])
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/workload"
 )
@@ -89,32 +91,32 @@ func TestAPIStreamEnds(t *testing.T) {
 	for _, tc := range []struct {
 		name, api string
 		events    []string
-		outcome   Outcome
+		outcome   sample.Outcome
 		kind, msg string
 		finish    string
 	}{
 		{"anthropic overloaded", config.APIAnthropic, []string{sse("message_start", anthStart), sse("content_block_delta", anthText),
 			sse("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)},
-			OutcomeError, ErrStreamError, "error inside the stream: Overloaded (type overloaded_error)", ""},
+			sample.OutcomeError, sample.ErrStreamError, "error inside the stream: Overloaded (type overloaded_error)", ""},
 		{"anthropic cut", config.APIAnthropic, []string{sse("message_start", anthStart), sse("content_block_delta", anthText)},
-			OutcomeTruncated, "", "stream ended without finish_reason", ""},
+			sample.OutcomeTruncated, "", "stream ended without finish_reason", ""},
 		{"responses failed", config.APIResponses, []string{sse("response.output_text.delta", respText),
 			sse("response.failed", `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}}`)},
-			OutcomeError, ErrStreamError, "error inside the stream: boom (code server_error)", ""},
+			sample.OutcomeError, sample.ErrStreamError, "error inside the stream: boom (code server_error)", ""},
 		{"responses error", config.APIResponses, []string{sse("response.output_text.delta", respText),
 			sse("error", `{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}`)},
-			OutcomeError, ErrStreamError, "error inside the stream: slow down (code rate_limit_exceeded)", ""},
+			sample.OutcomeError, sample.ErrStreamError, "error inside the stream: slow down (code rate_limit_exceeded)", ""},
 		{"responses incomplete at the limit", config.APIResponses, []string{sse("response.output_text.delta", respText),
 			sse("response.incomplete", `{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":4,"output_tokens":1}}}`)},
-			OutcomeOK, "", "", "length"},
+			sample.OutcomeOK, "", "", "length"},
 		{"responses incomplete by a filter", config.APIResponses, []string{sse("response.output_text.delta", respText),
 			sse("response.incomplete", `{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"content_filter"}}}`)},
-			OutcomeOK, "", "", "content_filter"},
+			sample.OutcomeOK, "", "", "content_filter"},
 		{"ollama error line", config.APIOllama, []string{`{"message":{"role":"assistant","content":"a"},"done":false}` + "\n",
 			`{"error":"an error was encountered while running the model: unexpected EOF"}` + "\n"},
-			OutcomeError, ErrStreamError, "error inside the stream: an error was encountered while running the model: unexpected EOF", ""},
+			sample.OutcomeError, sample.ErrStreamError, "error inside the stream: an error was encountered while running the model: unexpected EOF", ""},
 		{"ollama cut", config.APIOllama, []string{`{"message":{"role":"assistant","content":"a"},"done":false}` + "\n"},
-			OutcomeTruncated, "", "stream ended without finish_reason", ""},
+			sample.OutcomeTruncated, "", "stream ended without finish_reason", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -151,7 +153,7 @@ func TestAnthropicPing(t *testing.T) {
 		ep.API = config.APIAnthropic
 		ep.Stall = 300 * time.Millisecond
 	})
-	outcome(t, s, OutcomeError, ErrStall)
+	outcome(t, s, sample.OutcomeError, sample.ErrStall)
 	if len(s.Chunks) != 1 || s.FirstEvent < ms(10) {
 		t.Errorf("%d chunks, first event %v: pings counted", len(s.Chunks), s.FirstEvent)
 	}
@@ -165,7 +167,7 @@ func TestAnthropicOverloaded(t *testing.T) {
 		header: map[string]string{"Retry-After": "7", "Anthropic-Ratelimit-Requests-Remaining": "0", "Anthropic-Ratelimit-Tokens-Remaining": "1200"},
 		body:   `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
 		func(ep *config.Endpoint) { ep.API = config.APIAnthropic })
-	outcome(t, s, OutcomeError, "http_529")
+	outcome(t, s, sample.OutcomeError, "http_529")
 	if !strings.HasPrefix(s.ErrorMessage, "529") || !strings.HasSuffix(s.ErrorMessage, ": Overloaded (type overloaded_error)") {
 		t.Errorf("message %q", s.ErrorMessage)
 	}
@@ -187,7 +189,7 @@ func TestAPIErrorEventsNeverLeakKey(t *testing.T) {
 		config.APIOllama:      `{"error":"bad key ` + testKey + `"}` + "\n",
 	} {
 		s, _, _ := measure(t, script{events: []event{{ms(1), ev}}}, func(ep *config.Endpoint) { ep.API, ep.APIKeyEnv = api, testKeyEnv })
-		outcome(t, s, OutcomeError, ErrStreamError)
+		outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 		if strings.Contains(s.ErrorMessage, testKey[3:]) || !strings.Contains(s.ErrorMessage, "[redacted]") {
 			t.Errorf("%s: %q", api, s.ErrorMessage)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	openai "github.com/sashabaranov/go-openai"
 
 	"tokscope/config"
@@ -48,7 +50,7 @@ func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
 
 // ask sends prompt as one streamed request with the endpoint's max_tokens (no tag, no
 // workload) through SendLive, the path every request of the Runner takes.
-func ask(ctx context.Context, c *Client, prompt string, live Live) Sample {
+func ask(ctx context.Context, c *Client, prompt string, live Live) sample.Sample {
 	return c.SendLive(ctx, workload.Request{
 		Messages:  []workload.Message{{Role: openai.ChatMessageRoleUser, Content: prompt}},
 		MaxTokens: c.ep.MaxTokens,
@@ -129,7 +131,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 		c := newClient(ep, memStream{body})
 		perChunk(b, chunks, func() {
 			s := ask(context.Background(), c, "hi", Live{})
-			if s.Outcome != OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
+			if s.Outcome != sample.OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
 				b.Fatalf("%s %s: N %d chunks %d", s.Outcome, s.ErrorMessage, s.Tokens, len(s.Chunks))
 			}
 		})
@@ -142,8 +144,8 @@ func BenchmarkChunkOverhead(b *testing.B) {
 	// endpoint's tokens per chunk is known (every request after its first); "tokenizer", it is
 	// not, and each chunk's text goes through the offline tokenizer.
 	live := func(c *Client, n *int) {
-		s := ask(context.Background(), c, "hi", Live{Progress: func(p *Progress) { *n += p.Chunks }})
-		if s.Outcome != OutcomeOK || s.Tokens != benchChunks {
+		s := ask(context.Background(), c, "hi", Live{Progress: func(p *sample.Progress) { *n += p.Chunks }})
+		if s.Outcome != sample.OutcomeOK || s.Tokens != benchChunks {
 			b.Fatalf("%s %s: N %d", s.Outcome, s.ErrorMessage, s.Tokens)
 		}
 	}
@@ -171,7 +173,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 		c := newClient(ep, memStream{body})
 		var texts int
 		perChunk(b, chunks, func() {
-			ask(context.Background(), c, "hi", Live{Delta: func(d Delta) { texts += len(d.Text) }})
+			ask(context.Background(), c, "hi", Live{Delta: func(d sample.Delta) { texts += len(d.Text) }})
 		})
 	})
 }
@@ -216,11 +218,11 @@ func concurrentStreams(b *testing.B, tokensPerSecond float64, tokens int, cold b
 	var ttftErrs, readErrs []time.Duration
 	for b.Loop() {
 		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 2 * conc, coldConns: cold})
-		var samples []Sample
+		var samples []sample.Sample
 		go func() { _ = r.Run(context.Background()) }()
 		var first, last time.Time
 		for s := range counted(r) {
-			if s.Outcome != OutcomeOK {
+			if s.Outcome != sample.OutcomeOK {
 				b.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 			}
 			samples = append(samples, *s)

@@ -1,6 +1,10 @@
 package probe
 
-import "time"
+import (
+	"time"
+
+	"tokscope/sample"
+)
 
 // What a capacity search (sweep.Search, --find-max) needs beyond a sweep: each endpoint runs
 // its own sequence of steps, so the end of one endpoint's step must neither wait for nor cut
@@ -8,7 +12,7 @@ import "time"
 
 // InFlight is the number of endpoint ep's background requests begun and not yet ended (a
 // request counts from just before its t0 until just before its Done is reported).
-func (r *Runner) InFlight(ep EndpointIndex) int {
+func (r *Runner) InFlight(ep sample.EndpointIndex) int {
 	l := r.lane(ep)
 	if l == nil {
 		return 0
@@ -20,7 +24,7 @@ func (r *Runner) InFlight(ep EndpointIndex) int {
 
 // CutEndpointBefore cuts endpoint ep's background requests still in flight that started
 // before t (CutBefore for one endpoint). It returns how many.
-func (r *Runner) CutEndpointBefore(ep EndpointIndex, t time.Time) int {
+func (r *Runner) CutEndpointBefore(ep sample.EndpointIndex, t time.Time) int {
 	l := r.lane(ep)
 	if l == nil {
 		return 0
@@ -40,7 +44,7 @@ func (r *Runner) CutEndpointBefore(ep EndpointIndex, t time.Time) int {
 // Warming reports whether endpoint ep is opening connections for streams just added
 // (SetConcurrency): its loops hold their requests until it is done, and open-loop arrivals
 // queue meanwhile, so a search waits for it before a step begins.
-func (r *Runner) Warming(ep EndpointIndex) bool {
+func (r *Runner) Warming(ep sample.EndpointIndex) bool {
 	l := r.lane(ep)
 	if l == nil {
 		return false

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 )
@@ -39,7 +41,7 @@ func TestCutEndpointBefore(t *testing.T) {
 	}
 	var cut []string
 	for ev := range r.Events() {
-		if d, ok := ev.(*Done); ok {
+		if d, ok := ev.(*sample.Done); ok {
 			if !d.Sample.Cut {
 				t.Errorf("endpoint %d: a request ended uncut before the cut endpoint's were reported", d.Endpoint)
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 )
@@ -59,12 +61,12 @@ import (
 func BenchmarkCeiling(b *testing.B) {
 	raiseFileLimit(b, 2*4096+512) // a client and a server socket per stream
 	for _, streams := range []int{64, 256, 1024, 4096} {
-		for _, clock := range []string{ClockKernel, ClockUser} {
+		for _, clock := range []string{sample.ClockKernel, sample.ClockUser} {
 			for _, start := range []string{"ramp", "lockstep"} {
 				b.Run(strconv.Itoa(streams)+"/"+clock+"/"+start, func(b *testing.B) {
 					saved := kernelClock.Load()
 					defer kernelClock.Store(saved)
-					kernelClock.Store(clock == ClockKernel)
+					kernelClock.Store(clock == sample.ClockKernel)
 					ceiling(b, streams, start == "lockstep")
 				})
 			}
@@ -93,14 +95,14 @@ func ceiling(b *testing.B, streams int, lockstep bool) {
 		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: perStream * streams, lockstep: lockstep})
 		go func() { _ = r.Run(context.Background()) }()
 		for s := range counted(r) {
-			if s.Outcome != OutcomeOK {
+			if s.Outcome != sample.OutcomeOK {
 				b.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 			}
 			if !s.Reused {
 				newConns++
 			}
 			measured++
-			if s.Clock == ClockKernel {
+			if s.Clock == sample.ClockKernel {
 				kernel++
 			}
 			received, ok := srv.Received(s.ResponseID)

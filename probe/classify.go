@@ -18,6 +18,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"tokscope/sample"
+
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -35,18 +37,18 @@ type ctxEnd struct {
 // (timeout) or our stall timer (stall). ok=false when no context ended the request.
 func (c *Client) contextKind(parent, reqCtx context.Context) (kind, msg string, ok bool) {
 	if parent.Err() != nil {
-		return ErrCanceled, "canceled", true
+		return sample.ErrCanceled, "canceled", true
 	}
 	cause := context.Cause(reqCtx)
 	switch {
 	case cause == nil:
 		return "", "", false
 	case errors.Is(cause, errStall):
-		return ErrStall, fmt.Sprintf("no chunk for %s (stall limit)", c.ep.Stall), true
+		return sample.ErrStall, fmt.Sprintf("no chunk for %s (stall limit)", c.ep.Stall), true
 	case errors.Is(cause, errDeadline), errors.Is(cause, context.DeadlineExceeded):
-		return ErrTimeout, fmt.Sprintf("no complete answer within %s (timeout)", c.ep.Timeout), true
+		return sample.ErrTimeout, fmt.Sprintf("no complete answer within %s (timeout)", c.ep.Timeout), true
 	}
-	return ErrCanceled, "canceled: " + cause.Error(), true
+	return sample.ErrCanceled, "canceled: " + cause.Error(), true
 }
 
 // classifyRequestError classifies a failure before the stream started: no response, or a
@@ -82,14 +84,14 @@ func (c *Client) classifyRequestError(parent, reqCtx context.Context, err error,
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return ErrDNS, err.Error()
+		return sample.ErrDNS, err.Error()
 	}
 	if isTLSError(err) || x.tlsFailed.Load() {
-		return ErrTLS, err.Error()
+		return sample.ErrTLS, err.Error()
 	}
 	// Refused, reset, closed before the response: all are failures to get a connection
 	// that answers, which is what "connect" tells the user.
-	return ErrConnect, err.Error()
+	return sample.ErrConnect, err.Error()
 }
 
 func isTLSError(err error) bool {

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tokscope/sample"
+
 	openai "github.com/sashabaranov/go-openai"
 
 	"tokscope/config"
@@ -179,10 +181,10 @@ func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 // called from the goroutine that reads the stream, between two reads: they must be quick.
 // Endpoint, Seq, Stream and Warmup are left for the caller to fill.
 type Live struct {
-	Delta func(Delta) // every piece of content or reasoning text as it arrives
+	Delta func(sample.Delta) // every piece of content or reasoning text as it arrives
 	// Progress gets the tokens so far at the first token and then every ProgressEvery
 	// (progress.go); the pointer is valid during the call only.
-	Progress func(*Progress)
+	Progress func(*sample.Progress)
 }
 
 // SendLive sends one streamed request built from w and measures it, reporting the request's
@@ -191,7 +193,7 @@ type Live struct {
 //
 // The request ends at ctx's end (ErrorKind canceled), at ep.Timeout (timeout) or when no
 // chunk arrived for ep.Stall (stall), whichever comes first.
-func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s Sample) {
+func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s sample.Sample) {
 	s = newSample(c.ep)
 	s.OutputTarget = max(w.MinTokens, 0)
 	s.Cache = config.CacheReuse
@@ -204,7 +206,7 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	defer func() {
 		if p := recover(); p != nil {
 			log.Printf("probe: internal error on %s: %v\n%s", c.ep.Name, p, debug.Stack())
-			s.Outcome, s.ErrorKind = OutcomeError, ErrInternal
+			s.Outcome, s.ErrorKind = sample.OutcomeError, sample.ErrInternal
 			s.ErrorMessage = fmt.Sprintf("tokscope internal error: %v (stack in the --log file)", p)
 		}
 	}()
@@ -310,19 +312,19 @@ func read(stream eventStream, d *decoder, lim *limits, t0 time.Time, kc *kstamp.
 }
 
 // failed fills s for a request that got no stream: no response, or a non-2xx one.
-func (c *Client) failed(ctx, reqCtx context.Context, s *Sample, x *exchange, t0 time.Time, err error) {
+func (c *Client) failed(ctx, reqCtx context.Context, s *sample.Sample, x *exchange, t0 time.Time, err error) {
 	if resp := x.resp; resp != nil {
 		_ = resp.Body.Close() // go-openai reads but never closes an error body
 	}
 	s.End = time.Since(t0)
 	x.fill(s)
-	s.Outcome = OutcomeError
+	s.Outcome = sample.OutcomeError
 	s.ErrorKind, s.ErrorMessage = c.classifyRequestError(ctx, reqCtx, err, x)
 	s.ErrorMessage = readable(redactFor(s.ErrorMessage, c.ep))
 }
 
 // ended fills s for a stream whose reading is over.
-func (c *Client) ended(ctx, reqCtx context.Context, s *Sample, d *decoder, x *exchange, t0 time.Time,
+func (c *Client) ended(ctx, reqCtx context.Context, s *sample.Sample, d *decoder, x *exchange, t0 time.Time,
 	readErr error, unparsed bool, lim *limits) {
 	// What ended it is read now, so that the time spent counting the tokens of a long answer
 	// (finalize) can turn it into neither a stall nor a timeout.
@@ -383,60 +385,60 @@ func (c *Client) open(ctx context.Context, w workload.Request) (eventStream, err
 const drainLimit = 250 * time.Millisecond
 
 // outcome classifies how a stream that did get a 2xx response ended.
-func (c *Client) outcome(ended ctxEnd, s *Sample, d *decoder, x *exchange, readErr error, unparsed bool) {
+func (c *Client) outcome(ended ctxEnd, s *sample.Sample, d *decoder, x *exchange, readErr error, unparsed bool) {
 	s.FinishReason = d.finishReason
 	if x.status >= 300 && x.status < 400 { // go-openai takes a 3xx for a stream: see checkRedirect
-		s.Outcome, s.ErrorKind = OutcomeError, "http_"+strconv.Itoa(x.status)
+		s.Outcome, s.ErrorKind = sample.OutcomeError, "http_"+strconv.Itoa(x.status)
 		s.ErrorMessage = redirectMessage(x)
 		return
 	}
 	switch {
 	case d.streamErr != "":
-		s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, d.streamErr
+		s.Outcome, s.ErrorKind, s.ErrorMessage = sample.OutcomeError, sample.ErrStreamError, d.streamErr
 		return
 	case unparsed:
-		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
+		s.Outcome, s.ErrorKind = sample.OutcomeError, sample.ErrStreamError
 		s.ErrorMessage = "error inside the stream: " + x.tail.errorText()
 		return
 	}
 	if readErr != nil {
 		if kind, msg, ok := ended.kind, ended.msg, ended.ok; ok {
-			if d.finishReason != "" && kind != ErrCanceled {
+			if d.finishReason != "" && kind != sample.ErrCanceled {
 				// The answer was complete; only the trailer ([DONE], usage) was late.
-				s.Outcome = OutcomeOK
+				s.Outcome = sample.OutcomeOK
 				return
 			}
-			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, kind, msg
+			s.Outcome, s.ErrorKind, s.ErrorMessage = sample.OutcomeError, kind, msg
 			return
 		}
 	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, io.ErrUnexpectedEOF) {
 		var bound *boundError
 		if errors.As(readErr, &bound) && d.finishReason == "" {
-			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, bound.Error()
+			s.Outcome, s.ErrorKind, s.ErrorMessage = sample.OutcomeError, sample.ErrStreamError, bound.Error()
 			return
 		}
 		var apiErr *openai.APIError
 		if errors.As(readErr, &apiErr) {
-			s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, "error inside the stream: "+apiErrorText(apiErr)
+			s.Outcome, s.ErrorKind, s.ErrorMessage = sample.OutcomeError, sample.ErrStreamError, "error inside the stream: "+apiErrorText(apiErr)
 			return
 		}
 		if d.finishReason != "" {
-			s.Outcome = OutcomeOK
+			s.Outcome = sample.OutcomeOK
 			return
 		}
-		s.Outcome, s.ErrorKind, s.ErrorMessage = OutcomeError, ErrStreamError, "stream read: "+readErr.Error()
+		s.Outcome, s.ErrorKind, s.ErrorMessage = sample.OutcomeError, sample.ErrStreamError, "stream read: "+readErr.Error()
 		return
 	}
 	// Plain end of the body.
 	if d.finishReason != "" {
-		s.Outcome = OutcomeOK
+		s.Outcome = sample.OutcomeOK
 		return
 	}
 	if len(s.Chunks) == 0 && !isEventStream(x.header) && !(c.wire.ndjson() && isNDJSON(x.header)) {
 		// A server that ignores stream:true answers one JSON document; nothing can be timed per
 		// token, so this is an error of the endpoint's setup, not a cut stream.
-		s.Outcome, s.ErrorKind = OutcomeError, ErrStreamError
+		s.Outcome, s.ErrorKind = sample.OutcomeError, sample.ErrStreamError
 		s.ErrorMessage = "no SSE data: the server answered " + contentType(x.header) + " (ignored stream:true?)"
 		if c.wire.ndjson() {
 			s.ErrorMessage = "no NDJSON data: the server answered " + contentType(x.header)
@@ -446,7 +448,7 @@ func (c *Client) outcome(ended ctxEnd, s *Sample, d *decoder, x *exchange, readE
 		}
 		return
 	}
-	s.Outcome = OutcomeTruncated
+	s.Outcome = sample.OutcomeTruncated
 	if d.badChunk != "" {
 		s.ErrorMessage = "stream ended without finish_reason; undecodable chunk: " + d.badChunk
 	} else {
@@ -579,7 +581,7 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 func phase(start, done *atomic.Int64) time.Duration {
 	s, d := start.Load(), done.Load()
 	if s < 0 || d < s {
-		return Absent
+		return sample.Absent
 	}
 	return time.Duration(d - s)
 }
@@ -589,11 +591,11 @@ func (x *exchange) offset(v *atomic.Int64) time.Duration {
 	if n := v.Load() - x.retryAt.Load(); v.Load() >= 0 && n >= 0 {
 		return time.Duration(n)
 	}
-	return Absent
+	return sample.Absent
 }
 
 // fill copies what the transport saw into the sample.
-func (x *exchange) fill(s *Sample) {
+func (x *exchange) fill(s *sample.Sample) {
 	s.Reused = x.reused.Load()
 	s.ConnRetry = x.connRetry.Load()
 	if !s.Reused {
@@ -611,12 +613,12 @@ func (x *exchange) fill(s *Sample) {
 	}
 }
 
-func newSample(ep config.Endpoint) Sample {
-	return Sample{
+func newSample(ep config.Endpoint) sample.Sample {
+	return sample.Sample{
 		Endpoint: ep.Name, Model: ep.Model, API: apiOf(ep).String(),
-		DNS: Absent, Connect: Absent, TLS: Absent,
-		Wrote: Absent, Headers: Absent, FirstEvent: Absent, FirstToken: Absent,
-		FirstAnswer: Absent, LastToken: Absent, End: Absent,
+		DNS: sample.Absent, Connect: sample.Absent, TLS: sample.Absent,
+		Wrote: sample.Absent, Headers: sample.Absent, FirstEvent: sample.Absent, FirstToken: sample.Absent,
+		FirstAnswer: sample.Absent, LastToken: sample.Absent, End: sample.Absent,
 		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
 		CachedTokens: -1,
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -102,15 +104,15 @@ func TestDeadKeptAliveConnection(t *testing.T) {
 		Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second}
 	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 20})
 	go func() { _ = r.Run(t.Context()) }()
-	var samples []Sample
+	var samples []sample.Sample
 	learned := false
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *Done:
+		case *sample.Done:
 			if !ev.Sample.Warmup {
 				samples = append(samples, ev.Sample)
 			}
-		case *Status:
+		case *sample.Status:
 			learned = learned || ev.ConnPerRequest
 		}
 	}
@@ -119,7 +121,7 @@ func TestDeadKeptAliveConnection(t *testing.T) {
 	}
 	retries, lastRetry := 0, 0
 	for i, s := range samples {
-		if s.Outcome != OutcomeOK {
+		if s.Outcome != sample.OutcomeOK {
 			t.Errorf("request %d: %s %s %s", s.Seq, s.Outcome, s.ErrorKind, s.ErrorMessage)
 		}
 		if s.ConnRetry {
@@ -161,7 +163,7 @@ func TestKeepAliveServerNotLearned(t *testing.T) {
 	t.Cleanup(c.CloseIdleConnections)
 	for i := range 8 {
 		s := ask(t.Context(), c, "hi", Live{})
-		if s.Outcome != OutcomeOK || s.ConnRetry {
+		if s.Outcome != sample.OutcomeOK || s.ConnRetry {
 			t.Fatalf("request %d: %s %s retry %v", i, s.Outcome, s.ErrorMessage, s.ConnRetry)
 		}
 		if i > 0 && !s.Reused {
@@ -193,7 +195,7 @@ func TestIdleTimeoutIsNotClosingEvery(t *testing.T) {
 	c := NewClient(testEndpoint(g.Server))
 	t.Cleanup(c.CloseIdleConnections)
 	for i := range closesEvidence + 1 {
-		if s := ask(t.Context(), c, "hi", Live{}); s.Outcome != OutcomeOK {
+		if s := ask(t.Context(), c, "hi", Live{}); s.Outcome != sample.OutcomeOK {
 			t.Fatalf("request %d: %s %s", i, s.Outcome, s.ErrorMessage)
 		}
 		time.Sleep(600 * time.Millisecond)
@@ -217,7 +219,7 @@ func TestWarmConnsOnePerStream(t *testing.T) {
 	n := 0
 	for s := range counted(r) {
 		n++
-		if s.Outcome != OutcomeOK || !s.Reused || s.Connect >= 0 {
+		if s.Outcome != sample.OutcomeOK || !s.Reused || s.Connect >= 0 {
 			t.Errorf("request %d: %s, reused %v, connect %v: want every counted request on a warmed connection", s.Seq, s.Outcome, s.Reused, s.Connect)
 		}
 	}
@@ -267,7 +269,7 @@ func TestWarmConnsOnSetConcurrency(t *testing.T) {
 				r.SetConcurrency(0, 6)
 			}
 		case s.Start.After(raised):
-			if s.Outcome != OutcomeOK || !s.Reused {
+			if s.Outcome != sample.OutcomeOK || !s.Reused {
 				t.Errorf("request %d after the raise: %s, reused %v (connect %v)", s.Seq, s.Outcome, s.Reused, s.Connect)
 			}
 			if after++; after == 24 {

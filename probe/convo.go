@@ -3,6 +3,8 @@ package probe
 import (
 	"strings"
 
+	"tokscope/sample"
+
 	"tokscope/workload"
 )
 
@@ -22,12 +24,12 @@ type convo struct {
 func (cv *convo) midway() bool { return cv.c != nil && !cv.c.Done() }
 
 // reply is the Delta sink that collects req's answer; nil outside conversations.
-func (cv *convo) reply(req workload.Request) func(Delta) {
+func (cv *convo) reply(req workload.Request) func(sample.Delta) {
 	if req.Turn == 0 || cv.c == nil {
 		return nil
 	}
 	cv.answer.Reset()
-	return func(d Delta) {
+	return func(d sample.Delta) {
 		if !d.Reasoning {
 			cv.answer.WriteString(d.Text)
 		}
@@ -35,14 +37,14 @@ func (cv *convo) reply(req workload.Request) func(Delta) {
 }
 
 // tee calls both sinks; either may be nil.
-func tee(a, b func(Delta)) func(Delta) {
+func tee(a, b func(sample.Delta)) func(sample.Delta) {
 	switch {
 	case a == nil:
 		return b
 	case b == nil:
 		return a
 	}
-	return func(d Delta) { a(d); b(d) }
+	return func(d sample.Delta) { a(d); b(d) }
 }
 
 // turns is how many requests a conversation of the lane has (1 without --turns).
@@ -68,11 +70,11 @@ func (l *lane) nextTurn(cv *convo, warm bool) workload.Request {
 // afterTurn threads the answer of a turn into its conversation; true when the conversation
 // goes on (the loop then sends its next turn after the think time, not the interval). A turn
 // that failed, or was abandoned or cut, ends its conversation.
-func (l *lane) afterTurn(cv *convo, s *Sample, ok bool) bool {
+func (l *lane) afterTurn(cv *convo, s *sample.Sample, ok bool) bool {
 	if cv.c == nil || s.Turn == 0 {
 		return false
 	}
-	if !ok || s.Cut || s.Outcome == OutcomeError {
+	if !ok || s.Cut || s.Outcome == sample.OutcomeError {
 		l.endConversation(cv)
 		return false
 	}

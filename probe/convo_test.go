@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 	"tokscope/workload"
@@ -106,14 +108,14 @@ func checkThreading(t *testing.T, tap *bodyTap, ep config.Endpoint) {
 		t.Fatalf("%d deltas dropped: the replies cannot be checked", r.DroppedDeltas())
 	}
 	answers := map[uint64]string{}
-	byTurn := map[[2]uint64]Sample{}
+	byTurn := map[[2]uint64]sample.Sample{}
 	for _, ev := range events {
 		switch e := ev.(type) {
-		case *Delta:
+		case *sample.Delta:
 			if !e.Reasoning {
 				answers[e.Seq] += e.Text
 			}
-		case *Done:
+		case *sample.Done:
 			if !e.Sample.Warmup {
 				byTurn[[2]uint64{e.Sample.Conversation, uint64(e.Sample.Turn)}] = e.Sample
 			}
@@ -125,7 +127,7 @@ func checkThreading(t *testing.T, tap *bodyTap, ep config.Endpoint) {
 	for c := uint64(1); c <= 2; c++ {
 		for k := uint64(1); k <= 3; k++ {
 			s, ok := byTurn[[2]uint64{c, k}]
-			if !ok || s.Outcome != OutcomeOK {
+			if !ok || s.Outcome != sample.OutcomeOK {
 				t.Fatalf("conversation %d turn %d: %+v", c, k, s.Outcome)
 			}
 			if ep.API == config.APIOllama {
@@ -176,7 +178,7 @@ func checkThreading(t *testing.T, tap *bodyTap, ep config.Endpoint) {
 
 // matchReplies finds the conversation whose first turn began with first and checks the body's
 // replies against the answers streamed to its turns 1, 2, ….
-func matchReplies(t *testing.T, first string, replies []string, byTurn map[[2]uint64]Sample, answers map[uint64]string) int {
+func matchReplies(t *testing.T, first string, replies []string, byTurn map[[2]uint64]sample.Sample, answers map[uint64]string) int {
 	t.Helper()
 	if !strings.HasPrefix(first, "[tokscope ") {
 		t.Errorf("the conversation's first message lost its tag: %.40q", first)
@@ -201,7 +203,7 @@ func matchReplies(t *testing.T, first string, replies []string, byTurn map[[2]ui
 }
 
 // checkTranscript checks a completions prompt: every earlier reply follows "Assistant:".
-func checkTranscript(t *testing.T, prompt string, byTurn map[[2]uint64]Sample, answers map[uint64]string) int {
+func checkTranscript(t *testing.T, prompt string, byTurn map[[2]uint64]sample.Sample, answers map[uint64]string) int {
 	t.Helper()
 	n := strings.Count(prompt, "User: ")
 	if !strings.HasSuffix(prompt, "\n\nAssistant:") || n < 1 {
@@ -261,7 +263,7 @@ func TestTraceSchedule(t *testing.T) {
 	}
 	sched := tr.Schedule(4)
 	r := NewRunner([]config.Endpoint{ep}, Options{Requests: len(sched), Workloads: ws, Schedule: sched, QueueLimit: len(sched), Warmup: 1})
-	var samples []Sample
+	var samples []sample.Sample
 	for _, d := range collect(t, r) {
 		if !d.Sample.Warmup {
 			samples = append(samples, d.Sample)

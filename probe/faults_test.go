@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tokscope/sample"
+
 	"go.uber.org/goleak"
 
 	"tokscope/config"
@@ -47,13 +49,13 @@ type faultCase struct {
 	name string
 	// endpoint builds the faulty endpoint (servers close in t.Cleanup).
 	endpoint func(t *testing.T) config.Endpoint
-	outcome  Outcome
+	outcome  sample.Outcome
 	kind     string   // ErrorKind when outcome is error
 	msg      []string // substrings the message must contain
 	notMsg   []string // substrings it must not contain (raw HTML, JSON punctuation)
 	samples  int      // faulty requests to wait for; default 2
 	// check looks further at the faulty endpoint's samples and the run's Status events.
-	check func(t *testing.T, samples []Sample, statuses []*Status)
+	check func(t *testing.T, samples []sample.Sample, statuses []*sample.Status)
 	// maxHeap, when set, bounds how much the live heap may grow over the run (sampled every
 	// few milliseconds): a hostile endpoint must not grow memory with what it sends.
 	maxHeap uint64
@@ -118,8 +120,8 @@ func runFault(t *testing.T, fc faultCase) {
 
 	// The run ends on counts, not on a time: when the faulty endpoint has reported its
 	// samples and the healthy one has finished healthyRequests requests beside it.
-	var goodS, badS []Sample
-	var statuses []*Status
+	var goodS, badS []sample.Sample
+	var statuses []*sample.Status
 	events := r.Events()
 	enough := false
 	for events != nil {
@@ -130,13 +132,13 @@ func runFault(t *testing.T, fc faultCase) {
 				continue
 			}
 			switch ev := ev.(type) {
-			case *Done:
+			case *sample.Done:
 				if ev.Endpoint == 0 {
 					goodS = append(goodS, ev.Sample)
 				} else {
 					badS = append(badS, ev.Sample)
 				}
-			case *Status:
+			case *sample.Status:
 				if ev.Endpoint == 1 {
 					statuses = append(statuses, ev)
 				}
@@ -164,7 +166,7 @@ func runFault(t *testing.T, fc faultCase) {
 		if t.Failed() {
 			break // one failing sample says it; the others repeat it
 		}
-		if s.Outcome != fc.outcome || (fc.outcome == OutcomeError && s.ErrorKind != fc.kind) {
+		if s.Outcome != fc.outcome || (fc.outcome == sample.OutcomeError && s.ErrorKind != fc.kind) {
 			t.Errorf("seq %d: %s/%q (%s), want %s/%q", s.Seq, s.Outcome, s.ErrorKind, s.ErrorMessage, fc.outcome, fc.kind)
 		}
 		checkMessage(t, s.ErrorMessage)
@@ -178,7 +180,7 @@ func runFault(t *testing.T, fc faultCase) {
 				t.Errorf("seq %d: message %q contains %q", s.Seq, s.ErrorMessage, m)
 			}
 		}
-		if s.Outcome != OutcomeOK && s.Counted() {
+		if s.Outcome != sample.OutcomeOK && s.Counted() {
 			t.Errorf("seq %d: a %s request counts in speed statistics", s.Seq, s.Outcome)
 		}
 	}
@@ -196,7 +198,7 @@ func runFault(t *testing.T, fc faultCase) {
 	// The healthy endpoint: all ok, its pace and TTFT untouched by its neighbour.
 	var ttfts []time.Duration
 	for _, s := range goodS {
-		if s.Outcome != OutcomeOK {
+		if s.Outcome != sample.OutcomeOK {
 			t.Errorf("healthy seq %d: %s/%s %s", s.Seq, s.Outcome, s.ErrorKind, s.ErrorMessage)
 			continue
 		}
@@ -316,7 +318,7 @@ func faultCases() []faultCase {
 
 	// Transport: nothing answers, no name, no trusted TLS.
 	cases = append(cases,
-		faultCase{name: "connection refused", outcome: OutcomeError, kind: ErrConnect, msg: []string{"refused"},
+		faultCase{name: "connection refused", outcome: sample.OutcomeError, kind: sample.ErrConnect, msg: []string{"refused"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				l, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {
@@ -326,7 +328,7 @@ func faultCases() []faultCase {
 				l.Close()
 				return config.Endpoint{BaseURL: "http://" + addr + "/v1"}
 			},
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 				// Retries of a dead endpoint are spaced (50 ms, 100 ms, …), not spun: every
 				// gap between attempts is at least the first spacing. Gaps, not a count in
 				// the run's time: a loaded machine makes the run longer and the gaps
@@ -337,7 +339,7 @@ func faultCases() []faultCase {
 					}
 				}
 			}},
-		faultCase{name: "dns failure", outcome: OutcomeError, kind: ErrDNS, msg: []string{"tokscope-no-such-host.invalid"},
+		faultCase{name: "dns failure", outcome: sample.OutcomeError, kind: sample.ErrDNS, msg: []string{"tokscope-no-such-host.invalid"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				// A resolver with no reachable DNS server: nothing leaves the machine. The
 				// Runner's clients take the resolver when they are built, right after this.
@@ -348,25 +350,25 @@ func faultCases() []faultCase {
 				t.Cleanup(func() { resolver = saved })
 				return config.Endpoint{BaseURL: "http://tokscope-no-such-host.invalid/v1"}
 			}},
-		faultCase{name: "tls untrusted certificate", outcome: OutcomeError, kind: ErrTLS, msg: []string{"certificate"},
+		faultCase{name: "tls untrusted certificate", outcome: sample.OutcomeError, kind: sample.ErrTLS, msg: []string{"certificate"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				srv := httptest.NewTLSServer(respond(200, "text/event-stream", contentChunk("a")+finishChunk("stop")+doneEvent))
 				srv.Config.ErrorLog = quietLog()
 				t.Cleanup(srv.Close)
 				return config.Endpoint{BaseURL: srv.URL + "/v1"}
 			}},
-		faultCase{name: "tls untrusted certificate, insecure_skip_verify", outcome: OutcomeOK,
+		faultCase{name: "tls untrusted certificate, insecure_skip_verify", outcome: sample.OutcomeOK,
 			endpoint: func(t *testing.T) config.Endpoint {
 				srv := httptest.NewTLSServer(respond(200, "text/event-stream", contentChunk("a")+finishChunk("stop")+doneEvent))
 				t.Cleanup(srv.Close)
 				return config.Endpoint{BaseURL: srv.URL + "/v1", InsecureSkipVerify: true}
 			}},
-		faultCase{name: "tls handshake: plain HTTP server on an https URL", outcome: OutcomeError, kind: ErrTLS,
+		faultCase{name: "tls handshake: plain HTTP server on an https URL", outcome: sample.OutcomeError, kind: sample.ErrTLS,
 			endpoint: func(t *testing.T) config.Endpoint {
 				ep := serve(t, respond(200, "text/event-stream", doneEvent))
 				return config.Endpoint{BaseURL: strings.Replace(ep.BaseURL, "http://", "https://", 1)}
 			}},
-		faultCase{name: "tls handshake: server speaks no TLS", outcome: OutcomeError, kind: ErrTLS,
+		faultCase{name: "tls handshake: server speaks no TLS", outcome: sample.OutcomeError, kind: sample.ErrTLS,
 			endpoint: func(t *testing.T) config.Endpoint {
 				return config.Endpoint{BaseURL: "https://" + garbageServer(t) + "/v1"}
 			}},
@@ -374,42 +376,42 @@ func faultCases() []faultCase {
 
 	// HTTP errors: OpenAI-shaped JSON, other JSON shapes, plain text, HTML.
 	cases = append(cases,
-		faultCase{name: "401 bad key", outcome: OutcomeError, kind: "http_401", msg: []string{"401", "Incorrect API key", "invalid_api_key"},
+		faultCase{name: "401 bad key", outcome: sample.OutcomeError, kind: "http_401", msg: []string{"401", "Incorrect API key", "invalid_api_key"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(401, "application/json",
 					`{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`))
 			}},
-		faultCase{name: "404 model not found (OpenAI)", outcome: OutcomeError, kind: "http_404", msg: []string{"404", "does not exist", "model_not_found"},
+		faultCase{name: "404 model not found (OpenAI)", outcome: sample.OutcomeError, kind: "http_404", msg: []string{"404", "does not exist", "model_not_found"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(404, "application/json",
 					"{\"error\":{\"message\":\"The model `m` does not exist or you do not have access to it.\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}"))
 			}},
-		faultCase{name: "404 model not found (Ollama string error)", outcome: OutcomeError, kind: "http_404",
+		faultCase{name: "404 model not found (Ollama string error)", outcome: sample.OutcomeError, kind: "http_404",
 			msg: []string{"404", `model "m" not found, try pulling it first`}, notMsg: []string{`{"error"`},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(404, "application/json", `{"error":"model \"m\" not found, try pulling it first"}`))
 			}},
-		faultCase{name: "404 wrong path (FastAPI detail)", outcome: OutcomeError, kind: "http_404",
+		faultCase{name: "404 wrong path (FastAPI detail)", outcome: sample.OutcomeError, kind: "http_404",
 			msg: []string{"404", "Not Found"}, notMsg: []string{`{"detail"`},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(404, "application/json", `{"detail":"Not Found"}`))
 			}},
-		faultCase{name: "429 with Retry-After", outcome: OutcomeError, kind: "http_429", msg: []string{"rate_limit_exceeded"},
+		faultCase{name: "429 with Retry-After", outcome: sample.OutcomeError, kind: "http_429", msg: []string{"rate_limit_exceeded"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(429, "application/json",
 					`{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "1"))
 			},
-			check: func(t *testing.T, ss []Sample, st []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, st []*sample.Status) {
 				if ss[0].RetryAfter != time.Second {
 					t.Errorf("RetryAfter %v, want 1s", ss[0].RetryAfter)
 				}
 				backoffCheck(t, ss, st, time.Second, time.Second)
 			}},
-		faultCase{name: "429 without Retry-After", outcome: OutcomeError, kind: "http_429",
+		faultCase{name: "429 without Retry-After", outcome: sample.OutcomeError, kind: "http_429",
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(429, "application/json", `{"error":{"message":"Too many requests","type":"rate_limit"}}`))
 			},
-			check: func(t *testing.T, ss []Sample, st []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, st []*sample.Status) {
 				if ss[0].RetryAfter != 0 {
 					t.Errorf("RetryAfter %v, want none", ss[0].RetryAfter)
 				}
@@ -419,23 +421,23 @@ func faultCases() []faultCase {
 	for _, status := range []int{500, 502, 503} {
 		text := http.StatusText(status)
 		cases = append(cases,
-			faultCase{name: fmt.Sprintf("%d JSON body", status), outcome: OutcomeError, kind: fmt.Sprintf("http_%d", status),
+			faultCase{name: fmt.Sprintf("%d JSON body", status), outcome: sample.OutcomeError, kind: fmt.Sprintf("http_%d", status),
 				msg: []string{fmt.Sprint(status), "upstream exploded", "server_error"}, notMsg: []string{"code 0"},
 				endpoint: func(t *testing.T) config.Endpoint {
 					// OpenAI's own shape: "code": null.
 					return serve(t, respond(status, "application/json", `{"error":{"message":"upstream exploded","type":"server_error","param":null,"code":null}}`))
 				}},
-			faultCase{name: fmt.Sprintf("%d plain-text body", status), outcome: OutcomeError, kind: fmt.Sprintf("http_%d", status),
+			faultCase{name: fmt.Sprintf("%d plain-text body", status), outcome: sample.OutcomeError, kind: fmt.Sprintf("http_%d", status),
 				msg: []string{fmt.Sprint(status), "upstream connect error or disconnect/reset before headers"},
 				endpoint: func(t *testing.T) config.Endpoint {
 					return serve(t, respond(status, "text/plain", "upstream connect error or disconnect/reset before headers. reset reason: connection termination\n"))
 				}},
-			faultCase{name: fmt.Sprintf("%d HTML body (nginx)", status), outcome: OutcomeError, kind: fmt.Sprintf("http_%d", status),
+			faultCase{name: fmt.Sprintf("%d HTML body (nginx)", status), outcome: sample.OutcomeError, kind: fmt.Sprintf("http_%d", status),
 				msg: []string{fmt.Sprint(status), "502 Bad Gateway"}, notMsg: []string{"<", ">"},
 				endpoint: func(t *testing.T) config.Endpoint {
 					return serve(t, respond(status, "text/html", nginx502))
 				}},
-			faultCase{name: fmt.Sprintf("%d HTML body (long CDN page)", status), outcome: OutcomeError, kind: fmt.Sprintf("http_%d", status),
+			faultCase{name: fmt.Sprintf("%d HTML body (long CDN page)", status), outcome: sample.OutcomeError, kind: fmt.Sprintf("http_%d", status),
 				msg: []string{fmt.Sprint(status), text}, notMsg: []string{"<", ">", "{", "cf-error-details", "_cf_chl_opt", "&nbsp;"},
 				endpoint: func(t *testing.T) config.Endpoint {
 					return serve(t, respond(status, "text/html; charset=UTF-8", cloudflarePage(status, text)))
@@ -446,7 +448,7 @@ func faultCases() []faultCase {
 	// Redirects: same-origin 307/308 are followed (method and body kept); anything else is
 	// reported, never followed: a redirect to another host would carry the key and headers.
 	cases = append(cases,
-		faultCase{name: "redirect 307 same host", outcome: OutcomeOK,
+		faultCase{name: "redirect 307 same host", outcome: sample.OutcomeOK,
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, func(w http.ResponseWriter, r *http.Request) {
 					if strings.HasPrefix(r.URL.Path, "/v1/") {
@@ -461,7 +463,7 @@ func faultCases() []faultCase {
 					respond(200, "text/event-stream", contentChunk("a")+contentChunk("b")+finishChunk("stop")+doneEvent)(w, r)
 				})
 			}},
-		faultCase{name: "redirect 308 to another host", outcome: OutcomeError, kind: "http_308",
+		faultCase{name: "redirect 308 to another host", outcome: sample.OutcomeError, kind: "http_308",
 			msg: []string{"308", "redirect", "not followed"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				var leaked atomic.Int64
@@ -481,7 +483,7 @@ func faultCases() []faultCase {
 				ep.Headers = map[string]string{"X-Api-Key": "hdr-secret-value"}
 				return ep
 			}},
-		faultCase{name: "redirect 301 same host (would turn POST into GET)", outcome: OutcomeError, kind: "http_301",
+		faultCase{name: "redirect 301 same host (would turn POST into GET)", outcome: sample.OutcomeError, kind: "http_301",
 			msg: []string{"301", "/v2/chat/completions", "not followed"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, func(w http.ResponseWriter, r *http.Request) {
@@ -496,13 +498,13 @@ func faultCases() []faultCase {
 
 	// 200 answers that are not a stream.
 	cases = append(cases,
-		faultCase{name: "ignores stream:true (one JSON body)", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "ignores stream:true (one JSON body)", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			msg: []string{"no SSE data", "application/json", "stream:true"},
 			endpoint: scripted(script{contentType: "application/json",
 				body: `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`})},
-		faultCase{name: "SSE under a non-SSE content type (text/plain)", outcome: OutcomeOK,
+		faultCase{name: "SSE under a non-SSE content type (text/plain)", outcome: sample.OutcomeOK,
 			endpoint: scripted(script{contentType: "text/plain; charset=utf-8", events: okStream()})},
-		faultCase{name: "HTML page with 200 (base_url points at a web UI)", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "HTML page with 200 (base_url points at a web UI)", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			msg: []string{"no SSE data", "text/html", "Open WebUI"}, notMsg: []string{"<"},
 			endpoint: scripted(script{contentType: "text/html; charset=utf-8",
 				body: "<!doctype html><html><head><title>Open WebUI</title><script>var x = 1 < 2;</script></head><body><div id=\"app\"></div></body></html>"})},
@@ -515,71 +517,71 @@ func faultCases() []faultCase {
 	}
 	midError = append(midError, event{ms(40), data(map[string]any{"error": map[string]any{"message": "model overloaded", "code": "overloaded"}})})
 	cases = append(cases,
-		faultCase{name: "headers then silence (stall)", outcome: OutcomeError, kind: ErrStall, msg: []string{"stall"},
+		faultCase{name: "headers then silence (stall)", outcome: sample.OutcomeError, kind: sample.ErrStall, msg: []string{"stall"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				ep := scripted(script{events: []event{{ms(5), roleChunk()}, {ms(10), contentChunk(" a")}}, hold: time.Minute})(t)
 				ep.Stall = 300 * time.Millisecond
 				return ep
 			}},
-		faultCase{name: "silence before headers (stall)", outcome: OutcomeError, kind: ErrStall, msg: []string{"stall"},
+		faultCase{name: "silence before headers (stall)", outcome: sample.OutcomeError, kind: sample.ErrStall, msg: []string{"stall"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				ep := scripted(script{headerDelay: time.Minute})(t)
 				ep.Stall = 300 * time.Millisecond
 				return ep
 			}},
-		faultCase{name: "stream cut mid-token", outcome: OutcomeTruncated, msg: []string{"without finish_reason"},
+		faultCase{name: "stream cut mid-token", outcome: sample.OutcomeTruncated, msg: []string{"without finish_reason"},
 			endpoint: scripted(script{events: []event{{ms(5), roleChunk()}, {ms(10), contentChunk(" hello")},
 				{ms(15), `data: {"id":"chatcmpl-gt","choices":[{"index":0,"delta":{"content":" wor`}}, abort: true}),
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 				if ss[0].Tokens != 1 || len(ss[0].Chunks) != 2 {
 					t.Errorf("N %d, %d chunks: the partial chunk must not count", ss[0].Tokens, len(ss[0].Chunks))
 				}
 			}},
-		faultCase{name: "mid-stream error after keep-alive comments", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "mid-stream error after keep-alive comments", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			msg: []string{"model overloaded", "overloaded"}, endpoint: scripted(script{events: midError, hold: ms(20)})},
-		faultCase{name: "finish_reason error (OpenRouter)", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"Provider disconnected"},
+		faultCase{name: "finish_reason error (OpenRouter)", outcome: sample.OutcomeError, kind: sample.ErrStreamError, msg: []string{"Provider disconnected"},
 			endpoint: scripted(script{events: []event{{ms(5), contentChunk(" a")},
 				{ms(10), chunk(map[string]any{"content": ""}, "error", map[string]any{"error": map[string]any{"code": 502, "message": "Provider disconnected"}})},
 				{ms(10), doneEvent}}})},
-		faultCase{name: "invalid JSON in a chunk, then a normal end", outcome: OutcomeOK,
+		faultCase{name: "invalid JSON in a chunk, then a normal end", outcome: sample.OutcomeOK,
 			endpoint: scripted(script{events: []event{{ms(5), contentChunk(" a")}, {ms(6), "data: {\"choices\":[{\"delta\":{\"content\":\" b\"}}]\n\n"},
 				{ms(7), contentChunk(" c")}, {ms(8), finishChunk("stop")}, {ms(8), doneEvent}}}),
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 				if s := ss[0]; len(s.Chunks) != 4 || s.TokenChunks() != 2 {
 					t.Errorf("%d chunks, %d token-bearing: the undecodable one is an event without tokens", len(s.Chunks), s.TokenChunks())
 				}
 			}},
-		faultCase{name: "invalid JSON in a chunk, then a cut", outcome: OutcomeTruncated, msg: []string{"undecodable chunk"},
+		faultCase{name: "invalid JSON in a chunk, then a cut", outcome: sample.OutcomeTruncated, msg: []string{"undecodable chunk"},
 			endpoint: scripted(script{events: []event{{ms(5), contentChunk(" a")}, {ms(6), "data: {oops\n\n"}}, abort: true})},
-		faultCase{name: "invalid UTF-8 in content", outcome: OutcomeOK,
+		faultCase{name: "invalid UTF-8 in content", outcome: sample.OutcomeOK,
 			endpoint: scripted(script{events: []event{{ms(5), "data: {\"choices\":[{\"delta\":{\"content\":\"caf\xc3\x28 \xff\xfe\"}}]}\n\n"},
 				{ms(6), contentChunk(" ok")}, {ms(6), finishChunk("stop")}, {ms(6), doneEvent}}}),
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 				if ss[0].TokenChunks() != 2 {
 					t.Errorf("%d token chunks", ss[0].TokenChunks())
 				}
 			}},
-		faultCase{name: "invalid UTF-8 in an error body", outcome: OutcomeError, kind: "http_500", msg: []string{"bad bytes"},
+		faultCase{name: "invalid UTF-8 in an error body", outcome: sample.OutcomeError, kind: "http_500", msg: []string{"bad bytes"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, respond(500, "text/plain", "bad bytes \xff\xfe\xc3 here\x00\x1b[31m"))
 			}},
 		// One sample (samples: 1): the chunk's text is tokenized for the estimate, which costs
 		// seconds under -race for 1 MiB; " reasons" (8 bytes, one token) is the cheapest text
 		// to tokenize, a run of one letter the dearest (ten times as long).
-		faultCase{name: "1 MiB chunk", outcome: OutcomeOK, samples: 1,
+		faultCase{name: "1 MiB chunk", outcome: sample.OutcomeOK, samples: 1,
 			endpoint: scripted(script{events: []event{{ms(5), roleChunk()}, {ms(10), contentChunk(strings.Repeat(" reasons", 1<<20/8))},
 				{ms(12), contentChunk(" end")}, {ms(12), finishChunk("stop")}, {ms(12), usageChunk(1, 2, 0)}, {ms(12), doneEvent}}}),
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 				if s := ss[0]; s.Chunks[1].Content != 1<<20 || s.Tokens != 2 {
 					t.Errorf("chunk bytes %d N %d", s.Chunks[1].Content, s.Tokens)
 				}
 			}},
-		faultCase{name: "endless stream past max_tokens", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "endless stream past max_tokens", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			msg: []string{"max_tokens", "stopped reading"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, endless)
 			},
-			check: func(t *testing.T, ss []Sample, _ []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 				// max_tokens 8: reading stops at overrunChunks(8) token chunks. A count, not a
 				// time: a reader that went on would be cut by the stall or the timeout instead
 				// (another kind and message), however slow the machine.
@@ -597,23 +599,23 @@ func faultCases() []faultCase {
 	// stays bounded, and the healthy endpoint keeps measuring.
 	const hostileHeap = 96 << 20
 	cases = append(cases,
-		faultCase{name: "endless error body", outcome: OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
+		faultCase{name: "endless error body", outcome: sample.OutcomeError, kind: "http_500", msg: []string{"500", "overloaded"},
 			maxHeap: hostileHeap,
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, flood(500, "text/plain", "upstream overloaded: ", "x"))
 			},
 			check: errorBodyCut},
-		faultCase{name: "endless SSE line", outcome: OutcomeError, kind: ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
+		faultCase{name: "endless SSE line", outcome: sample.OutcomeError, kind: sample.ErrStreamError, msg: []string{"SSE line longer than 4 MiB"},
 			maxHeap: hostileHeap,
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, flood(200, "text/event-stream", `data: {"choices":[{"delta":{"content":"`, "x"))
 			}},
-		faultCase{name: "endless 200 body without a newline (not SSE)", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "endless 200 body without a newline (not SSE)", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			msg: []string{"SSE line longer than 4 MiB"}, maxHeap: hostileHeap,
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, flood(200, "application/json", `{"choices":[{"message":{"content":"`, "y"))
 			}},
-		faultCase{name: "endless reasoning-only stream", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "endless reasoning-only stream", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			msg: []string{"passed 4 MiB", "max_tokens 8"}, maxHeap: hostileHeap, samples: 1,
 			endpoint: func(t *testing.T) config.Endpoint {
 				return serve(t, flood(200, "text/event-stream", "", thinking))
@@ -623,17 +625,17 @@ func faultCases() []faultCase {
 
 	// The simulator's own fault modes, at rate 1.
 	cases = append(cases,
-		faultCase{name: "sim 429", outcome: OutcomeError, kind: "http_429", msg: []string{"simulated"},
+		faultCase{name: "sim 429", outcome: sample.OutcomeError, kind: "http_429", msg: []string{"simulated"},
 			endpoint: simulated(sim.Profile{Rate429: 1, RetryAfter: time.Second}),
-			check: func(t *testing.T, ss []Sample, st []*Status) {
+			check: func(t *testing.T, ss []sample.Sample, st []*sample.Status) {
 				backoffCheck(t, ss, st, time.Second, time.Second)
 			}},
-		faultCase{name: "sim 500", outcome: OutcomeError, kind: "http_500", msg: []string{"simulated"},
+		faultCase{name: "sim 500", outcome: sample.OutcomeError, kind: "http_500", msg: []string{"simulated"},
 			endpoint: simulated(sim.Profile{Rate500: 1})},
-		faultCase{name: "sim mid-stream error", outcome: OutcomeError, kind: ErrStreamError,
+		faultCase{name: "sim mid-stream error", outcome: sample.OutcomeError, kind: sample.ErrStreamError,
 			endpoint: simulated(sim.Profile{RateMidStreamError: 1, KeepAlive: 2 * time.Millisecond})},
-		faultCase{name: "sim cut", outcome: OutcomeTruncated, endpoint: simulated(sim.Profile{RateCut: 1})},
-		faultCase{name: "sim stall with keep-alives", outcome: OutcomeError, kind: ErrStall,
+		faultCase{name: "sim cut", outcome: sample.OutcomeTruncated, endpoint: simulated(sim.Profile{RateCut: 1})},
+		faultCase{name: "sim stall with keep-alives", outcome: sample.OutcomeError, kind: sample.ErrStall,
 			endpoint: func(t *testing.T) config.Endpoint {
 				ep := simulated(sim.Profile{RateStall: 1, KeepAlive: 50 * time.Millisecond})(t)
 				ep.Stall = 300 * time.Millisecond
@@ -651,8 +653,8 @@ func faultCases() []faultCase {
 // from one to a dozen seconds (a 5 s bound on End failed there), while the bytes read are the
 // same on any machine. One sample is enough (samples: 1): a second 4 MiB read proves the same
 // at the same cost.
-func reasoningCut(maxTokens int, unit string) func(t *testing.T, ss []Sample, _ []*Status) {
-	return func(t *testing.T, ss []Sample, _ []*Status) {
+func reasoningCut(maxTokens int, unit string) func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
+	return func(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 		s := ss[0]
 		n := 0
 		for _, c := range s.Chunks {
@@ -680,7 +682,7 @@ const hostileTimeout = time.Minute
 // timeout. The message does not say how much was read, so this one is a time bound, with a
 // margin: reading 64 KiB takes milliseconds even under -race on a loaded 2-core machine, a
 // body read without bound ends at hostileTimeout (a minute), and the bound is half of that.
-func errorBodyCut(t *testing.T, ss []Sample, _ []*Status) {
+func errorBodyCut(t *testing.T, ss []sample.Sample, _ []*sample.Status) {
 	if ss[0].End > hostileTimeout/2 {
 		t.Errorf("the error body was read for %v, want it cut at %d KiB long before the %v timeout", ss[0].End, maxErrorBody>>10, hostileTimeout)
 	}
@@ -688,11 +690,11 @@ func errorBodyCut(t *testing.T, ss []Sample, _ []*Status) {
 
 // backoffCheck: after a 429 the endpoint announced a back-off in [lo, hi] and its next request
 // waited for it.
-func backoffCheck(t *testing.T, ss []Sample, st []*Status, lo, hi time.Duration) {
+func backoffCheck(t *testing.T, ss []sample.Sample, st []*sample.Status, lo, hi time.Duration) {
 	t.Helper()
-	var backoff *Status
+	var backoff *sample.Status
 	for _, s := range st {
-		if s.State == StateBackoff {
+		if s.State == sample.StateBackoff {
 			backoff = s
 			break
 		}

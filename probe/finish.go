@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"tokscope/sample"
 )
 
 // The end of a run (docs/cli.md, "End of a run and dead connections"). When --duration is over,
@@ -19,14 +21,6 @@ var errCut = errors.New("cut by the end of the run")
 // cutMessage is the ErrorMessage of a cut request.
 const cutMessage = "cut: still in flight when the run ended (not an error)"
 
-// RunEnd says how a run ended, for its summary.
-type RunEnd struct {
-	Finished bool          // the run ended (Duration, Stop, Requests), not abandoned with its ctx
-	Grace    time.Duration // the grace the requests in flight had
-	Waited   time.Duration // how long the run waited for them (≤ Grace unless cut at once)
-	Cut      bool          // some requests were still running when the grace was over
-}
-
 // Stop ends the run as --duration does, with grace as the requests' grace period (0: cut them
 // at once, as Ctrl-C in headless mode does). Called while the run is already finishing, it
 // cuts what is left at once. It never blocks; only the first call before the end counts.
@@ -38,7 +32,7 @@ func (r *Runner) Stop(grace time.Duration) {
 }
 
 // End says how the run ended; valid once Events is closed.
-func (r *Runner) End() RunEnd {
+func (r *Runner) End() sample.RunEnd {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ended
@@ -69,7 +63,7 @@ func (r *Runner) finish(ctx context.Context, grace time.Duration, cutAll context
 	}
 	<-idle
 	r.mu.Lock()
-	r.ended = RunEnd{Finished: true, Grace: grace, Waited: time.Since(start), Cut: cut}
+	r.ended = sample.RunEnd{Finished: true, Grace: grace, Waited: time.Since(start), Cut: cut}
 	r.mu.Unlock()
 }
 
@@ -97,8 +91,8 @@ type flight struct {
 }
 
 // markCut marks a request that ended because the end of the run cut it.
-func markCut(ctx context.Context, s *Sample) {
-	if s.ErrorKind == ErrCanceled && errors.Is(context.Cause(ctx), errCut) {
+func markCut(ctx context.Context, s *sample.Sample) {
+	if s.ErrorKind == sample.ErrCanceled && errors.Is(context.Cause(ctx), errCut) {
 		s.Cut = true
 		s.ErrorMessage = cutMessage
 	}
@@ -106,6 +100,6 @@ func markCut(ctx context.Context, s *Sample) {
 
 // abandoned reports a request cancelled because the caller abandoned the run (Run's ctx): it
 // is not reported.
-func abandoned(ctx context.Context, s *Sample) bool {
-	return !s.Cut && s.ErrorKind == ErrCanceled && ctx.Err() != nil
+func abandoned(ctx context.Context, s *sample.Sample) bool {
+	return !s.Cut && s.ErrorKind == sample.ErrCanceled && ctx.Err() != nil
 }

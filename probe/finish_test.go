@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
 // runEvents runs r to its end and returns its Done and Status events and how long Run took.
-func runEvents(t *testing.T, r *Runner, during func()) ([]*Done, []*Status, time.Duration) {
+func runEvents(t *testing.T, r *Runner, during func()) ([]*sample.Done, []*sample.Status, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -19,13 +21,13 @@ func runEvents(t *testing.T, r *Runner, during func()) ([]*Done, []*Status, time
 	if during != nil {
 		go during()
 	}
-	var dones []*Done
-	var statuses []*Status
+	var dones []*sample.Done
+	var statuses []*sample.Status
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *Done:
+		case *sample.Done:
 			dones = append(dones, ev)
-		case *Status:
+		case *sample.Status:
 			statuses = append(statuses, ev)
 		}
 	}
@@ -48,7 +50,7 @@ func TestGraceLetsRequestsFinish(t *testing.T) {
 	}
 	for _, d := range dones {
 		s := d.Sample
-		if s.Outcome != OutcomeOK || s.Cut {
+		if s.Outcome != sample.OutcomeOK || s.Cut {
 			t.Errorf("request %d: %s cut %v %s", s.Seq, s.Outcome, s.Cut, s.ErrorMessage)
 		}
 	}
@@ -69,10 +71,10 @@ func TestGraceLetsRequestsFinish(t *testing.T) {
 	}
 	finishing, stopped := 0, false
 	for _, st := range statuses {
-		if st.State == StateFinishing {
+		if st.State == sample.StateFinishing {
 			finishing = max(finishing, st.InFlight)
 		}
-		stopped = st.State == StateStopped
+		stopped = st.State == sample.StateStopped
 	}
 	if finishing != 2 || !stopped {
 		t.Errorf("finishing statuses said %d in flight, last stopped %v; want 2, then stopped", finishing, stopped)
@@ -150,7 +152,7 @@ func TestCutBefore(t *testing.T) {
 	cut, n := 0, 0
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *Started:
+		case *sample.Started:
 			if n++; n == 2 {
 				time.Sleep(50 * time.Millisecond)
 				mark = time.Now()
@@ -158,7 +160,7 @@ func TestCutBefore(t *testing.T) {
 					t.Errorf("CutBefore cut %d, want 2", got)
 				}
 			}
-		case *Done:
+		case *sample.Done:
 			s := ev.Sample
 			if s.Cut != s.Start.Before(mark) {
 				t.Errorf("request %d (started %v before the mark): cut %v", s.Seq, mark.Sub(s.Start), s.Cut)
@@ -166,7 +168,7 @@ func TestCutBefore(t *testing.T) {
 			if s.Cut {
 				cut++
 			}
-			if !s.Cut && s.Outcome == OutcomeOK {
+			if !s.Cut && s.Outcome == sample.OutcomeOK {
 				cancel() // a request after the mark finished normally
 			}
 		}

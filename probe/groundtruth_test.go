@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -88,7 +90,7 @@ func span(late reporter, name string, got, lo, hi time.Duration) {
 	}
 }
 
-func outcome(t *testing.T, s Sample, want Outcome, kind string) {
+func outcome(t *testing.T, s sample.Sample, want sample.Outcome, kind string) {
 	t.Helper()
 	if s.Outcome != want || s.ErrorKind != kind {
 		t.Fatalf("outcome = %s/%q (%s), want %s/%q", s.Outcome, s.ErrorKind, s.ErrorMessage, want, kind)
@@ -118,7 +120,7 @@ func TestReasoningStreamMetrics(t *testing.T) {
 	timed(t, func(late reporter) {
 		s, _, deltas := measure(t, script{headerDelay: ms(60), events: evs})
 
-		outcome(t, s, OutcomeOK, "")
+		outcome(t, s, sample.OutcomeOK, "")
 		if s.FinishReason != "stop" || s.ResponseID != gtID {
 			t.Errorf("finish %q id %q", s.FinishReason, s.ResponseID)
 		}
@@ -131,7 +133,7 @@ func TestReasoningStreamMetrics(t *testing.T) {
 		v, ok = s.TTFA()
 		instant(t, late, "TTFA", v, ok, ms(700))
 		instant(t, late, "last_token", s.LastToken, true, ms(1680))
-		if s.Tokens != 60 || s.Source != SourceUsage || s.PromptTokens != 7 {
+		if s.Tokens != 60 || s.Source != sample.SourceUsage || s.PromptTokens != 7 {
 			t.Errorf("N = %d (%s), prompt %d; want 60 (usage), 7", s.Tokens, s.Source, s.PromptTokens)
 		}
 		r, ok := s.DecodeRate()
@@ -197,8 +199,8 @@ func TestMultiTokenChunksEstimate(t *testing.T) {
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{events: evs})
 
-		outcome(t, s, OutcomeOK, "")
-		if s.Source != SourceEstimate || s.Tokens != 80 || s.ReasoningTokens != 20 {
+		outcome(t, s, sample.OutcomeOK, "")
+		if s.Source != sample.SourceEstimate || s.Tokens != 80 || s.ReasoningTokens != 20 {
 			t.Fatalf("N = %d (%s), reasoning %d; want 80 (estimate), 20", s.Tokens, s.Source, s.ReasoningTokens)
 		}
 		v, ok := s.TTFT()
@@ -226,7 +228,7 @@ func TestChunkCountFallback(t *testing.T) {
 	}
 	evs = append(evs, event{ms(30), finishChunk("stop")}, event{ms(30), doneEvent})
 	s, _, _ := measure(t, script{events: evs})
-	if s.Tokens != 5 || s.Source != SourceChunks {
+	if s.Tokens != 5 || s.Source != sample.SourceChunks {
 		t.Fatalf("N = %d (%s), want 5 (chunks)", s.Tokens, s.Source)
 	}
 }
@@ -242,8 +244,8 @@ func TestContinuousUsageCutStream(t *testing.T) {
 	}
 	s, _, deltas := measure(t, script{events: evs, abort: true})
 
-	outcome(t, s, OutcomeTruncated, "")
-	if s.Tokens != 24 || s.Source != SourceUsage {
+	outcome(t, s, sample.OutcomeTruncated, "")
+	if s.Tokens != 24 || s.Source != sample.SourceUsage {
 		t.Fatalf("N = %d (%s), want 24 (usage)", s.Tokens, s.Source)
 	}
 	for i, c := range s.Chunks[1:] {
@@ -268,8 +270,8 @@ func TestFinalUsageOnContentChunk(t *testing.T) {
 		{ms(30), doneEvent},
 	}
 	s, _, _ := measure(t, script{events: evs})
-	outcome(t, s, OutcomeOK, "")
-	if s.Tokens != 3 || s.Source != SourceUsage {
+	outcome(t, s, sample.OutcomeOK, "")
+	if s.Tokens != 3 || s.Source != sample.SourceUsage {
 		t.Fatalf("N = %d (%s)", s.Tokens, s.Source)
 	}
 	for _, c := range s.Chunks {
@@ -291,7 +293,7 @@ func TestKeepAlivesDoNotEndStream(t *testing.T) {
 		event{ms(210), usageChunk(1, 2, 0)}, event{ms(210), doneEvent})
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{events: evs})
-		outcome(t, s, OutcomeOK, "")
+		outcome(t, s, sample.OutcomeOK, "")
 		if len(s.Chunks) != 5 || s.Tokens != 2 {
 			t.Errorf("chunks %d tokens %d", len(s.Chunks), s.Tokens)
 		}
@@ -311,7 +313,7 @@ func TestErrorEventAfterKeepAlives(t *testing.T) {
 	evs = append(evs, event{ms(100), data(map[string]any{"error": map[string]any{"message": "model overloaded", "code": "overloaded"}})})
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{events: evs, hold: ms(50)})
-		outcome(t, s, OutcomeError, ErrStreamError)
+		outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 		if !strings.Contains(s.ErrorMessage, "model overloaded") || !strings.Contains(s.ErrorMessage, "overloaded)") {
 			t.Errorf("message %q", s.ErrorMessage)
 		}
@@ -325,7 +327,7 @@ func TestErrorEventPlain(t *testing.T) {
 	evs := []event{{ms(10), roleChunk()}, {ms(20), contentChunk("a")},
 		{ms(30), data(map[string]any{"error": map[string]any{"message": "boom", "type": "server_error"}})}}
 	s, _, _ := measure(t, script{events: evs, hold: ms(20)})
-	outcome(t, s, OutcomeError, ErrStreamError)
+	outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 	if !strings.Contains(s.ErrorMessage, "boom") {
 		t.Errorf("message %q", s.ErrorMessage)
 	}
@@ -339,7 +341,7 @@ func TestOpenRouterChunkError(t *testing.T) {
 			"error": map[string]any{"code": 502, "message": "Provider disconnected"}})},
 		{ms(40), doneEvent}}
 	s, _, _ := measure(t, script{events: evs})
-	outcome(t, s, OutcomeError, ErrStreamError)
+	outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 	if !strings.Contains(s.ErrorMessage, "Provider disconnected") || !strings.Contains(s.ErrorMessage, "502") {
 		t.Errorf("message %q", s.ErrorMessage)
 	}
@@ -353,7 +355,7 @@ func TestFinishReasonError(t *testing.T) {
 	t.Parallel()
 	evs := []event{{ms(10), contentChunk("a")}, {ms(20), finishChunk("error")}, {ms(20), doneEvent}}
 	s, _, _ := measure(t, script{events: evs})
-	outcome(t, s, OutcomeError, ErrStreamError)
+	outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 }
 
 // A stream that ends cleanly (or is dropped) without a finish_reason is truncated.
@@ -362,14 +364,14 @@ func TestCutStream(t *testing.T) {
 	evs := []event{{ms(10), roleChunk()}, {ms(20), contentChunk(" hello")}, {ms(30), contentChunk(" hello")}}
 	for _, abort := range []bool{false, true} {
 		s, _, _ := measure(t, script{events: evs, abort: abort})
-		outcome(t, s, OutcomeTruncated, "")
-		if s.Tokens != 2 || s.Source != SourceEstimate {
+		outcome(t, s, sample.OutcomeTruncated, "")
+		if s.Tokens != 2 || s.Source != sample.SourceEstimate {
 			t.Errorf("abort=%v: N = %d (%s)", abort, s.Tokens, s.Source)
 		}
 	}
 	// [DONE] without a finish_reason is still truncated.
 	s, _, _ := measure(t, script{events: append(evs, event{ms(40), doneEvent})})
-	outcome(t, s, OutcomeTruncated, "")
+	outcome(t, s, sample.OutcomeTruncated, "")
 }
 
 // No chunk for ep.Stall: a stall, ended by our timer long before the deadline.
@@ -379,7 +381,7 @@ func TestStall(t *testing.T) {
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{events: evs, hold: 5 * time.Second},
 			func(ep *config.Endpoint) { ep.Stall = ms(300) })
-		outcome(t, s, OutcomeError, ErrStall)
+		outcome(t, s, sample.OutcomeError, sample.ErrStall)
 		instant(t, late, "end", s.End, true, ms(450))
 		if s.Tokens != 3 || s.LastToken < ms(150) {
 			t.Errorf("partial N = %d last %v", s.Tokens, s.LastToken)
@@ -392,7 +394,7 @@ func TestStallBeforeHeaders(t *testing.T) {
 	t.Parallel()
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{headerDelay: 5 * time.Second}, func(ep *config.Endpoint) { ep.Stall = ms(200) })
-		outcome(t, s, OutcomeError, ErrStall)
+		outcome(t, s, sample.OutcomeError, sample.ErrStall)
 		instant(t, late, "end", s.End, true, ms(200))
 	})
 }
@@ -406,7 +408,7 @@ func TestTimeout(t *testing.T) {
 	}
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{events: evs}, func(ep *config.Endpoint) { ep.Timeout = ms(400) })
-		outcome(t, s, OutcomeError, ErrTimeout)
+		outcome(t, s, sample.OutcomeError, sample.ErrTimeout)
 		instant(t, late, "end", s.End, true, ms(400))
 	})
 }
@@ -420,7 +422,7 @@ func TestCanceled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), ms(150))
 	defer cancel()
 	s := ask(ctx, c, "hi", Live{})
-	outcome(t, s, OutcomeError, ErrCanceled)
+	outcome(t, s, sample.OutcomeError, sample.ErrCanceled)
 }
 
 const testKeyEnv = "TOKSCOPE_PROBE_TEST_KEY"
@@ -435,16 +437,16 @@ func TestHTTPErrors(t *testing.T) {
 
 	s, _, _ := measure(t, script{status: 401, contentType: "application/json",
 		body: `{"error":{"message":"Incorrect API key provided: Bearer ` + testKey + ` (` + testKey + `)","type":"invalid_request_error","code":"invalid_api_key"}}`}, withKey)
-	outcome(t, s, OutcomeError, "http_401")
+	outcome(t, s, sample.OutcomeError, "http_401")
 	if !strings.Contains(s.ErrorMessage, "invalid_api_key") || strings.Contains(s.ErrorMessage, testKey) || strings.Contains(s.ErrorMessage, "0123456789") {
 		t.Errorf("401 message %q", s.ErrorMessage)
 	}
-	if s.HTTPStatus != 401 || s.FirstToken != Absent {
+	if s.HTTPStatus != 401 || s.FirstToken != sample.Absent {
 		t.Errorf("status %d first token %v", s.HTTPStatus, s.FirstToken)
 	}
 
 	s, _, _ = measure(t, script{status: 500, contentType: "text/plain", body: "internal boom"}, withKey)
-	outcome(t, s, OutcomeError, "http_500")
+	outcome(t, s, sample.OutcomeError, "http_500")
 	if !strings.Contains(s.ErrorMessage, "internal boom") {
 		t.Errorf("500 message %q", s.ErrorMessage)
 	}
@@ -452,7 +454,7 @@ func TestHTTPErrors(t *testing.T) {
 	s, _, _ = measure(t, script{status: 429, contentType: "application/json",
 		header: map[string]string{"Retry-After": "2", "X-Ratelimit-Remaining-Requests": "0", "X-Ratelimit-Remaining-Tokens": "1234"},
 		body:   `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`})
-	outcome(t, s, OutcomeError, "http_429")
+	outcome(t, s, sample.OutcomeError, "http_429")
 	if s.RetryAfter != 2*time.Second || s.RateLimitRemainingRequests != 0 || s.RateLimitRemainingTokens != 1234 {
 		t.Errorf("retry-after %v remaining %d/%d", s.RetryAfter, s.RateLimitRemainingRequests, s.RateLimitRemainingTokens)
 	}
@@ -467,7 +469,7 @@ func TestNonStreamingAnswer(t *testing.T) {
 	timed(t, func(late reporter) {
 		s, _, _ := measure(t, script{contentType: "application/json", headerDelay: ms(30),
 			body: `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`})
-		outcome(t, s, OutcomeError, ErrStreamError)
+		outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 		if !strings.Contains(s.ErrorMessage, "application/json") || !strings.Contains(s.ErrorMessage, "stream") {
 			t.Errorf("message %q", s.ErrorMessage)
 		}
@@ -489,7 +491,7 @@ func TestRequestShape(t *testing.T) {
 		ep.ExtraBody = map[string]any{"temperature": 0, "ignore_eos": true,
 			"stream_options": map[string]any{"continuous_usage_stats": true}}
 	})
-	outcome(t, s, OutcomeOK, "")
+	outcome(t, s, sample.OutcomeOK, "")
 	req := g.requests()[0]
 	b := req.body
 	so, _ := b["stream_options"].(map[string]any)
@@ -504,7 +506,7 @@ func TestRequestShape(t *testing.T) {
 
 	// Without extra_body go-openai's own body is sent, and still asks for usage.
 	s, g, _ = measure(t, script{events: evs})
-	outcome(t, s, OutcomeOK, "")
+	outcome(t, s, sample.OutcomeOK, "")
 	so, _ = g.requests()[0].body["stream_options"].(map[string]any)
 	if so["include_usage"] != true {
 		t.Errorf("body %v", g.requests()[0].body)
@@ -516,7 +518,7 @@ func TestRequestShape(t *testing.T) {
 	// Reasoning models reject max_tokens (and go-openai refuses to send it): the limit goes as
 	// max_completion_tokens.
 	s, g, _ = measure(t, script{events: evs}, func(ep *config.Endpoint) { ep.Model = "o3-mini" })
-	outcome(t, s, OutcomeOK, "")
+	outcome(t, s, sample.OutcomeOK, "")
 	if b := g.requests()[0].body; b["max_completion_tokens"] != 64.0 || b["max_tokens"] != nil {
 		t.Errorf("body %v", b)
 	}
@@ -524,7 +526,7 @@ func TestRequestShape(t *testing.T) {
 
 // Not parallel: it swaps the package's resolver, which every Client built meanwhile reads.
 func TestTransportErrors(t *testing.T) {
-	one := func(ep config.Endpoint) Sample {
+	one := func(ep config.Endpoint) sample.Sample {
 		c := NewClient(ep)
 		defer c.CloseIdleConnections()
 		return ask(t.Context(), c, "hi", Live{})
@@ -540,7 +542,7 @@ func TestTransportErrors(t *testing.T) {
 	ep := base
 	ep.BaseURL = "http://" + addr + "/v1"
 	s := one(ep)
-	outcome(t, s, OutcomeError, ErrConnect)
+	outcome(t, s, sample.OutcomeError, sample.ErrConnect)
 
 	// A resolver with no reachable DNS server: the lookup fails here, nothing leaves the machine.
 	saved := resolver
@@ -550,7 +552,7 @@ func TestTransportErrors(t *testing.T) {
 	ep.BaseURL = "http://tokscope-no-such-host.invalid/v1"
 	s = one(ep)
 	resolver = saved
-	outcome(t, s, OutcomeError, ErrDNS)
+	outcome(t, s, sample.OutcomeError, sample.ErrDNS)
 
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -559,10 +561,10 @@ func TestTransportErrors(t *testing.T) {
 	defer tlsSrv.Close()
 	ep.BaseURL = tlsSrv.URL + "/v1"
 	s = one(ep)
-	outcome(t, s, OutcomeError, ErrTLS)
+	outcome(t, s, sample.OutcomeError, sample.ErrTLS)
 	ep.InsecureSkipVerify = true
 	s = one(ep)
-	outcome(t, s, OutcomeOK, "")
+	outcome(t, s, sample.OutcomeOK, "")
 	if s.TLS <= 0 || s.Connect < 0 {
 		t.Errorf("tls phase %v connect %v", s.TLS, s.Connect)
 	}
@@ -583,7 +585,7 @@ func TestConnectionReuseConcurrency8(t *testing.T) {
 			continue
 		}
 		counted++
-		if !d.Sample.Reused || d.Sample.Connect != Absent {
+		if !d.Sample.Reused || d.Sample.Connect != sample.Absent {
 			t.Errorf("seq %d: reused %v connect %v", d.Sample.Seq, d.Sample.Reused, d.Sample.Connect)
 		}
 	}

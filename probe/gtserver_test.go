@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"go.uber.org/goleak"
 
 	"tokscope/config"
@@ -226,12 +228,12 @@ func testEndpoint(srv *httptest.Server, mods ...func(*config.Endpoint)) config.E
 }
 
 // measure runs one request against a server following sc.
-func measure(t *testing.T, sc script, mods ...func(*config.Endpoint)) (Sample, *gtServer, []Delta) {
+func measure(t *testing.T, sc script, mods ...func(*config.Endpoint)) (sample.Sample, *gtServer, []sample.Delta) {
 	t.Helper()
 	g := newGT(t, fixed(sc))
 	c := NewClient(testEndpoint(g.Server, mods...))
 	t.Cleanup(c.CloseIdleConnections)
-	var deltas []Delta
-	s := ask(t.Context(), c, "hi", Live{Delta: func(d Delta) { deltas = append(deltas, d) }})
+	var deltas []sample.Delta
+	s := ask(t.Context(), c, "hi", Live{Delta: func(d sample.Delta) { deltas = append(deltas, d) }})
 	return s, g, deltas
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"tokscope/sample"
 )
 
 // FuzzChunkDecode feeds arbitrary chunk payloads (the bytes after "data: ", one per line of
@@ -24,7 +26,7 @@ func FuzzChunkDecode(f *testing.F) {
 		maxTokens := 8 // small, so that the overrun rule is reached too
 		s := newSample(testEP())
 		var d decoder
-		d.init(&s, func(dl Delta) {
+		d.init(&s, func(dl sample.Delta) {
 			if dl.Text == "" {
 				t.Fatal("empty delta")
 			}
@@ -46,7 +48,7 @@ func FuzzChunkDecode(f *testing.F) {
 			}
 		}
 		switch s.Source {
-		case SourceUsage, SourceEstimate, SourceChunks:
+		case sample.SourceUsage, sample.SourceEstimate, sample.SourceChunks:
 		default:
 			t.Fatalf("source %q", s.Source)
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -33,7 +35,7 @@ func keyCutNeverLeaks(t *testing.T, api string) {
 			{contentType: "text/html", body: "<p>" + body + "</p>"}, // 200, no SSE
 		} {
 			s, _, _ := measure(t, sc, withKey)
-			if s.Outcome != OutcomeError {
+			if s.Outcome != sample.OutcomeError {
 				t.Fatalf("%s, pad %d: %s", api, pad, s.Outcome)
 			}
 			for n := 6; n <= len(testKey); n++ {
@@ -123,7 +125,7 @@ func TestRedirects(t *testing.T) {
 		target.Store(tc.target)
 		s := ask(t.Context(), c, "hi", Live{})
 		if tc.kind == "" {
-			outcome(t, s, OutcomeOK, "")
+			outcome(t, s, sample.OutcomeOK, "")
 			if v, _ := s.TTFB(); v < ms(60) {
 				t.Errorf("%d: TTFB %v is the redirect's, not the answer's (≥ 60 ms)", tc.status, v)
 			}
@@ -133,7 +135,7 @@ func TestRedirects(t *testing.T) {
 			}
 			continue
 		}
-		outcome(t, s, OutcomeError, tc.kind)
+		outcome(t, s, sample.OutcomeError, tc.kind)
 		if !strings.Contains(s.ErrorMessage, "not followed") || !strings.Contains(s.ErrorMessage, strings.TrimPrefix(tc.target, "/")) {
 			t.Errorf("%d → %s: message %q", tc.status, tc.target, s.ErrorMessage)
 		}
@@ -159,7 +161,7 @@ func TestOverrunStopsReading(t *testing.T) {
 	eight := func(ep *config.Endpoint) { ep.MaxTokens = 8 }
 
 	s, _, _ := measure(t, script{events: many(500, contentChunk), hold: time.Minute}, eight)
-	outcome(t, s, OutcomeError, ErrStreamError)
+	outcome(t, s, sample.OutcomeError, sample.ErrStreamError)
 	// Counts, not End: a reader that went on would end on the stall limit (10 s), as a stall.
 	if s.TokenChunks() != overrunChunks(8)+1 || !strings.Contains(s.ErrorMessage, "ignores max_tokens") {
 		t.Errorf("%d token chunks, end %v: %q", s.TokenChunks(), s.End, s.ErrorMessage)
@@ -167,14 +169,14 @@ func TestOverrunStopsReading(t *testing.T) {
 
 	evs := append(many(200, reasoningChunk), event{ms(5), contentChunk(" a")}, event{ms(5), finishChunk("stop")}, event{ms(5), doneEvent})
 	s, _, _ = measure(t, script{events: evs}, eight)
-	outcome(t, s, OutcomeOK, "")
+	outcome(t, s, sample.OutcomeOK, "")
 
 	evs = append([]event{{ms(1), contentChunk(" a")}, {ms(1), finishChunk("length")}}, many(500, contentChunk)...)
 	s, _, _ = measure(t, script{events: evs, hold: time.Minute}, eight)
 	// After finish_reason "length" the chunks that keep coming are read up to the same bound,
 	// then reading stops: a count, not End (a reader that went on would wait for the stall
 	// limit, 10 s, however fast the machine).
-	outcome(t, s, OutcomeOK, "")
+	outcome(t, s, sample.OutcomeOK, "")
 	if s.TokenChunks() != overrunChunks(8)+1 {
 		t.Errorf("%d token chunks, want reading stopped at %d", s.TokenChunks(), overrunChunks(8)+1)
 	}

@@ -3,6 +3,8 @@ package probe
 import (
 	"math/rand/v2"
 	"time"
+
+	"tokscope/sample"
 )
 
 // health is an endpoint's record of how its requests failed, and the back-off that record
@@ -29,16 +31,16 @@ type health struct {
 }
 
 // observe accounts the outcome of a finished background request.
-func (h *health) observe(s *Sample) {
+func (h *health) observe(s *sample.Sample) {
 	switch {
-	case s.ErrorKind == ErrCanceled:
+	case s.ErrorKind == sample.ErrCanceled:
 		// cut or abandoned with the run: says nothing about the endpoint
 	case isRateLimited(s):
 		h.rateLimit(s)
 		h.permCount = 0
 	case isPermanent(s):
 		h.permanent(s)
-	case s.Outcome == OutcomeError:
+	case s.Outcome == sample.OutcomeError:
 		h.lastFailed, h.permCount = true, 0
 	default:
 		h.lastFailed, h.rateLimited, h.permCount = false, 0, 0
@@ -46,14 +48,14 @@ func (h *health) observe(s *Sample) {
 }
 
 // isRateLimited: 429, or Anthropic's 529 overloaded_error, which asks for the same back-off.
-func isRateLimited(s *Sample) bool {
+func isRateLimited(s *sample.Sample) bool {
 	return s.HTTPStatus == 429 || s.ErrorKind == "http_429" || s.HTTPStatus == 529 || s.ErrorKind == "http_529"
 }
 
 // rateLimit starts a back-off: Retry-After when the server gave one, else 1 s, 2 s, … 30 s
 // with ±20 % jitter so that loops do not return in lockstep. It sets s.Backoff to what this
 // 429 adds to the time spent backing off.
-func (h *health) rateLimit(s *Sample) {
+func (h *health) rateLimit(s *sample.Sample) {
 	h.lastFailed = true
 	h.rateLimited++
 	d := s.RetryAfter

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/workload"
 )
 
@@ -18,7 +20,7 @@ import (
 // Done events carry the returned stream id (never 0); consumers keep it out of statistics.
 // It returns 0 when ep is out of range or the Runner has stopped. Called before Run, the
 // request starts when Run does.
-func (r *Runner) Stream(ep EndpointIndex, prompt string) uint64 {
+func (r *Runner) Stream(ep sample.EndpointIndex, prompt string) uint64 {
 	l := r.lane(ep)
 	if l == nil {
 		return 0
@@ -69,7 +71,7 @@ func (r *Runner) Race(prompt string) uint64 {
 func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	r := l.r
 	seq := l.seq.Add(1)
-	r.out.send(ctx, &Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
+	r.out.send(ctx, &sample.Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
 	l.hooks(r.opts.OnStart, seq)
 	var req workload.Request
 	if l.work != nil {

@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync/atomic"
 
+	"tokscope/sample"
+
 	"tokscope/kstamp"
 )
 
@@ -19,12 +21,6 @@ import (
 // (Sample.Clock): other systems, a socket that refuses the option, an in-memory transport,
 // and HTTP/2, whose frames of every stream are read by one goroutine (the last read of the
 // connection is not this stream's).
-
-// The clocks that stamp a request's reads (Sample.Clock).
-const (
-	ClockKernel = "kernel" // every chunk (and the first response byte) by the kernel's receive time
-	ClockUser   = "user"   // time.Now() after the read, for at least one of them
-)
 
 // kernelClock turns kernel receive timestamps on for connections dialled from then on; the
 // user clock alone when off (the ceiling benchmark compares both).
@@ -90,7 +86,7 @@ func (t *clockTally) count(kernel bool) {
 // stamped something, user otherwise (none at all included).
 func (t clockTally) clock() string {
 	if t.kernel > 0 && t.user == 0 {
-		return ClockKernel
+		return sample.ClockKernel
 	}
-	return ClockUser
+	return sample.ClockUser
 }

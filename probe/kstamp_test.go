@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/kstamp"
 )
@@ -51,13 +53,13 @@ func (l *lateReader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // secondTokenLag sends one request through a real client to srv (whose handler is l) and
 // returns how long after the server's write of the second token the sample says it arrived,
 // the write's own duration (the stamp must fall inside it), and the sample.
-func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn bool) (lag, write time.Duration, s Sample) {
+func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn bool) (lag, write time.Duration, s sample.Sample) {
 	t.Helper()
 	ep := config.Endpoint{Name: "late", BaseURL: url + "/v1", Model: "m", Prompt: "hi", MaxTokens: 2,
 		Timeout: 10 * time.Second, Stall: 10 * time.Second, InsecureSkipVerify: tlsConn}
 	c := NewClient(ep)
 	defer c.CloseIdleConnections()
-	s = ask(context.Background(), c, "hi", Live{Delta: func(d Delta) {
+	s = ask(context.Background(), c, "hi", Live{Delta: func(d sample.Delta) {
 		switch d.Text {
 		case "a":
 			time.Sleep(readerDelay)
@@ -65,7 +67,7 @@ func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn bool) (lag,
 			close(l.gotSecond)
 		}
 	}})
-	if s.Outcome != OutcomeOK {
+	if s.Outcome != sample.OutcomeOK {
 		t.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 	}
 	var at time.Duration = -1
@@ -135,8 +137,8 @@ func TestKernelClockStampsArrival(t *testing.T) {
 			defer srv.Close()
 			lag, write, s := secondTokenLag(t, l, srv.URL, tlsConn)
 			t.Logf("second token stamped %v after its write began (the write took %v); clock %s", lag, write, s.Clock)
-			if s.Clock != ClockKernel {
-				t.Errorf("clock %q, want %q", s.Clock, ClockKernel)
+			if s.Clock != sample.ClockKernel {
+				t.Errorf("clock %q, want %q", s.Clock, sample.ClockKernel)
 			}
 			// The stamp falls inside the write; a millisecond of slack for the mapping.
 			if lag < -100*time.Microsecond || lag > write+time.Millisecond {
@@ -169,8 +171,8 @@ func TestUserClockFallback(t *testing.T) {
 			}
 			defer srv.Close()
 			lag, _, s := secondTokenLag(t, l, srv.URL, tc.h2)
-			if s.Clock != ClockUser {
-				t.Errorf("clock %q, want %q", s.Clock, ClockUser)
+			if s.Clock != sample.ClockUser {
+				t.Errorf("clock %q, want %q", s.Clock, sample.ClockUser)
 			}
 			if want := readerDelay - 15*time.Millisecond; lag < want {
 				t.Errorf("user clock stamped the second token %v after its write, want ≥ %v (the reader slept %v)", lag, want, readerDelay)
@@ -194,8 +196,8 @@ func TestStampConnNotTCP(t *testing.T) {
 	}
 	s := ask(context.Background(), newClient(config.Endpoint{Name: "mem", BaseURL: "http://mem/v1", Model: "m", Timeout: time.Minute, Stall: time.Minute},
 		memStream{vllmStream(3)}), "hi", Live{})
-	if s.Outcome != OutcomeOK || s.Clock != ClockUser {
-		t.Errorf("in-memory transport: %s clock %q, want ok and %q", s.Outcome, s.Clock, ClockUser)
+	if s.Outcome != sample.OutcomeOK || s.Clock != sample.ClockUser {
+		t.Errorf("in-memory transport: %s clock %q, want ok and %q", s.Outcome, s.Clock, sample.ClockUser)
 	}
 }
 
@@ -204,7 +206,7 @@ func TestStampConnNotTCP(t *testing.T) {
 // time.Since; "kernel" is recvmsg with the receive timestamp, and the mapping of that stamp
 // to the monotonic clock (kstamp.go). The difference is the kernel clock's cost per read.
 func BenchmarkStampedRead(b *testing.B) {
-	for _, clock := range []string{ClockUser, ClockKernel} {
+	for _, clock := range []string{sample.ClockUser, sample.ClockKernel} {
 		b.Run(clock, func(b *testing.B) {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -229,12 +231,12 @@ func BenchmarkStampedRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			c := raw
-			if clock == ClockKernel {
+			if clock == sample.ClockKernel {
 				c = stampConn(raw)
 			}
 			defer c.Close()
 			kc, _ := c.(*kstamp.Conn)
-			if clock == ClockKernel && kc == nil {
+			if clock == sample.ClockKernel && kc == nil {
 				b.Skip("no kernel receive timestamps here")
 			}
 			buf := make([]byte, 128)
@@ -249,7 +251,7 @@ func BenchmarkStampedRead(b *testing.B) {
 					kernel++
 				}
 			}
-			if clock == ClockKernel && kernel == 0 {
+			if clock == sample.ClockKernel && kernel == 0 {
 				b.Fatal("no read was stamped by the kernel")
 			}
 		})

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/workload"
 )
@@ -29,7 +31,7 @@ import (
 // counted in the Runner's wg; the other methods are called from any goroutine.
 type lane struct {
 	r       *Runner
-	idx     EndpointIndex
+	idx     sample.EndpointIndex
 	ep      config.Endpoint
 	client  *Client
 	work    *workload.Workload
@@ -57,7 +59,7 @@ type lane struct {
 	flights  map[uint64]flight // background requests in flight, by seq
 }
 
-func newLane(r *Runner, idx EndpointIndex, ep config.Endpoint) *lane {
+func newLane(r *Runner, idx sample.EndpointIndex, ep config.Endpoint) *lane {
 	l := &lane{
 		r: r, idx: idx, ep: ep, client: NewClient(ep),
 		warm:   newWarmups(r.opts.Warmup),
@@ -261,7 +263,7 @@ func (l *lane) loop(i int, gate <-chan struct{}) {
 		if l.open != nil {
 			continue // the arrivals pace the requests: no Interval, no error spacing
 		}
-		if ok && s.Outcome == OutcomeError && !isRateLimited(&s) {
+		if ok && s.Outcome == sample.OutcomeError && !isRateLimited(&s) {
 			failures++
 		} else {
 			failures = 0

@@ -3,6 +3,8 @@ package probe
 import (
 	"context"
 	"sync/atomic"
+
+	"tokscope/sample"
 )
 
 // outbox is the Runner's one event channel and the count of what it dropped. Two kinds of
@@ -13,16 +15,16 @@ import (
 // Concurrency: any goroutine may send; the Runner closes events once every sender has
 // returned (Run), and nothing sends after that.
 type outbox struct {
-	events          chan Event
+	events          chan sample.Event
 	droppedDeltas   atomic.Uint64
 	droppedProgress atomic.Uint64
 }
 
-func newOutbox(capacity int) *outbox { return &outbox{events: make(chan Event, capacity)} }
+func newOutbox(capacity int) *outbox { return &outbox{events: make(chan sample.Event, capacity)} }
 
 // send delivers an event that must not be dropped: it blocks while the consumer lags, and
 // gives up only when ctx (the run's sends) is over.
-func (o *outbox) send(ctx context.Context, ev Event) {
+func (o *outbox) send(ctx context.Context, ev sample.Event) {
 	select {
 	case o.events <- ev:
 	case <-ctx.Done():
@@ -30,7 +32,7 @@ func (o *outbox) send(ctx context.Context, ev Event) {
 }
 
 // delta never blocks: live text is worth less than the producer's timing.
-func (o *outbox) delta(d *Delta) {
+func (o *outbox) delta(d *sample.Delta) {
 	select {
 	case o.events <- d:
 	default:
@@ -39,7 +41,7 @@ func (o *outbox) delta(d *Delta) {
 }
 
 // progress never blocks either: a dropped Progress loses nothing but its instant.
-func (o *outbox) progress(p *Progress) {
+func (o *outbox) progress(p *sample.Progress) {
 	select {
 	case o.events <- p:
 	default:

@@ -3,6 +3,8 @@ package probe
 import (
 	"fmt"
 	"time"
+
+	"tokscope/sample"
 )
 
 // Permanent errors. A 401, 403 or 404 says that the key, the permissions or the model name is
@@ -17,7 +19,7 @@ import (
 const maxPermanentBackoff = 5 * time.Minute
 
 // isPermanent reports an error that repeating the request will not fix.
-func isPermanent(s *Sample) bool {
+func isPermanent(s *sample.Sample) bool {
 	switch s.ErrorKind {
 	case "http_401", "http_403", "http_404":
 		return true
@@ -36,7 +38,7 @@ func permanentBackoff(n int) time.Duration {
 
 // permanent accounts a permanent error: its run of identical ones, the back-off, and
 // whether the endpoint must stop (Options.StopAfterPermanent).
-func (h *health) permanent(s *Sample) {
+func (h *health) permanent(s *sample.Sample) {
 	h.lastFailed = true
 	if s.ErrorKind == h.permKind {
 		h.permCount++

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -31,9 +33,9 @@ func TestPermanentErrorsBackOff(t *testing.T) {
 	if len(dones) == 4 && gap(3) < 1950*time.Millisecond {
 		t.Errorf("third gap %v, want the 2 s back-off", gap(3))
 	}
-	var backoff *Status
+	var backoff *sample.Status
 	for _, st := range statuses {
-		if st.State == StateBackoff && backoff == nil {
+		if st.State == sample.StateBackoff && backoff == nil {
 			backoff = st
 		}
 	}
@@ -58,14 +60,14 @@ func TestPermanentErrorsStop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	go func() { _ = r.Run(ctx) }()
-	var dones []*Done
-	var stopped *Status
+	var dones []*sample.Done
+	var stopped *sample.Status
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *Done:
+		case *sample.Done:
 			dones = append(dones, ev)
-		case *Status:
-			if ev.State == StateStopped {
+		case *sample.Status:
+			if ev.State == sample.StateStopped {
 				stopped = ev
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/workload"
 )
 
@@ -42,7 +44,7 @@ func (d *decoder) progress(at time.Duration) {
 }
 
 // progressEvery is ProgressEvery; benchmarks set 0 to price a Progress on every chunk.
-var progressEvery = ProgressEvery
+var progressEvery = sample.ProgressEvery
 
 // tokensSoFar is the output tokens received so far and whether that is an estimate.
 func (d *decoder) tokensSoFar() (float64, bool) {
@@ -84,8 +86,8 @@ func (l *perChunkLearner) get() float64 { return math.Float64frombits(l.bits.Loa
 // learn takes a finished request's N over its token-bearing chunks into the estimate (a
 // moving average, so that a change of chunking shows within a few requests). Only requests
 // whose N is the server's usage or the tokenizer's count teach anything.
-func (l *perChunkLearner) learn(s *Sample) {
-	if s.Outcome != OutcomeOK || s.Tokens <= 0 || (s.Source != SourceUsage && s.Source != SourceEstimate) {
+func (l *perChunkLearner) learn(s *sample.Sample) {
+	if s.Outcome != sample.OutcomeOK || s.Tokens <= 0 || (s.Source != sample.SourceUsage && s.Source != sample.SourceEstimate) {
 		return
 	}
 	n := s.TokenChunks()

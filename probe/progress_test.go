@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
@@ -28,18 +30,18 @@ func paced(n int, gap time.Duration, text string, usageTokens int, perChunkUsage
 }
 
 // watch runs one request through c and returns its Sample and copies of its Progress events.
-func watch(t *testing.T, c *Client) (Sample, []Progress) {
+func watch(t *testing.T, c *Client) (sample.Sample, []sample.Progress) {
 	t.Helper()
-	var ps []Progress
-	s := ask(t.Context(), c, "hi", Live{Progress: func(p *Progress) { ps = append(ps, *p) }})
-	if s.Outcome != OutcomeOK {
+	var ps []sample.Progress
+	s := ask(t.Context(), c, "hi", Live{Progress: func(p *sample.Progress) { ps = append(ps, *p) }})
+	if s.Outcome != sample.OutcomeOK {
 		t.Fatalf("%s %s %s", s.Outcome, s.ErrorKind, s.ErrorMessage)
 	}
 	return s, ps
 }
 
 // tokenChunkOffsets are the arrival offsets of s's token-bearing chunks.
-func tokenChunkOffsets(s *Sample) []time.Duration {
+func tokenChunkOffsets(s *sample.Sample) []time.Duration {
 	var at []time.Duration
 	for _, c := range s.Chunks {
 		if c.TokenBearing() {
@@ -72,12 +74,12 @@ func TestProgressAtFirstTokenThenEveryInterval(t *testing.T) {
 	next := 0 // index into at of the chunk the next Progress must come with
 	for i, p := range ps {
 		if i > 0 {
-			for next < len(at) && at[next]-ps[i-1].At < ProgressEvery {
+			for next < len(at) && at[next]-ps[i-1].At < sample.ProgressEvery {
 				next++
 			}
 		}
 		if next >= len(at) || p.At != at[next] {
-			t.Fatalf("Progress %d at %v: want the first chunk ≥ %v after the previous (%v)", i, p.At, ProgressEvery, at)
+			t.Fatalf("Progress %d at %v: want the first chunk ≥ %v after the previous (%v)", i, p.At, sample.ProgressEvery, at)
 		}
 		arrived := next + 1
 		if p.Tokens != float64(arrived) || p.Chunks != arrived || !p.Estimated {
@@ -128,7 +130,7 @@ func TestProgressLearnsTokensPerChunk(t *testing.T) {
 	t.Cleanup(c.CloseIdleConnections)
 
 	s, ps := watch(t, c)
-	if s.Tokens != 3*n || s.Source != SourceUsage {
+	if s.Tokens != 3*n || s.Source != sample.SourceUsage {
 		t.Fatalf("N %d from %s", s.Tokens, s.Source)
 	}
 	if p := ps[len(ps)-1]; p.Tokens != float64(p.Chunks) {
@@ -167,22 +169,22 @@ func TestRunnerProgressNeverBlocks(t *testing.T) {
 	g := newGT(t, fixed(paced(n, ms(20), " word", n, false)))
 	ep := testEndpoint(g.Server, func(ep *config.Endpoint) { ep.Name = "p" })
 	var mu sync.Mutex
-	var hooked []Progress
+	var hooked []sample.Progress
 	r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: 1, EventBuffer: 2,
-		OnProgress: []func(*Progress){func(p *Progress) { mu.Lock(); hooked = append(hooked, *p); mu.Unlock() }}})
+		OnProgress: []func(*sample.Progress){func(p *sample.Progress) { mu.Lock(); hooked = append(hooked, *p); mu.Unlock() }}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	go func() { _ = r.Run(ctx) }()
 
-	var progress []*Progress
-	var dones []*Done
+	var progress []*sample.Progress
+	var dones []*sample.Done
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *Started:
+		case *sample.Started:
 			time.Sleep(300 * time.Millisecond) // a consumer busy while the stream runs
-		case *Progress:
+		case *sample.Progress:
 			progress = append(progress, ev)
-		case *Done:
+		case *sample.Done:
 			dones = append(dones, ev)
 		}
 	}
@@ -234,14 +236,14 @@ func TestStreamReportsProgress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = r.Run(ctx) }()
-	var got []*Progress
+	var got []*sample.Progress
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *Progress:
+		case *sample.Progress:
 			if ev.Stream == id {
 				got = append(got, ev)
 			}
-		case *Done:
+		case *sample.Done:
 			if ev.Stream == id {
 				cancel()
 			}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"tokscope/sample"
 )
 
 // Open-loop arrivals (Options.Rate).
@@ -208,7 +210,7 @@ func (l *lane) nextArrival() (time.Time, uint64, bool) {
 
 // Arrivals reports endpoint ep's open-loop arrivals so far: offered (generated) and dropped
 // (found the queue full). Both are 0 in the closed loop.
-func (r *Runner) Arrivals(ep EndpointIndex) (offered, dropped uint64) {
+func (r *Runner) Arrivals(ep sample.EndpointIndex) (offered, dropped uint64) {
 	if l := r.lane(ep); l != nil && l.open != nil {
 		return l.open.offered.Load(), l.open.dropped.Load()
 	}
@@ -218,7 +220,7 @@ func (r *Runner) Arrivals(ep EndpointIndex) (offered, dropped uint64) {
 // Waiting is endpoint ep's arrivals still waiting for a worker slot, as their arrival
 // instants, oldest first (a copy; nil in the closed loop). Their wait so far is client queue
 // too: an overloaded endpoint's worst waits are those that have not ended yet.
-func (r *Runner) Waiting(ep EndpointIndex) []time.Time {
+func (r *Runner) Waiting(ep sample.EndpointIndex) []time.Time {
 	l := r.lane(ep)
 	if l == nil || l.open == nil {
 		return nil
@@ -234,7 +236,7 @@ func (r *Runner) Rate() float64 { return max(r.opts.Rate, 0) }
 
 // SetRate changes endpoint ep's open-loop arrival rate (a capacity search, --find-max rate);
 // the next arrival is drawn at the new rate from now. No-op in the closed loop or for rate ≤ 0.
-func (r *Runner) SetRate(ep EndpointIndex, rate float64) {
+func (r *Runner) SetRate(ep sample.EndpointIndex, rate float64) {
 	l := r.lane(ep)
 	if l == nil || l.open == nil || !(rate > 0) {
 		return

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 )
@@ -108,7 +110,7 @@ func simEndpoint(srv *sim.Server, p sim.Profile, concurrency, maxTokens int) con
 }
 
 // arrivalOf is the open-loop arrival a sample served: t0 minus its client queue.
-func arrivalOf(s *Sample) time.Time { return s.Start.Add(-s.Queue) }
+func arrivalOf(s *sample.Sample) time.Time { return s.Start.Add(-s.Queue) }
 
 // With slots to spare, every request is sent at its arrival: the served arrivals are exactly
 // the seeded schedule (to the nanosecond), the rate is the configured one, and the client
@@ -120,12 +122,12 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	r := NewRunner([]config.Endpoint{simEndpoint(srv, p, 8, 4)},
 		Options{Rate: rate, RateSeed: seed, Duration: 2500 * time.Millisecond})
 	dones := collect(t, r)
-	var served []*Sample
+	var served []*sample.Sample
 	for _, d := range dones {
 		if d.Sample.Cut {
 			continue // in flight when the run ended
 		}
-		if d.Sample.Outcome != OutcomeOK {
+		if d.Sample.Outcome != sample.OutcomeOK {
 			t.Fatalf("request %d: %s %s", d.Sample.Seq, d.Sample.ErrorKind, d.Sample.ErrorMessage)
 		}
 		served = append(served, &d.Sample)
@@ -137,7 +139,7 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	if len(served) < 40 {
 		t.Fatalf("only %d requests in 2.5 s at %v/s", len(served), rate)
 	}
-	slices.SortFunc(served, func(a, b *Sample) int { return arrivalOf(a).Compare(arrivalOf(b)) })
+	slices.SortFunc(served, func(a, b *sample.Sample) int { return arrivalOf(a).Compare(arrivalOf(b)) })
 
 	// The known schedule: the same generator, cumulative gaps from the first arrival.
 	rng := arrivalRand(seed, 0)
@@ -186,12 +188,12 @@ func TestOpenLoopQueueGrowsTTFTDoesNot(t *testing.T) {
 	srv := startSim(t, p)
 	r := NewRunner([]config.Endpoint{simEndpoint(srv, p, 1, 8)},
 		Options{Rate: 36, RateSeed: 3, QueueLimit: 1000, Duration: 2500 * time.Millisecond})
-	var served []*Sample
+	var served []*sample.Sample
 	for _, d := range collect(t, r) {
 		if d.Sample.Cut {
 			continue // in flight when the run ended
 		}
-		if d.Sample.Outcome != OutcomeOK {
+		if d.Sample.Outcome != sample.OutcomeOK {
 			t.Fatalf("request %d: %s %s", d.Sample.Seq, d.Sample.ErrorKind, d.Sample.ErrorMessage)
 		}
 		served = append(served, &d.Sample)
@@ -199,9 +201,9 @@ func TestOpenLoopQueueGrowsTTFTDoesNot(t *testing.T) {
 	if len(served) < 9 {
 		t.Fatalf("only %d requests served", len(served))
 	}
-	slices.SortFunc(served, func(a, b *Sample) int { return a.Start.Compare(b.Start) })
+	slices.SortFunc(served, func(a, b *sample.Sample) int { return a.Start.Compare(b.Start) })
 	third := len(served) / 3
-	mean := func(ss []*Sample) time.Duration {
+	mean := func(ss []*sample.Sample) time.Duration {
 		var sum time.Duration
 		for _, s := range ss {
 			sum += s.Queue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/workload"
 )
 
@@ -14,13 +16,13 @@ import (
 // once sends one background request; ok=false when its sample was not reported (the run was
 // abandoned). arrival, when not zero, is the open-loop arrival it serves: the time from it to
 // t0 is the client queue.
-func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply func(Delta)) (Sample, bool) {
+func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply func(sample.Delta)) (sample.Sample, bool) {
 	r := l.r
 	seq := l.seq.Add(1)
 	ctx, cancel := context.WithCancelCause(r.reqCtx)
 	defer cancel(nil)
 	at := l.begin(seq, cancel)
-	r.out.send(r.ctx, &Started{Endpoint: l.idx, Seq: seq, At: at, Session: req.Session})
+	r.out.send(r.ctx, &sample.Started{Endpoint: l.idx, Seq: seq, At: at, Session: req.Session})
 	live := Live{Progress: l.progressSink(seq, 0, warm)}
 	if r.opts.Deltas {
 		live.Delta = l.deltaSink(seq, 0)
@@ -93,13 +95,13 @@ func (l *lane) nextRequest() workload.Request {
 }
 
 // send measures one request, or fails it at once when the workload could not be built.
-func (l *lane) send(ctx context.Context, req workload.Request, live Live) Sample {
+func (l *lane) send(ctx context.Context, req workload.Request, live Live) sample.Sample {
 	if l.workErr == nil {
 		return l.client.SendLive(ctx, req, live)
 	}
 	s := newSample(l.ep)
 	s.Start, s.End = time.Now(), 0
-	s.Outcome, s.ErrorKind = OutcomeError, ErrRequest
+	s.Outcome, s.ErrorKind = sample.OutcomeError, ErrRequest
 	s.ErrorMessage = readable(l.workErr.Error())
 	return s
 }
@@ -110,25 +112,25 @@ func (l *lane) hooks(fs []func(string, uint64), seq uint64) {
 	}
 }
 
-func (l *lane) report(s *Sample, stream uint64) {
+func (l *lane) report(s *sample.Sample, stream uint64) {
 	s.KeepMicroseconds() // what the record keeps: a replay then aggregates the same values
 	for _, f := range l.r.opts.OnDone {
 		f(s)
 	}
-	l.r.out.send(l.r.ctx, &Done{Endpoint: l.idx, Stream: stream, Sample: *s})
+	l.r.out.send(l.r.ctx, &sample.Done{Endpoint: l.idx, Stream: stream, Sample: *s})
 }
 
-func (l *lane) deltaSink(seq, stream uint64) func(Delta) {
-	return func(d Delta) {
+func (l *lane) deltaSink(seq, stream uint64) func(sample.Delta) {
+	return func(d sample.Delta) {
 		d.Endpoint, d.Seq, d.Stream = l.idx, seq, stream
 		l.r.out.delta(&d)
 	}
 }
 
 // progressSink reports a request's Progress to the OnProgress hooks and on the channel.
-func (l *lane) progressSink(seq, stream uint64, warm bool) func(*Progress) {
+func (l *lane) progressSink(seq, stream uint64, warm bool) func(*sample.Progress) {
 	hooks := l.r.opts.OnProgress
-	return func(p *Progress) {
+	return func(p *sample.Progress) {
 		p.Endpoint, p.Seq, p.Stream, p.Warmup = l.idx, seq, stream, warm
 		for _, f := range hooks {
 			f(p)
@@ -154,7 +156,7 @@ func (l *lane) begin(seq uint64, cancel context.CancelCauseFunc) time.Time {
 
 // end accounts a background request that ended: out of flight and into the endpoint's
 // health, in one step under l.mu, so that no Status sees one without the other.
-func (l *lane) end(seq uint64, s *Sample) {
+func (l *lane) end(seq uint64, s *sample.Sample) {
 	l.mu.Lock()
 	delete(l.flights, seq)
 	l.health.observe(s)

@@ -1,3 +1,7 @@
+// Package probe is the measurement engine: one streamed request becomes one sample.Sample, and
+// a Runner schedules the request loops of every endpoint and emits the events of package sample.
+//
+// It reads config and must not import stats, export, ui, bubbletea or lipgloss.
 package probe
 
 import (
@@ -6,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"tokscope/sample"
 
 	"tokscope/config"
 	"tokscope/workload"
@@ -29,7 +35,7 @@ type Options struct {
 	Deltas             bool // emit Delta events for background requests too (interactive streams always emit)
 	// OnDone is called from worker goroutines for every finished request (warm-ups and
 	// interactive ones too: see Sample.Warmup and Sample.Stream); must be goroutine-safe.
-	OnDone []func(*Sample)
+	OnDone []func(*sample.Sample)
 	// OnStart and OnEnd bracket every request, reported or not (a request cancelled by a
 	// stop gets OnEnd but no OnDone), so in-flight gauges cannot drift. Goroutine-safe.
 	OnStart, OnEnd []func(endpoint string, seq uint64)
@@ -37,7 +43,7 @@ type Options struct {
 	// Progress.Warmup and Progress.Stream), before it is sent on the channel and whether or
 	// not the channel has room; the pointer is valid during the call only. Goroutine-safe
 	// and quick: it runs between two reads of a stream.
-	OnProgress  []func(*Progress)
+	OnProgress  []func(*sample.Progress)
 	EventBuffer int // channel capacity, default 4096
 
 	// Rate > 0 makes every endpoint open-loop (rate.go): requests arrive as a Poisson
@@ -85,7 +91,7 @@ type Runner struct {
 	reqCtx  context.Context // requests run until this ends: the cut (errCut) or the caller's ctx
 	pending []func(context.Context)
 	stopc   chan time.Duration // Stop's grace (finish.go)
-	ended   RunEnd             // how the run ended (End), set before Events closes
+	ended   sample.RunEnd      // how the run ended (End), set before Events closes
 	wg      sync.WaitGroup     // request loops and interactive requests
 	senders sync.WaitGroup     // status senders
 	left    int                // endpoints not finished (Options.Requests, or stopped: permanent.go)
@@ -118,7 +124,7 @@ func NewRunner(eps []config.Endpoint, opts Options) *Runner {
 	}
 	r.lanes = make([]*lane, len(eps))
 	for i, ep := range r.eps {
-		l := newLane(r, EndpointIndex(i), ep)
+		l := newLane(r, sample.EndpointIndex(i), ep)
 		if i < len(opts.Workloads) {
 			l.work = opts.Workloads[i]
 		}
@@ -135,7 +141,7 @@ func (r *Runner) Endpoints() []config.Endpoint { return append([]config.Endpoint
 
 // Events is the channel of *Started, *Delta, *Progress, *Done and *Status events; closed
 // after Run returns.
-func (r *Runner) Events() <-chan Event { return r.out.events }
+func (r *Runner) Events() <-chan sample.Event { return r.out.events }
 
 // DroppedDeltas counts Delta events dropped because the channel was full.
 func (r *Runner) DroppedDeltas() uint64 { return r.out.droppedDeltas.Load() }
@@ -285,7 +291,7 @@ func (r *Runner) running() bool {
 	return r.phase == phaseRunning || r.phase == phaseFinishing
 }
 
-func (r *Runner) lane(ep EndpointIndex) *lane {
+func (r *Runner) lane(ep sample.EndpointIndex) *lane {
 	if !ep.In(len(r.lanes)) {
 		return nil
 	}
@@ -294,14 +300,14 @@ func (r *Runner) lane(ep EndpointIndex) *lane {
 
 // SetPaused pauses or resumes endpoint ep's background loops. Requests in flight finish and
 // are reported; no new one starts while paused. Interactive Stream/Race requests still run.
-func (r *Runner) SetPaused(ep EndpointIndex, paused bool) {
+func (r *Runner) SetPaused(ep sample.EndpointIndex, paused bool) {
 	if l := r.lane(ep); l != nil {
 		l.setPaused(paused)
 	}
 }
 
 // Paused reports whether endpoint ep is paused.
-func (r *Runner) Paused(ep EndpointIndex) bool {
+func (r *Runner) Paused(ep sample.EndpointIndex) bool {
 	if l := r.lane(ep); l != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -312,14 +318,14 @@ func (r *Runner) Paused(ep EndpointIndex) bool {
 
 // SetConcurrency sets the number of request loops of endpoint ep (n < 1 counts as 1). Extra
 // loops start at once; surplus loops end after their request in flight.
-func (r *Runner) SetConcurrency(ep EndpointIndex, n int) {
+func (r *Runner) SetConcurrency(ep sample.EndpointIndex, n int) {
 	if l := r.lane(ep); l != nil {
 		l.setConcurrency(max(n, 1))
 	}
 }
 
 // Concurrency returns endpoint ep's number of request loops.
-func (r *Runner) Concurrency(ep EndpointIndex) int {
+func (r *Runner) Concurrency(ep sample.EndpointIndex) int {
 	if l := r.lane(ep); l != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()

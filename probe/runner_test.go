@@ -9,16 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 )
 
 // counted yields the Sample of each counted (not warm-up) request of r's events, and drains
 // them to the end even when the loop stops early.
-func counted(r *Runner) iter.Seq[*Sample] {
-	return func(yield func(*Sample) bool) {
+func counted(r *Runner) iter.Seq[*sample.Sample] {
+	return func(yield func(*sample.Sample) bool) {
 		more := true
 		for ev := range r.Events() {
-			if d, ok := ev.(*Done); ok && more && !d.Sample.Warmup {
+			if d, ok := ev.(*sample.Done); ok && more && !d.Sample.Warmup {
 				more = yield(&d.Sample)
 			}
 		}
@@ -27,23 +29,23 @@ func counted(r *Runner) iter.Seq[*Sample] {
 
 // collect runs r until it stops and returns its Done events; it fails the test if Run takes
 // longer than 30 s or the channel is not closed.
-func collect(t *testing.T, r *Runner) []*Done {
+func collect(t *testing.T, r *Runner) []*sample.Done {
 	t.Helper()
 	done, _ := collectAll(t, r, context.Background())
 	return done
 }
 
-func collectAll(t *testing.T, r *Runner, ctx context.Context) ([]*Done, []Event) {
+func collectAll(t *testing.T, r *Runner, ctx context.Context) ([]*sample.Done, []sample.Event) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- r.Run(ctx) }()
-	var dones []*Done
-	var all []Event
+	var dones []*sample.Done
+	var all []sample.Event
 	for ev := range r.Events() {
 		all = append(all, ev)
-		if d, ok := ev.(*Done); ok {
+		if d, ok := ev.(*sample.Done); ok {
 			dones = append(dones, d)
 		}
 	}
@@ -75,7 +77,7 @@ func TestRunnerRequestsStop(t *testing.T) {
 		testEndpoint(g2.Server, func(ep *config.Endpoint) { ep.Name, ep.Concurrency = "b", 2 }),
 	}
 	var onDone atomic.Int64
-	r := NewRunner(eps, Options{Warmup: 1, Requests: 7, OnDone: []func(*Sample){func(*Sample) { onDone.Add(1) }}})
+	r := NewRunner(eps, Options{Warmup: 1, Requests: 7, OnDone: []func(*sample.Sample){func(*sample.Sample) { onDone.Add(1) }}})
 	dones, all := collectAll(t, r, context.Background())
 	counted := map[int]int{}
 	warm := map[int]int{}
@@ -89,7 +91,7 @@ func TestRunnerRequestsStop(t *testing.T) {
 		} else {
 			counted[int(d.Endpoint)]++
 		}
-		if d.Sample.Outcome != OutcomeOK {
+		if d.Sample.Outcome != sample.OutcomeOK {
 			t.Errorf("ep %d seq %d: %s %s", d.Endpoint, d.Sample.Seq, d.Sample.Outcome, d.Sample.ErrorMessage)
 		}
 		if seqs[int(d.Endpoint)][d.Sample.Seq] {
@@ -108,7 +110,7 @@ func TestRunnerRequestsStop(t *testing.T) {
 	}
 	stopped := map[int]bool{}
 	for _, ev := range all {
-		if st, ok := ev.(*Status); ok && st.State == StateStopped {
+		if st, ok := ev.(*sample.Status); ok && st.State == sample.StateStopped {
 			stopped[int(st.Endpoint)] = true
 		}
 	}
@@ -214,7 +216,7 @@ func TestRunnerPause(t *testing.T) {
 	var pausedAt, resumedAt time.Time
 	for ev := range r.Events() {
 		switch e := ev.(type) {
-		case *Done:
+		case *sample.Done:
 			dones++
 			if dones == 2 {
 				r.SetPaused(0, true)
@@ -230,11 +232,11 @@ func TestRunnerPause(t *testing.T) {
 			if resumed && dones > 4 {
 				cancel()
 			}
-		case *Status:
-			if e.State == StatePaused {
+		case *sample.Status:
+			if e.State == sample.StatePaused {
 				paused = true
 			}
-			if paused && e.State != StatePaused {
+			if paused && e.State != sample.StatePaused {
 				resumed = true
 			}
 		}
@@ -262,9 +264,9 @@ func TestRunnerSetConcurrency(t *testing.T) {
 	phase := 0
 	for ev := range r.Events() {
 		switch e := ev.(type) {
-		case *Status:
+		case *sample.Status:
 			statusConc = e.Concurrency
-		case *Done:
+		case *sample.Done:
 			switch phase {
 			case 0:
 				if g.maxIn.Load() != 1 {
@@ -305,7 +307,7 @@ func TestRunnerStreamAndRace(t *testing.T) {
 		eps = append(eps, testEndpoint(g.Server))
 	}
 	r := NewRunner(eps, Options{})
-	for i := range EndpointIndex(len(eps)) {
+	for i := range sample.EndpointIndex(len(eps)) {
 		r.SetPaused(i, true) // only interactive requests
 	}
 	sid := r.Stream(1, "tell me")
@@ -320,15 +322,15 @@ func TestRunnerStreamAndRace(t *testing.T) {
 	doneFor := map[uint64]int{}
 	for ev := range r.Events() {
 		switch e := ev.(type) {
-		case *Delta:
+		case *sample.Delta:
 			deltas[e.Stream]++
-		case *Done:
+		case *sample.Done:
 			doneFor[e.Stream]++
 			if e.Stream == 0 || e.Sample.Stream != e.Stream || e.Sample.Counted() {
 				t.Errorf("done %+v", e)
 			}
 			if e.Stream == sid && raceID == 0 {
-				if e.Endpoint != 1 || e.Sample.Outcome != OutcomeOK {
+				if e.Endpoint != 1 || e.Sample.Outcome != sample.OutcomeOK {
 					t.Errorf("stream done on %d: %s", e.Endpoint, e.Sample.Outcome)
 				}
 				raceID = r.Race("race me")
@@ -415,7 +417,7 @@ func TestRunnerDroppedDeltas(t *testing.T) {
 	go func() { _ = r.Run(ctx) }()
 	dones := 0
 	for ev := range r.Events() {
-		if _, ok := ev.(*Done); ok {
+		if _, ok := ev.(*sample.Done); ok {
 			dones++
 		}
 		time.Sleep(ms(2))
@@ -455,11 +457,11 @@ func TestRunnerRunTwice(t *testing.T) {
 // retriedAfterOneSecond checks a run whose second request was told "Retry-After: 1": a
 // back-off Status of 1 s, four requests in all, the third sent a second after the second.
 // It returns the back-off Status and the requests the server received.
-func retriedAfterOneSecond(t *testing.T, g *gtServer, all []Event) (*Status, []received) {
+func retriedAfterOneSecond(t *testing.T, g *gtServer, all []sample.Event) (*sample.Status, []received) {
 	t.Helper()
-	var backoff *Status
+	var backoff *sample.Status
 	for _, ev := range all {
-		if st, ok := ev.(*Status); ok && st.State == StateBackoff && backoff == nil {
+		if st, ok := ev.(*sample.Status); ok && st.State == sample.StateBackoff && backoff == nil {
 			backoff = st
 		}
 	}

@@ -3,6 +3,8 @@ package probe
 import (
 	"encoding/json"
 	"maps"
+
+	"tokscope/sample"
 )
 
 // A Client asks its server for vLLM's per-request metrics ("include_metrics": true) on chat
@@ -18,7 +20,7 @@ func (c *Client) MarkVLLM() { c.vllm.Store(true) }
 // (cli wires servermetrics.Options.OnKind here), or discovery read it in /v1/models. Its
 // requests sent from then on ask for the per-request metrics. Safe for concurrent use, before
 // or during Run; an index out of range is ignored.
-func (r *Runner) MarkVLLM(ep EndpointIndex) {
+func (r *Runner) MarkVLLM(ep sample.EndpointIndex) {
 	if l := r.lane(ep); l != nil {
 		l.client.MarkVLLM()
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 	"tokscope/workload"
@@ -49,7 +51,7 @@ func TestServerTimingFromSim(t *testing.T) {
 			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: strings.TrimSpace(sim.Text(0, 40))}}, MaxTokens: 20}
 			for i := 1; i <= 2; i++ { // the second is served partly from the prefix cache
 				s := c.SendLive(t.Context(), req, Live{})
-				outcome(t, s, OutcomeOK, "")
+				outcome(t, s, sample.OutcomeOK, "")
 				clock, ok := srv.Clock("chatcmpl-sim-" + string(rune('0'+i)))
 				if !ok {
 					t.Fatal("the sim kept no clock")
@@ -63,7 +65,7 @@ func TestServerTimingFromSim(t *testing.T) {
 	}
 }
 
-func checkSimTiming(t *testing.T, s *Sample, c sim.Clock, source string, headers time.Duration) {
+func checkSimTiming(t *testing.T, s *sample.Sample, c sim.Clock, source string, headers time.Duration) {
 	t.Helper()
 	st := s.Server
 	if st == nil || st.Source != source {
@@ -81,7 +83,7 @@ func checkSimTiming(t *testing.T, s *Sample, c sim.Clock, source string, headers
 	case "llamacpp":
 		near("prompt_ms", float64(st.TTFTms), ms(c.First.Sub(c.Admitted)), hundredth)
 		near("predicted_ms", float64(st.DecodeMs), gen, hundredth)
-		if st.DecodeTokens != Figure(c.Completion) || st.CachedTokens != Figure(c.Cached) || st.PromptTokens != Figure(c.Prompt-c.Cached) {
+		if st.DecodeTokens != sample.Figure(c.Completion) || st.CachedTokens != sample.Figure(c.Cached) || st.PromptTokens != sample.Figure(c.Prompt-c.Cached) {
 			t.Errorf("counts %+v, want n %d cached %d prompt %d", *st, c.Completion, c.Cached, c.Prompt-c.Cached)
 		}
 	case "vllm":
@@ -130,14 +132,14 @@ func TestServerQueueFromSim(t *testing.T) {
 	c.MarkVLLM()
 	t.Cleanup(c.CloseIdleConnections)
 	req := workload.Request{Messages: []workload.Message{{Role: "user", Content: "hi"}}, MaxTokens: 10}
-	out := make(chan Sample, 2)
+	out := make(chan sample.Sample, 2)
 	for range 2 {
 		go func() { out <- c.SendLive(t.Context(), req, Live{}) }()
 	}
 	queued := 0
 	for range 2 {
 		s := <-out
-		outcome(t, s, OutcomeOK, "")
+		outcome(t, s, sample.OutcomeOK, "")
 		clock, ok := srv.Clock(s.ResponseID)
 		if !ok || s.Server == nil {
 			t.Fatalf("clock %v, server timing %v", ok, s.Server)

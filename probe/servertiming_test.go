@@ -3,11 +3,12 @@ package probe
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"tokscope/sample"
 
 	"tokscope/config"
 )
@@ -16,17 +17,17 @@ import (
 // says, exactly (the JSON's decimal digits, Ollama's nanoseconds over 1e6).
 func TestCaptureServerTiming(t *testing.T) {
 	t.Parallel()
-	llama := func(ttft, decode, n, prompt, cached Figure) ServerTiming {
-		w := NoServerTiming("llamacpp")
+	llama := func(ttft, decode, n, prompt, cached sample.Figure) sample.ServerTiming {
+		w := sample.NoServerTiming("llamacpp")
 		w.TTFTms, w.DecodeMs, w.DecodeTokens, w.PromptTokens, w.CachedTokens = ttft, decode, n, prompt, cached
 		return w
 	}
-	ollama := NoServerTiming("ollama")
+	ollama := sample.NoServerTiming("ollama")
 	ollama.LoadMs, ollama.TTFTms, ollama.DecodeMs = 2.793584, 2.793584+0.503359, 13.951762
 	ollama.DecodeTokens, ollama.PromptTokens = 8, 4
 	cases := []struct {
 		file, api string
-		want      *ServerTiming
+		want      *sample.ServerTiming
 	}{
 		{"llamacpp-b10470/chat-completions.sse", config.APIChat, ptr(llama(3.201, 1.162, 5, 1, 42))},
 		{"llamacpp-b10470/completions.sse", config.APICompletions, ptr(llama(13.296, 4.877, 5, 5, 0))},
@@ -40,7 +41,7 @@ func TestCaptureServerTiming(t *testing.T) {
 			t.Parallel()
 			_, c := captureServer(t, tc.file, tc.api)
 			s := ask(t.Context(), c, "hi", Live{})
-			outcome(t, s, OutcomeOK, "")
+			outcome(t, s, sample.OutcomeOK, "")
 			switch {
 			case tc.want == nil && s.Server != nil:
 				t.Fatalf("server timing %+v, want none", *s.Server)
@@ -62,35 +63,6 @@ func TestCaptureServerTiming(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestServerTimingFigures(t *testing.T) {
-	t.Parallel()
-	l := NoServerTiming("llamacpp")
-	l.DecodeTokens, l.DecodeMs, l.DraftN, l.DraftAccepted = 5, 1.162, 10, 7
-	if r, ok := l.DecodeRate(); !ok || math.Abs(r-3442.3407917383824) > 1e-9 {
-		t.Errorf("llama.cpp decode rate %v %v", r, ok)
-	}
-	if a, ok := l.DraftAcceptance(); !ok || a != 0.7 {
-		t.Errorf("draft acceptance %v %v", a, ok)
-	}
-	v := NoServerTiming("vllm")
-	v.DecodeTPS, v.DecodeMs = 103.2, 1240.5
-	if r, ok := v.DecodeRate(); !ok || r != 103.2 {
-		t.Errorf("vLLM decode rate %v %v, want its own 103.2", r, ok)
-	}
-	if _, ok := v.DraftAcceptance(); ok {
-		t.Error("draft acceptance without draft_n")
-	}
-	o := NoServerTiming("ollama")
-	o.LoadMs, o.TTFTms = 300, 310
-	if !o.ModelLoad() {
-		t.Error("300 ms of a 310 ms TTFT loading the model: not marked")
-	}
-	o.LoadMs, o.TTFTms = 2.79, 3.3
-	if o.ModelLoad() {
-		t.Error("2.79 ms load marked as model load")
-	}
-}
-
 // include_metrics goes only to a server known to be vLLM, and only on chat and completions:
 // another server, or vLLM before it was recognised, never receives the field.
 func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
@@ -108,9 +80,9 @@ func TestIncludeMetricsOnlyToVLLM(t *testing.T) {
 				file = "llamacpp-b10470/anthropic-messages.sse"
 			}
 			g, c := captureServer(t, file, api)
-			outcome(t, ask(t.Context(), c, "hi", Live{}), OutcomeOK, "")
+			outcome(t, ask(t.Context(), c, "hi", Live{}), sample.OutcomeOK, "")
 			c.MarkVLLM()
-			outcome(t, ask(t.Context(), c, "hi", Live{}), OutcomeOK, "")
+			outcome(t, ask(t.Context(), c, "hi", Live{}), sample.OutcomeOK, "")
 			reqs := g.requests()
 			if _, sent := reqs[0].body["include_metrics"]; sent {
 				t.Errorf("include_metrics sent to a server not known to be vLLM: %v", reqs[0].body)
@@ -141,8 +113,8 @@ func TestVLLMMetricsDecode(t *testing.T) {
 	c := NewClient(testEndpoint(g.Server, func(*config.Endpoint) {}))
 	t.Cleanup(c.CloseIdleConnections)
 	s := ask(t.Context(), c, "hi", Live{})
-	outcome(t, s, OutcomeOK, "")
-	want := NoServerTiming("vllm")
+	outcome(t, s, sample.OutcomeOK, "")
+	want := sample.NoServerTiming("vllm")
 	want.TTFTms, want.DecodeMs, want.QueueMs, want.DecodeTPS = 85.21, 1240.53, 12.34, 103.27
 	if s.Server == nil || *s.Server != want {
 		t.Fatalf("server timing %+v, want %+v", s.Server, want)
@@ -166,47 +138,15 @@ func TestMultiturnTimings(t *testing.T) {
 	if err := json.Unmarshal(b, &turns); err != nil {
 		t.Fatal(err)
 	}
-	want := [][4]Figure{{2.038, 14, 52, 8.565}, {1.531, 72, 71, 6.133}, {1.527, 144, 74, 7.202}}
+	want := [][4]sample.Figure{{2.038, 14, 52, 8.565}, {1.531, 72, 71, 6.133}, {1.527, 144, 74, 7.202}}
 	if len(turns) != len(want) {
 		t.Fatalf("%d turns", len(turns))
 	}
 	for i, tr := range turns {
 		st := &tr.Timings.ServerTiming
-		if got := [4]Figure{st.TTFTms, st.CachedTokens, st.PromptTokens, st.DecodeMs}; got != want[i] || st.DecodeTokens != 20 {
+		if got := [4]sample.Figure{st.TTFTms, st.CachedTokens, st.PromptTokens, st.DecodeMs}; got != want[i] || st.DecodeTokens != 20 {
 			t.Errorf("turn %d: %v n %v, want %v n 20", i+1, got, st.DecodeTokens, want[i])
 		}
-	}
-}
-
-// A server_timing object reads back as written, and a key that is missing, null or negative
-// is an absent figure (-1), not a zero the server never said.
-func TestServerTimingJSON(t *testing.T) {
-	t.Parallel()
-	st := NoServerTiming("llamacpp")
-	st.TTFTms, st.DecodeTokens, st.DraftN = 3.201, 5, 0
-	b, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const want = `{"source":"llamacpp","ttft_ms":3.201,"queue_ms":null,"decode_ms":null,"decode_tokens":5,"prompt_tokens":null,"cached_tokens":null,"draft_n":0,"draft_accepted":null,"decode_tps":null,"load_ms":null}`
-	if string(b) != want {
-		t.Fatalf("JSON\n %s\nwant\n %s", b, want)
-	}
-	var back ServerTiming
-	if err := json.Unmarshal(b, &back); err != nil || back != st {
-		t.Fatalf("read back %+v (%v), want %+v", back, err, st)
-	}
-	var short ServerTiming
-	if err := json.Unmarshal([]byte(`{"source":"vllm","ttft_ms":61.5,"queue_ms":-3}`), &short); err != nil {
-		t.Fatal(err)
-	}
-	wantShort := NoServerTiming("vllm")
-	wantShort.TTFTms = 61.5
-	if short != wantShort {
-		t.Errorf("short object read as %+v, want %+v", short, wantShort)
-	}
-	if err := json.Unmarshal([]byte(`{"ttft_ms":"fast"}`), &short); err == nil {
-		t.Error("a string figure read without an error")
 	}
 }
 
@@ -219,7 +159,7 @@ func TestClockObjectTolerant(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"prompt_ms":"3.2","predicted_ms":4.5,"cache_n":-1,"predicted_n":7,"extra":{}}`), &w); err != nil {
 		t.Fatal(err)
 	}
-	want := NoServerTiming("llamacpp")
+	want := sample.NoServerTiming("llamacpp")
 	want.DecodeMs, want.DecodeTokens = 4.5, 7
 	if w.ServerTiming != want {
 		t.Errorf("read %+v, want %+v", w.ServerTiming, want)
@@ -231,7 +171,7 @@ func TestClockObjectTolerant(t *testing.T) {
 		t.Errorf("a number as metrics: %v, %+v; want a type error and no clock", err, m.ServerTiming)
 	}
 	d := decoder{api: apiChat}
-	var s Sample
+	var s sample.Sample
 	d.init(&s, nil, 8)
 	d.add(time.Millisecond, []byte(`{"choices":[],"metrics":{"time_to_first_token_ms":61.5,"queue_time_ms":2}}`))
 	d.takeServerTiming()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/sim"
 	"tokscope/workload"
@@ -14,7 +16,7 @@ import (
 
 // sessionRun replays the sessions of spec against the simulator (block-level prefix cache)
 // and returns the counted samples in the order they finished.
-func sessionRun(t *testing.T, spec string, o workload.SessionOptions, n, requests int) []Sample {
+func sessionRun(t *testing.T, spec string, o workload.SessionOptions, n, requests int) []sample.Sample {
 	t.Helper()
 	p := sim.Profile{Name: "ag", Model: "m", TTFT: 3 * time.Millisecond, TokensPerSecond: 4000,
 		PrefixCache: true, PrefixBlockTokens: 16, KVCacheTokens: 1 << 20, Seed: 5}
@@ -38,7 +40,7 @@ func sessionRun(t *testing.T, spec string, o workload.SessionOptions, n, request
 	}
 	r := NewRunner([]config.Endpoint{ep}, Options{Requests: requests, Workloads: ws})
 	samples, _ := collectAll(t, r, t.Context())
-	var out []Sample
+	var out []sample.Sample
 	for _, d := range samples {
 		if !d.Sample.Warmup {
 			out = append(out, d.Sample)
@@ -59,9 +61,9 @@ func TestSessionsReplaySubagents(t *testing.T) {
 	if len(got) != 18 {
 		t.Fatalf("%d turns sent, want the session's 18", len(got))
 	}
-	byCtx := map[uint64][]Sample{}
+	byCtx := map[uint64][]sample.Sample{}
 	for _, s := range got {
-		if s.Session == nil || s.Outcome != OutcomeOK {
+		if s.Session == nil || s.Outcome != sample.OutcomeOK {
 			t.Fatalf("sample %d: session %v outcome %s %s", s.Seq, s.Session, s.Outcome, s.ErrorMessage)
 		}
 		byCtx[s.Session.ID] = append(byCtx[s.Session.ID], s)
@@ -80,7 +82,7 @@ func TestSessionsReplaySubagents(t *testing.T) {
 			t.Errorf("sub-agent %d: parent %d depth %d", id, ss[0].Session.Parent, ss[0].Session.Depth)
 		}
 	}
-	end := func(s Sample) time.Time { return s.Start.Add(s.End) }
+	end := func(s sample.Sample) time.Time { return s.Start.Add(s.End) }
 	parentNext := byCtx[1][4] // the parent's turn after the sub-agents
 	if last := byCtx[2][4]; end(last).After(parentNext.Start) {
 		t.Errorf("agent_001 ended %v after the parent's next turn began: not joined", end(last).Sub(parentNext.Start))
@@ -168,7 +170,7 @@ func TestSessionsToolMessagesPerAPI(t *testing.T) {
 			r := NewRunner([]config.Endpoint{ep}, Options{Requests: 3, Workloads: ws})
 			done, _ := collectAll(t, r, t.Context())
 			for _, d := range done {
-				if d.Sample.Outcome != OutcomeOK {
+				if d.Sample.Outcome != sample.OutcomeOK {
 					t.Fatalf("%s: %s %s", api, d.Sample.Outcome, d.Sample.ErrorMessage)
 				}
 			}
@@ -216,9 +218,9 @@ func TestSessionsPauseBetweenTurns(t *testing.T) {
 	var lanes []int
 	for ev := range r.Events() {
 		switch e := ev.(type) {
-		case *Started:
+		case *sample.Started:
 			starts = append(starts, e.At)
-		case *Done:
+		case *sample.Done:
 			if e.Sample.Warmup {
 				continue
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"tokscope/sample"
 )
 
 // statusQueue is an endpoint's queue of Status events. publish queues the endpoint's state
@@ -15,16 +17,16 @@ import (
 // a state with its queueing, so that two publishes cannot queue their states in the wrong
 // order. run is the queue's one sender (one goroutine, started by Run).
 type statusQueue struct {
-	state   func() Status // the endpoint's state now
-	running func() bool   // events are being sent (before Run, nothing is queued)
+	state   func() sample.Status // the endpoint's state now
+	running func() bool          // events are being sent (before Run, nothing is queued)
 
 	mu     sync.Mutex
-	last   Status
-	q      []Status
+	last   sample.Status
+	q      []sample.Status
 	signal chan struct{} // poked (never blocking) when q may be non-empty
 }
 
-func newStatusQueue(state func() Status, running func() bool) *statusQueue {
+func newStatusQueue(state func() sample.Status, running func() bool) *statusQueue {
 	return &statusQueue{state: state, running: running, signal: make(chan struct{}, 1)}
 }
 
@@ -46,7 +48,7 @@ func (q *statusQueue) publish() {
 
 // run sends queued statuses with send until ctx ends; on drain it sends what is left and
 // returns.
-func (q *statusQueue) run(ctx context.Context, drain <-chan struct{}, send func(context.Context, Event)) {
+func (q *statusQueue) run(ctx context.Context, drain <-chan struct{}, send func(context.Context, sample.Event)) {
 	for {
 		draining := false
 		select {
@@ -70,34 +72,34 @@ func (q *statusQueue) run(ctx context.Context, drain <-chan struct{}, send func(
 }
 
 // state is the endpoint's Status now.
-func (l *lane) state() Status {
+func (l *lane) state() sample.Status {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stateLocked()
 }
 
 // stateLocked derives the endpoint's state; l.mu held.
-func (l *lane) stateLocked() Status {
-	st := Status{Endpoint: l.idx, Concurrency: l.target, ConnPerRequest: l.client.ClosesConnections(),
+func (l *lane) stateLocked() sample.Status {
+	st := sample.Status{Endpoint: l.idx, Concurrency: l.target, ConnPerRequest: l.client.ClosesConnections(),
 		Reason: l.health.reason()}
 	inFlight := len(l.flights)
 	switch {
 	case l.finished:
-		st.State = StateStopped
+		st.State = sample.StateStopped
 	case l.ending && inFlight > 0:
-		st.State, st.InFlight = StateFinishing, inFlight
+		st.State, st.InFlight = sample.StateFinishing, inFlight
 	case l.ending:
-		st.State = StateStopped
+		st.State = sample.StateStopped
 	case l.paused:
-		st.State = StatePaused
+		st.State = sample.StatePaused
 	case l.health.backingOff(time.Now()):
-		st.State, st.Until, st.Backoff = StateBackoff, l.health.until, l.health.length
+		st.State, st.Until, st.Backoff = sample.StateBackoff, l.health.until, l.health.length
 	case inFlight > 0:
-		st.State = StateStreaming
+		st.State = sample.StateStreaming
 	case l.health.lastFailed:
-		st.State = StateError
+		st.State = sample.StateError
 	default:
-		st.State = StateIdle
+		st.State = sample.StateIdle
 	}
 	return st
 }

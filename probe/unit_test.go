@@ -2,9 +2,10 @@ package probe
 
 import (
 	"net/http"
-	"slices"
 	"testing"
 	"time"
+
+	"tokscope/sample"
 
 	"tokscope/config"
 )
@@ -31,7 +32,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 // decodeAll runs raw chunks through the decoder the way SendLive does.
-func decodeAll(raws ...string) Sample {
+func decodeAll(raws ...string) sample.Sample {
 	s := newSample(testEP())
 	var d decoder
 	d.init(&s, nil, 0)
@@ -55,7 +56,7 @@ func TestDecoderTolerance(t *testing.T) {
 		`{"id":"b","choices":[{"delta":{"content":" yes","reasoning":null}}]}`,
 		`{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":10,"prompt_tokens":3}}`,
 	)
-	if s.ResponseID != "a" || s.Tokens != 10 || s.Source != SourceUsage || s.ReasoningTokens != 5 {
+	if s.ResponseID != "a" || s.Tokens != 10 || s.Source != sample.SourceUsage || s.ReasoningTokens != 5 {
 		t.Errorf("id %q N %d (%s) reasoning %d", s.ResponseID, s.Tokens, s.Source, s.ReasoningTokens)
 	}
 	if s.Chunks[0].Reasoning != len(" think") {
@@ -76,54 +77,3 @@ func TestDecoderTolerance(t *testing.T) {
 }
 
 func testEP() config.Endpoint { return config.Endpoint{Name: "u", Model: "m"} }
-
-// Counted and Failed split the probe's requests: a warm-up or an interactive request is
-// neither; every other request is exactly one of the two.
-func TestCountedAndFailed(t *testing.T) {
-	for _, tc := range []struct {
-		warmup          bool
-		stream          uint64
-		outcome         Outcome
-		counted, failed bool
-	}{
-		{false, 0, OutcomeOK, true, false},
-		{false, 0, OutcomeError, false, true},
-		{false, 0, OutcomeTruncated, false, true},
-		{true, 0, OutcomeOK, false, false},
-		{true, 0, OutcomeError, false, false},
-		{false, 2, OutcomeOK, false, false},
-		{false, 2, OutcomeError, false, false},
-	} {
-		s := Sample{Warmup: tc.warmup, Stream: tc.stream, Outcome: tc.outcome}
-		if s.Counted() != tc.counted || s.Failed() != tc.failed {
-			t.Errorf("%+v: Counted %v Failed %v, want %v %v", tc, s.Counted(), s.Failed(), tc.counted, tc.failed)
-		}
-	}
-}
-
-// Gaps walks the token-bearing chunks only (role, usage and empty chunks are not tokens);
-// ITLs and MaxGap are built on it.
-func TestGapsSkipChunksWithoutText(t *testing.T) {
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	cases := []struct {
-		name   string
-		chunks []Chunk
-		gaps   []time.Duration
-		max    time.Duration
-		maxOK  bool
-	}{
-		{"none", nil, nil, Absent, false},
-		{"one token", []Chunk{{At: ms(5)}, {At: ms(10), Content: 3}}, nil, Absent, false},
-		{"role, tokens, usage", []Chunk{{At: ms(5)}, {At: ms(10), Content: 3}, {At: ms(14), Reasoning: 2},
-			{At: ms(20)}, {At: ms(40), Content: 1}, {At: ms(41)}}, []time.Duration{ms(4), ms(26)}, ms(26), true},
-	}
-	for _, c := range cases {
-		s := Sample{Chunks: c.chunks}
-		if got := s.ITLs(); !slices.Equal(got, c.gaps) {
-			t.Errorf("%s: ITLs %v, want %v", c.name, got, c.gaps)
-		}
-		if got, ok := s.MaxGap(); got != c.max || ok != c.maxOK {
-			t.Errorf("%s: MaxGap %v %v, want %v %v", c.name, got, ok, c.max, c.maxOK)
-		}
-	}
-}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/workload"
 )
 
@@ -117,8 +119,8 @@ func (e *wireError) text() string {
 
 // decoder turns raw chunks into the Sample's chunks, instants and token counts.
 type decoder struct {
-	s       *Sample
-	onDelta func(Delta)
+	s       *sample.Sample
+	onDelta func(sample.Delta)
 	t0      time.Time
 
 	api   wireAPI
@@ -150,11 +152,11 @@ type decoder struct {
 	maxTokens    int
 
 	// Live progress (progress.go's rules): nil onProgress sends none.
-	onProgress func(*Progress)
-	prog       Progress      // reused: the callback gets a pointer valid during the call
-	lastSent   time.Duration // arrival offset of the last Progress sent; Absent before
-	perChunk   float64       // the endpoint's learned tokens per chunk; 0 until one finished
-	estTokens  int           // tokenizer count of content[:estC] and reasoning[:estR]
+	onProgress func(*sample.Progress)
+	prog       sample.Progress // reused: the callback gets a pointer valid during the call
+	lastSent   time.Duration   // arrival offset of the last Progress sent; Absent before
+	perChunk   float64         // the endpoint's learned tokens per chunk; 0 until one finished
+	estTokens  int             // tokenizer count of content[:estC] and reasoning[:estR]
 	estC, estR int
 	estChunks  int // token chunks counted in estTokens
 }
@@ -173,11 +175,11 @@ func overrunChunks(maxTokens int) int {
 
 // init prepares d for one stream; maxTokens sizes the chunk slice (one chunk per token,
 // plus role, finish and usage chunks) so that it rarely grows.
-func (d *decoder) init(s *Sample, onDelta func(Delta), maxTokens int) {
+func (d *decoder) init(s *sample.Sample, onDelta func(sample.Delta), maxTokens int) {
 	d.s, d.onDelta = s, onDelta
 	d.maxTokens = maxTokens
-	d.lastSent = Absent
-	s.Chunks = make([]Chunk, 0, min(max(maxTokens+4, 16), 4096))
+	d.lastSent = sample.Absent
+	s.Chunks = make([]sample.Chunk, 0, min(max(maxTokens+4, 16), 4096))
 }
 
 // add accounts one raw data chunk that arrived at offset at; stop reports that the stream
@@ -192,7 +194,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 		s.FirstEvent = at
 	}
 	if !ok {
-		s.Chunks = append(s.Chunks, Chunk{At: at})
+		s.Chunks = append(s.Chunks, sample.Chunk{At: at})
 		return false
 	}
 	if s.ResponseID == "" {
@@ -235,9 +237,9 @@ func (d *decoder) decodeChunk(raw []byte) bool {
 
 // measure sizes the decoded chunk's text and updates the instants it marks (first token,
 // last token, first answer) and the finish reason.
-func (d *decoder) measure(at time.Duration) Chunk {
+func (d *decoder) measure(at time.Duration) sample.Chunk {
 	s := d.s
-	c := Chunk{At: at}
+	c := sample.Chunk{At: at}
 	for i := range d.w.Choices {
 		ch := &d.w.Choices[i]
 		c.Content += len(ch.Delta.Content) + len(ch.Delta.Refusal) + len(ch.Text)
@@ -264,7 +266,7 @@ func (d *decoder) measure(at time.Duration) Chunk {
 
 // countUsage takes the chunk's usage, if any: the latest totals, and the chunk's own token
 // count when the server reports cumulative usage on token-bearing chunks.
-func (d *decoder) countUsage(c *Chunk) {
+func (d *decoder) countUsage(c *sample.Chunk) {
 	if d.w.Usage == nil || d.usage.CompletionTokens < 0 {
 		return
 	}
@@ -353,7 +355,7 @@ func reasoningText(dl *wireDelta) string {
 
 func (d *decoder) emit(at time.Duration, text string, reasoning bool, tokens int) {
 	if d.onDelta != nil {
-		d.onDelta(Delta{At: d.t0.Add(at), Text: text, Reasoning: reasoning, Tokens: tokens})
+		d.onDelta(sample.Delta{At: d.t0.Add(at), Text: text, Reasoning: reasoning, Tokens: tokens})
 	}
 }
 
@@ -389,11 +391,11 @@ func (d *decoder) finalize() {
 	}
 	switch {
 	case d.usageSeen && (d.last.CompletionTokens > 0 || d.tokenChunks == 0):
-		s.Tokens, s.Source = d.last.CompletionTokens, SourceUsage
+		s.Tokens, s.Source = d.last.CompletionTokens, sample.SourceUsage
 	case d.tokenChunks > 0 && estimate():
-		s.Tokens, s.Source = estC+estR, SourceEstimate
+		s.Tokens, s.Source = estC+estR, sample.SourceEstimate
 	default:
-		s.Tokens, s.Source = d.tokenChunks, SourceChunks
+		s.Tokens, s.Source = d.tokenChunks, sample.SourceChunks
 	}
 
 	switch {
@@ -401,12 +403,12 @@ func (d *decoder) finalize() {
 		s.ReasoningTokens = d.last.Details.ReasoningTokens
 	case d.reasoningChunks == 0:
 		s.ReasoningTokens = 0
-	case s.Source == SourceEstimate:
+	case s.Source == sample.SourceEstimate:
 		s.ReasoningTokens = estR
-	case s.Source == SourceUsage && estimate():
+	case s.Source == sample.SourceUsage && estimate():
 		// The server gave only the total: split it in the proportion of the estimates.
 		s.ReasoningTokens = int(math.Round(float64(s.Tokens) * float64(estR) / float64(estC+estR)))
-	case s.Source == SourceUsage:
+	case s.Source == sample.SourceUsage:
 		s.ReasoningTokens = int(math.Round(float64(s.Tokens) * float64(d.reasoningChunks) / float64(d.tokenChunks)))
 	default:
 		s.ReasoningTokens = d.reasoningChunks

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/sample"
+
 	"tokscope/config"
 	"tokscope/workload"
 )
@@ -116,14 +118,14 @@ func (cs *cacheServer) received() (bodies []map[string]any, contents []string, u
 func num(v any) float64 { f, _ := v.(float64); return f }
 
 // runWorkload runs n counted requests of ep through a Runner with its workload.
-func runWorkload(t *testing.T, ep config.Endpoint, n int) []Sample {
+func runWorkload(t *testing.T, ep config.Endpoint, n int) []sample.Sample {
 	t.Helper()
 	ws, err := workload.ForEndpoints([]config.Endpoint{ep}, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := NewRunner([]config.Endpoint{ep}, Options{Requests: n, Workloads: ws})
-	var out []Sample
+	var out []sample.Sample
 	for _, d := range collect(t, r) {
 		out = append(out, d.Sample)
 	}
@@ -278,7 +280,7 @@ func TestRequestFieldsWinOverExtraBody(t *testing.T) {
 	if b["ignore_eos"] != true || num(b["min_tokens"]) != 20 || num(b["max_tokens"]) != 20 || b["temperature"] != 0.0 {
 		t.Errorf("body %v", b)
 	}
-	if s.OutputTarget != 20 || s.Tokens != 20 || s.Outcome != OutcomeOK {
+	if s.OutputTarget != 20 || s.Tokens != 20 || s.Outcome != sample.OutcomeOK {
 		t.Errorf("sample: target %d tokens %d outcome %s", s.OutputTarget, s.Tokens, s.Outcome)
 	}
 }
@@ -311,7 +313,7 @@ func TestPrefillRateAndE2E(t *testing.T) {
 	s := newSample(testEP())
 	s.FirstToken = 200 * time.Millisecond
 	s.PromptTokens, s.CachedTokens = 1000, 600
-	s.Chunks = []Chunk{{At: 50 * time.Millisecond}, {At: 200 * time.Millisecond, Content: 1}, {At: 900 * time.Millisecond}}
+	s.Chunks = []sample.Chunk{{At: 50 * time.Millisecond}, {At: 200 * time.Millisecond, Content: 1}, {At: 900 * time.Millisecond}}
 	if r, ok := s.PrefillRate(); !ok || r != 2000 {
 		t.Errorf("prefill %v %v, want 400 tokens / 0.2 s = 2000", r, ok)
 	}
@@ -322,10 +324,10 @@ func TestPrefillRateAndE2E(t *testing.T) {
 	if r, _ := s.PrefillRate(); r != 5000 {
 		t.Errorf("unreported cache counts as 0: %v", r)
 	}
-	for _, mod := range []func(*Sample){
-		func(s *Sample) { s.CachedTokens = 1000 },
-		func(s *Sample) { s.PromptTokens = 0 },
-		func(s *Sample) { s.FirstToken = Absent },
+	for _, mod := range []func(*sample.Sample){
+		func(s *sample.Sample) { s.CachedTokens = 1000 },
+		func(s *sample.Sample) { s.PromptTokens = 0 },
+		func(s *sample.Sample) { s.FirstToken = sample.Absent },
 	} {
 		c := s
 		mod(&c)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/workload"
 )
 
@@ -36,16 +36,16 @@ func TestDocsNameEveryFamily(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	for i, turn := range []int{1, 2} {
 		e.Observe(probetest.OK("e", "m", uint64(i+1), t0).Chunks(3, 50*time.Millisecond, 10*time.Millisecond, 3).
-			Tokens(3, probe.SourceUsage).With(func(s *probe.Sample) {
+			Tokens(3, sample.SourceUsage).With(func(s *sample.Sample) {
 			s.Turn, s.PromptTokens, s.CachedTokens = turn, 100, 40
 			if turn == 2 { // an agent session's turn: the session counters are created at the first
 				s.Session = &workload.SessionTurn{ID: 1, Root: 1, Lane: 1, Turn: 1, SessionTurns: 1, PromptTokens: 90, IdealCached: 64}
 			}
-			s.Server = &probe.ServerTiming{Source: "vllm", TTFTms: 40, QueueMs: 2, DecodeMs: 20, DecodeTokens: -1,
+			s.Server = &sample.ServerTiming{Source: "vllm", TTFTms: 40, QueueMs: 2, DecodeMs: 20, DecodeTokens: -1,
 				PromptTokens: -1, CachedTokens: -1, DraftN: -1, DraftAccepted: -1, DecodeTPS: 100, LoadMs: -1}
 		}).Ptr())
 	}
-	e.Observe(&probe.Sample{Endpoint: "e", Model: "m", Seq: 3, Outcome: probe.OutcomeError, ErrorKind: "http_500"})
+	e.Observe(&sample.Sample{Endpoint: "e", Model: "m", Seq: 3, Outcome: sample.OutcomeError, ErrorKind: "http_500"})
 	e.SetTierBoundary("e", "fast", 4)
 	fams, err := e.Registry().Gather()
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Metric names. The dashboard test checks that every name the dashboard uses exists here.
@@ -43,7 +43,7 @@ const (
 	labelSource    = "source"
 	labelAPI       = "api"
 
-	// outcomeCut labels requests cut by the end of the run (probe.Sample.Cut) in
+	// outcomeCut labels requests cut by the end of the run (sample.Sample.Cut) in
 	// tokscope_requests_total: not errors.
 	outcomeCut = "cut"
 )
@@ -175,8 +175,8 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.prompt.WithLabelValues(name, model)
 		e.cached.WithLabelValues(name, model)
 		e.turns.zero(name, model)
-		e.requests.WithLabelValues(name, model, string(probe.OutcomeOK), "")
-		e.requests.WithLabelValues(name, model, string(probe.OutcomeTruncated), "")
+		e.requests.WithLabelValues(name, model, string(sample.OutcomeOK), "")
+		e.requests.WithLabelValues(name, model, string(sample.OutcomeTruncated), "")
 		e.inFlight.WithLabelValues(name, model).Set(0)
 		e.info.WithLabelValues(name, model, apiLabel(ep.API)).Set(1)
 	}
@@ -200,7 +200,7 @@ func (e *Exporter) Registry() *prometheus.Registry { return e.registry }
 // Handler serves the exposition of the Exporter's registry, on whatever path it is mounted.
 func (e *Exporter) Handler() http.Handler { return e.handler }
 
-// Started records that request seq of the named endpoint was sent (feed it probe.Started
+// Started records that request seq of the named endpoint was sent (feed it sample.Started
 // events, warm-ups included). The in-flight gauge counts requests by (endpoint, seq), so it
 // cannot drift: the request leaves the gauge on its Sample (Observe) or on Finished, whichever
 // comes first; a second finish, or a finish without a start, changes nothing.
@@ -243,7 +243,7 @@ func (e *Exporter) setInFlightLocked(endpoint string) {
 // request counts in tokscope_requests_total; latency, speed and token metrics take only ok
 // requests (docs/metrics.md: errors and truncations count in error rates, never in speed figures):
 // the tokens a request counted in flight (Progress) are reconciled with its final count.
-func (e *Exporter) Observe(s *probe.Sample) {
+func (e *Exporter) Observe(s *sample.Sample) {
 	if s == nil {
 		return
 	}
@@ -266,7 +266,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 		outcome = "unknown"
 	}
 	errorType := ""
-	if s.Outcome == probe.OutcomeError {
+	if s.Outcome == sample.OutcomeError {
 		errorType = errorTypeLabel(s.ErrorKind)
 	}
 	e.requests.WithLabelValues(name, model, outcome, errorType).Inc()
@@ -293,7 +293,7 @@ func (e *Exporter) Observe(s *probe.Sample) {
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only
 // those that count for a cut request when cut). TTFT is docs/metrics.md's, to the first token.
-func (e *Exporter) observeMetrics(s *probe.Sample, name, model string, cut bool) {
+func (e *Exporter) observeMetrics(s *sample.Sample, name, model string, cut bool) {
 	for i := range metric.All {
 		m, h := &metric.All[i], e.hists[i]
 		if h == nil || (cut && !m.OnCut) {
@@ -316,7 +316,7 @@ func (e *Exporter) observeMetrics(s *probe.Sample, name, model string, cut bool)
 // OnProgress): tokscope_generation_tokens_total then rises while tokens stream, and a rate()
 // over it follows the true rate. Warm-ups and interactive requests are left out, as in
 // Observe. Observe reconciles the request's count with its Sample.
-func (e *Exporter) Progress(p *probe.Progress) {
+func (e *Exporter) Progress(p *sample.Progress) {
 	if p == nil || p.Warmup || p.Stream != 0 || !p.Endpoint.In(len(e.byIdx)) {
 		return
 	}
@@ -333,7 +333,7 @@ func (e *Exporter) Progress(p *probe.Progress) {
 // reconcile settles a finished (non-warm-up) request's tokens: an ok request's final count
 // replaces what was counted in flight (the difference is added, or owed when the estimate was
 // above it); a request that did not end ok owes back everything it counted.
-func (e *Exporter) reconcile(s *probe.Sample) {
+func (e *Exporter) reconcile(s *sample.Sample) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := requestKey{s.Endpoint, s.Seq}

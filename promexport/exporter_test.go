@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 const ms = time.Millisecond
@@ -130,35 +130,35 @@ func TestObserveExposition(t *testing.T) {
 
 	// A: TTFT 100 ms, TTFB 50 ms, gaps 20/30/100 ms, 7 tokens over 150 ms → TPOT 25 ms.
 	a := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
-		ChunksAt(3, 100*ms, 120*ms, 150*ms, 250*ms).Tokens(7, probe.SourceUsage).EndAt(260 * ms).Ptr()
+		ChunksAt(3, 100*ms, 120*ms, 150*ms, 250*ms).Tokens(7, sample.SourceUsage).EndAt(260 * ms).Ptr()
 	// B: TTFT 1.5 s, TTFB 200 ms, one gap of 5 ms, 2 tokens → TPOT 5 ms.
 	b := probetest.OK("local", "m1", 2, time.Time{}).Times(0, 200*ms).Role(201*ms).
-		ChunksAt(3, 1500*ms, 1505*ms).Tokens(2, probe.SourceEstimate).EndAt(1510 * ms).Ptr()
+		ChunksAt(3, 1500*ms, 1505*ms).Tokens(2, sample.SourceEstimate).EndAt(1510 * ms).Ptr()
 	// C: one token: TTFT 30 ms, no gap, no TPOT.
 	c := probetest.OK("local", "m1", 3, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 30*ms).
-		Tokens(1, probe.SourceUsage).EndAt(40 * ms).Ptr()
+		Tokens(1, sample.SourceUsage).EndAt(40 * ms).Ptr()
 	// D: truncated — counts as a request, never in latency or tokens.
 	d := probetest.OK("local", "m1", 4, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 7*ms, 9*ms).
-		Tokens(50, probe.SourceUsage).EndAt(20 * ms).Ptr()
-	d.Outcome, d.FinishReason = probe.OutcomeTruncated, ""
+		Tokens(50, sample.SourceUsage).EndAt(20 * ms).Ptr()
+	d.Outcome, d.FinishReason = sample.OutcomeTruncated, ""
 	// E: a 429.
-	e429 := &probe.Sample{Endpoint: "local", Model: "m1", Seq: 5, Headers: 3 * ms,
-		FirstToken: probe.Absent, LastToken: probe.Absent, End: 4 * ms,
-		Outcome: probe.OutcomeError, ErrorKind: "http_429", HTTPStatus: 429}
+	e429 := &sample.Sample{Endpoint: "local", Model: "m1", Seq: 5, Headers: 3 * ms,
+		FirstToken: sample.Absent, LastToken: sample.Absent, End: 4 * ms,
+		Outcome: sample.OutcomeError, ErrorKind: "http_429", HTTPStatus: 429}
 	// F: a warm-up with absurd numbers: must leave no trace.
 	f := probetest.OK("local", "m1", 6, time.Time{}).Times(0, 9000*ms).Role(9001*ms).
-		ChunksAt(3, 9100*ms, 9200*ms).Tokens(1000, probe.SourceUsage).EndAt(9300 * ms).Ptr()
+		ChunksAt(3, 9100*ms, 9200*ms).Tokens(1000, sample.SourceUsage).EndAt(9300 * ms).Ptr()
 	f.Warmup = true
 	// G: a stream error on the other endpoint, whose API code rides on the kind.
-	g := &probe.Sample{Endpoint: "remote", Model: "m2", Seq: 1, Headers: 80 * ms,
-		FirstToken: probe.Absent, LastToken: probe.Absent, End: 90 * ms,
-		Outcome: probe.OutcomeError, ErrorKind: "http_400 (Bad Request: bogus!)"}
+	g := &sample.Sample{Endpoint: "remote", Model: "m2", Seq: 1, Headers: 80 * ms,
+		FirstToken: sample.Absent, LastToken: sample.Absent, End: 90 * ms,
+		Outcome: sample.OutcomeError, ErrorKind: "http_400 (Bad Request: bogus!)"}
 	a.PromptTokens, a.CachedTokens = 500, 128
 	b.PromptTokens, b.CachedTokens = 300, -1
 	c.CachedTokens = -1
 	d.PromptTokens, d.CachedTokens = 900, 900
 	f.PromptTokens, f.CachedTokens = 9000, 9000
-	for _, s := range []*probe.Sample{a, b, c, d, e429, f, g, nil} {
+	for _, s := range []*sample.Sample{a, b, c, d, e429, f, g, nil} {
 		e.Observe(s)
 	}
 
@@ -248,16 +248,16 @@ func TestInFlightCannotDrift(t *testing.T) {
 	if l, r := gauge(t, e, "local", "m1"), gauge(t, e, "remote", "m2"); l != 2 || r != 1 {
 		t.Fatalf("in flight local=%g remote=%g, want 2 and 1", l, r)
 	}
-	e.Observe(&probe.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: probe.OutcomeOK})
+	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: sample.OutcomeOK})
 	e.Finished("local", 1) // again: no effect
-	e.Observe(&probe.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: probe.OutcomeOK})
+	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: sample.OutcomeOK})
 	if got := gauge(t, e, "local", "m1"); got != 1 {
 		t.Fatalf("after a double finish in flight = %g, want 1", got)
 	}
 	// A warm-up leaves the gauge too; a finish that never started changes nothing.
-	e.Observe(&probe.Sample{Endpoint: "local", Model: "m1", Seq: 2, Warmup: true, Outcome: probe.OutcomeOK})
+	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 2, Warmup: true, Outcome: sample.OutcomeOK})
 	e.Finished("local", 99)
-	e.Observe(&probe.Sample{Endpoint: "local", Model: "m1", Seq: 77, Outcome: probe.OutcomeError, ErrorKind: "connect"})
+	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 77, Outcome: sample.OutcomeError, ErrorKind: "connect"})
 	if got := gauge(t, e, "local", "m1"); got != 0 {
 		t.Fatalf("in flight = %g, want 0", got)
 	}
@@ -277,7 +277,7 @@ func TestConcurrentObserve(t *testing.T) {
 				seq := uint64(w*each + i + 1)
 				e.Started("local", seq)
 				e.Observe(probetest.OK("local", "m1", seq, time.Time{}).Times(0, 10*ms).Role(11*ms).
-					ChunksAt(3, 20*ms, 30*ms).Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr())
+					ChunksAt(3, 20*ms, 30*ms).Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr())
 			}
 		})
 	}
@@ -313,7 +313,7 @@ func TestNoSecretsInExposition(t *testing.T) {
 	for i, ep := range eps {
 		e.Started(ep.Name, 1)
 		e.Observe(probetest.OK(ep.Name, "m1", uint64(i+2), time.Time{}).Times(0, 10*ms).Role(11*ms).
-			ChunksAt(3, 20*ms, 30*ms).Tokens(2, probe.SourceUsage).EndAt(40 * ms).Ptr())
+			ChunksAt(3, 20*ms, 30*ms).Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr())
 	}
 	body := scrapeBody(t, url)
 	for _, secret := range []string{"hunter2", "alice", "pa55", "bob:", "sk-test", "sk-header", "Bearer", "Authorization"} {
@@ -434,7 +434,7 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 		return series(t, scrape(t, url), nameTokens, local).GetCounter().GetValue()
 	}
 	progress := func(seq uint64, n float64) {
-		e.Progress(&probe.Progress{Endpoint: 0, Seq: seq, Tokens: n, Estimated: true})
+		e.Progress(&sample.Progress{Endpoint: 0, Seq: seq, Tokens: n, Estimated: true})
 	}
 	steps := []struct {
 		what string
@@ -446,30 +446,30 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 		{"a late Progress counts nothing twice", func() { progress(1, 8) }, 10},
 		{"usage above the estimate", func() {
 			e.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
-				ChunksAt(3, 10*ms, 20*ms).Tokens(12, probe.SourceUsage).EndAt(30 * ms).Ptr())
+				ChunksAt(3, 10*ms, 20*ms).Tokens(12, sample.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 12},
 		{"estimate above the usage: 3 owed", func() {
 			progress(2, 9)
 			e.Observe(probetest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
-				ChunksAt(3, 10*ms, 20*ms).Tokens(6, probe.SourceUsage).EndAt(30 * ms).Ptr())
+				ChunksAt(3, 10*ms, 20*ms).Tokens(6, sample.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 21},
 		{"a failed request pays the 3 owed, then owes its 4", func() {
 			progress(3, 4)
 			s := probetest.OK("local", "m1", 3, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 10*ms).
-				Tokens(4, probe.SourceUsage).EndAt(30 * ms).Ptr()
-			s.Outcome, s.ErrorKind = probe.OutcomeError, "stream_error"
+				Tokens(4, sample.SourceUsage).EndAt(30 * ms).Ptr()
+			s.Outcome, s.ErrorKind = sample.OutcomeError, "stream_error"
 			e.Observe(s)
 		}, 22},
 		{"warm-ups and streams never count", func() {
-			e.Progress(&probe.Progress{Endpoint: 0, Seq: 4, Tokens: 50, Warmup: true})
-			e.Progress(&probe.Progress{Endpoint: 0, Seq: 5, Tokens: 50, Stream: 1})
-			e.Progress(&probe.Progress{Endpoint: 7, Seq: 5, Tokens: 50})
+			e.Progress(&sample.Progress{Endpoint: 0, Seq: 4, Tokens: 50, Warmup: true})
+			e.Progress(&sample.Progress{Endpoint: 0, Seq: 5, Tokens: 50, Stream: 1})
+			e.Progress(&sample.Progress{Endpoint: 7, Seq: 5, Tokens: 50})
 		}, 22},
 		{"later tokens pay the 4 owed first", func() { progress(6, 5) }, 23},
 		{"then count", func() { progress(6, 10) }, 28},
 		{"and end exact", func() {
 			e.Observe(probetest.OK("local", "m1", 6, time.Time{}).Times(0, 5*ms).Role(6*ms).
-				ChunksAt(3, 10*ms, 20*ms).Tokens(10, probe.SourceUsage).EndAt(30 * ms).Ptr())
+				ChunksAt(3, 10*ms, 20*ms).Tokens(10, sample.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 28},
 	}
 	for _, s := range steps {
@@ -487,8 +487,8 @@ func TestObserveCut(t *testing.T) {
 	e := New(testEndpoints())
 	url := serve(t, e)
 	cut := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 20*ms).Role(21*ms).ChunksAt(3, 40*ms, 60*ms).
-		Tokens(2, probe.SourceUsage).EndAt(70 * ms).Ptr()
-	cut.Outcome, cut.ErrorKind, cut.FinishReason, cut.Cut = probe.OutcomeError, probe.ErrCanceled, "", true
+		Tokens(2, sample.SourceUsage).EndAt(70 * ms).Ptr()
+	cut.Outcome, cut.ErrorKind, cut.FinishReason, cut.Cut = sample.OutcomeError, sample.ErrCanceled, "", true
 	e.Observe(cut)
 	fams := scrape(t, url)
 	local := map[string]string{"endpoint": "local", "model": "m1"}

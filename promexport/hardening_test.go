@@ -13,6 +13,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 )
 
 const (
@@ -61,16 +62,16 @@ func TestExpositionNeverHoldsKeys(t *testing.T) {
 	}
 
 	e := New(eps)
-	r := probe.NewRunner(eps, probe.Options{Requests: 3, OnDone: []func(*probe.Sample){e.Observe}})
+	r := probe.NewRunner(eps, probe.Options{Requests: 3, OnDone: []func(*sample.Sample){e.Observe}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	go func() { _ = r.Run(ctx) }()
 	var messages []string
 	for ev := range r.Events() {
 		switch ev := ev.(type) {
-		case *probe.Started:
+		case *sample.Started:
 			e.Started(eps[ev.Endpoint].Name, ev.Seq)
-		case *probe.Done:
+		case *sample.Done:
 			messages = append(messages, ev.Sample.ErrorKind+": "+ev.Sample.ErrorMessage)
 		}
 	}

@@ -3,7 +3,7 @@ package promexport
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Agent sessions (--sessions): counters of the ok session turns, so that
@@ -31,7 +31,7 @@ func newSessionMetrics(reg prometheus.Registerer) *sessionMetrics {
 }
 
 // observe adds an ok request; nothing outside sessions.
-func (m *sessionMetrics) observe(s *probe.Sample, name, model string) {
+func (m *sessionMetrics) observe(s *sample.Sample, name, model string) {
 	st := s.Session
 	if st == nil {
 		return

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Conversations (--turns): the metrics split by turn (metric.SplitMetrics) as histograms with
@@ -61,7 +61,7 @@ func (t *turnMetrics) zero(name, model string) {
 }
 
 // observe adds a counted request.
-func (t *turnMetrics) observe(s *probe.Sample, name, model string) {
+func (t *turnMetrics) observe(s *sample.Sample, name, model string) {
 	if cached, prompt, ok := metric.CacheHit(s); ok {
 		t.cached.WithLabelValues(name, model).Add(float64(cached))
 		t.prompt.WithLabelValues(name, model).Add(float64(prompt))

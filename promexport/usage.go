@@ -3,7 +3,7 @@ package promexport
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 const (
@@ -30,7 +30,7 @@ func newUsage() *prometheus.HistogramVec {
 
 // observeUsage records an ok request's input and output tokens. A request without usage
 // has no input count and adds no input observation, rather than a false zero.
-func (e *Exporter) observeUsage(s *probe.Sample, name, model string) {
+func (e *Exporter) observeUsage(s *sample.Sample, name, model string) {
 	if s.PromptTokens > 0 {
 		e.usage.WithLabelValues(name, model, "input").Observe(float64(s.PromptTokens))
 	}

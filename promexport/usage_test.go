@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // TestRequestTokensHistogram: ok requests add one output observation each, and one input
@@ -14,13 +14,13 @@ func TestRequestTokensHistogram(t *testing.T) {
 	e := New(testEndpoints())
 	url := serve(t, e)
 	a := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
-		Tokens(5, probe.SourceUsage).EndAt(40 * ms).Ptr()
+		Tokens(5, sample.SourceUsage).EndAt(40 * ms).Ptr()
 	a.PromptTokens = 100
 	b := probetest.OK("local", "m1", 2, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms).
-		Tokens(300, probe.SourceUsage).EndAt(40 * ms).Ptr() // no usage prompt count
-	failed := &probe.Sample{Endpoint: "local", Model: "m1", Seq: 3, Outcome: probe.OutcomeError,
+		Tokens(300, sample.SourceUsage).EndAt(40 * ms).Ptr() // no usage prompt count
+	failed := &sample.Sample{Endpoint: "local", Model: "m1", Seq: 3, Outcome: sample.OutcomeError,
 		ErrorKind: "http_500", Tokens: 7, PromptTokens: 9}
-	for _, s := range []*probe.Sample{a, b, failed} {
+	for _, s := range []*sample.Sample{a, b, failed} {
 		e.Observe(s)
 	}
 	fams := scrape(t, url)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Shard is what a line of a sharded run (--shard) says of it: "shard": I (from 0) and
@@ -132,7 +132,7 @@ type seqKey struct {
 }
 
 type event struct {
-	done  *probe.Done
+	done  *sample.Done
 	at    time.Time // when the request finished
 	shard int       // -1: unsharded
 }
@@ -201,7 +201,7 @@ func (m *merger) sortByWallClock() {
 		return renum[ep]
 	}
 	for _, e := range m.events {
-		e.done.Endpoint = probe.EndpointIndex(see(int(e.done.Endpoint)))
+		e.done.Endpoint = sample.EndpointIndex(see(int(e.done.Endpoint)))
 	}
 	for i := range m.server {
 		m.server[i].ep = see(m.server[i].ep)
@@ -247,7 +247,7 @@ func (m *merger) addRecord(rec *Record, path string) {
 	if done.After(rp.End) {
 		rp.End = done
 	}
-	m.events = append(m.events, event{done: &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: s}, at: done, shard: shard})
+	m.events = append(m.events, event{done: &sample.Done{Endpoint: sample.EndpointIndex(ep), Sample: s}, at: done, shard: shard})
 }
 
 // addScrape adds a scrape line to the endpoint of its name; a GPU scrape marks the endpoint

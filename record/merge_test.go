@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 )
 
 // writeShard records samples (and one scrape at each sample's start) as shard s would.
-func writeShard(t *testing.T, path string, s config.Shard, samples ...probe.Sample) {
+func writeShard(t *testing.T, path string, s config.Shard, samples ...sample.Sample) {
 	t.Helper()
 	rec, err := NewRecorder(path, WithShard(s))
 	if err != nil {
@@ -83,7 +83,7 @@ func TestRecorderWritesTheShard(t *testing.T) {
 func TestMergeOnTheWallClock(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	at := func(sec int, name string) probe.Sample {
+	at := func(sec int, name string) sample.Sample {
 		s := replaySample(name, t0.Add(time.Duration(sec)*time.Second), time.Second)
 		s.Seq = uint64(sec + 1)
 		return s
@@ -111,7 +111,7 @@ func TestMergeOnTheWallClock(t *testing.T) {
 		}
 		var starts []int
 		for _, ev := range rp.Events {
-			d := ev.(*probe.Done)
+			d := ev.(*sample.Done)
 			starts = append(starts, int(d.Sample.Start.Sub(t0)/time.Second))
 			if name := rp.Endpoints[d.Endpoint].Name; name != d.Sample.Endpoint {
 				t.Errorf("event of %s under endpoint %s", d.Sample.Endpoint, name)
@@ -189,11 +189,11 @@ func TestMergeKeepsModelsApart(t *testing.T) {
 	if got := names(rp.Endpoints); !slices.Equal(got, []string{"a (model-a)/model-a", "a (other)/other"}) {
 		t.Errorf("endpoints %v", got)
 	}
-	var eps []probe.EndpointIndex
+	var eps []sample.EndpointIndex
 	for _, ev := range rp.Events {
-		eps = append(eps, ev.(*probe.Done).Endpoint)
+		eps = append(eps, ev.(*sample.Done).Endpoint)
 	}
-	if !slices.Equal(eps, []probe.EndpointIndex{0, 1, 0}) {
+	if !slices.Equal(eps, []sample.EndpointIndex{0, 1, 0}) {
 		t.Errorf("events by endpoint %v", eps)
 	}
 }

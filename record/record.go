@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Record is one finished request as one line of a --record file (JSON Lines). Instants are
@@ -101,11 +101,11 @@ type Record struct {
 	// Rate-limit headers, null when the server sent none.
 	RateLimitRemainingRequests *int `json:"ratelimit_remaining_requests"`
 	RateLimitRemainingTokens   *int `json:"ratelimit_remaining_tokens"`
-	// The server's own clock (probe.ServerTiming: absent figures null), when its response
+	// The server's own clock (sample.ServerTiming: absent figures null), when its response
 	// carried one; ModelLoad: the request paid for loading the model (kept out of TTFT
 	// figures). Written only when present.
-	ServerTiming *probe.ServerTiming `json:"server_timing,omitempty"`
-	ModelLoad    bool                `json:"model_load,omitempty"`
+	ServerTiming *sample.ServerTiming `json:"server_timing,omitempty"`
+	ModelLoad    bool                 `json:"model_load,omitempty"`
 
 	// Derived metrics (docs/outputs.md definitions), null when undefined. Output only.
 	TTFBMS         *float64 `json:"ttfb_ms"`
@@ -128,7 +128,7 @@ type Record struct {
 }
 
 // Chunks are a request's chunks in arrival order; At is kept to the microsecond in JSON.
-type Chunks []probe.Chunk
+type Chunks []sample.Chunk
 
 // MarshalJSON writes [[at_ms, content_bytes, reasoning_bytes, tokens], …].
 func (cs Chunks) MarshalJSON() ([]byte, error) {
@@ -163,7 +163,7 @@ func (cs *Chunks) UnmarshalJSON(b []byte) error {
 	}
 	out := make(Chunks, len(raw))
 	for i, r := range raw {
-		out[i] = probe.Chunk{At: msDur(r[0]), Content: int(r[1]), Reasoning: int(r[2]), Tokens: int(r[3])}
+		out[i] = sample.Chunk{At: msDur(r[0]), Content: int(r[1]), Reasoning: int(r[2]), Tokens: int(r[3])}
 	}
 	*cs = out
 	return nil
@@ -188,7 +188,7 @@ func instant(d time.Duration) *float64 {
 
 func fromInstant(p *float64) time.Duration {
 	if p == nil {
-		return probe.Absent
+		return sample.Absent
 	}
 	return msDur(*p)
 }
@@ -232,7 +232,7 @@ func fromCount(p *int) int {
 }
 
 // FromSample converts a finished request into its Record, derived metrics included.
-func FromSample(s *probe.Sample) Record {
+func FromSample(s *sample.Sample) Record {
 	r := Record{
 		Endpoint: s.Endpoint, Model: s.Model, API: s.API, Seq: s.Seq, Warmup: s.Warmup, ResponseID: s.ResponseID, Stream: s.Stream,
 		Start:   s.Start,
@@ -278,9 +278,9 @@ func FromSample(s *probe.Sample) Record {
 
 // Sample converts the Record back into the Sample it was made from; every instant survives
 // a round trip through JSON to the microsecond.
-func (r Record) Sample() probe.Sample {
-	chunks := slices.Clone([]probe.Chunk(r.Chunks))
-	return probe.Sample{
+func (r Record) Sample() sample.Sample {
+	chunks := slices.Clone([]sample.Chunk(r.Chunks))
+	return sample.Sample{
 		Endpoint: r.Endpoint, Model: r.Model, API: r.API, Seq: r.Seq, Warmup: r.Warmup, ResponseID: r.ResponseID, Stream: r.Stream,
 		Start: r.Start,
 		Queue: msDur(r.QueueMS),
@@ -290,11 +290,11 @@ func (r Record) Sample() probe.Sample {
 		FirstToken: fromInstant(r.FirstToken), FirstAnswer: fromInstant(r.FirstAnswer),
 		LastToken: fromInstant(r.LastToken), End: fromInstant(r.EndMS),
 		Chunks: chunks, Clock: r.Clock,
-		Tokens: r.Tokens, Source: probe.TokenSource(r.TokenSource),
+		Tokens: r.Tokens, Source: sample.TokenSource(r.TokenSource),
 		ReasoningTokens: r.ReasoningTokens, PromptTokens: r.PromptTokens,
 		CachedTokens: fromCount(r.CachedTokens), OutputTarget: max(fromCount(r.OutputTarget), 0), Cache: r.Cache,
 		Conversation: r.Conversation, Turn: r.Turn, Session: r.sessionTurn(r.Turn),
-		Outcome: probe.Outcome(r.Outcome), FinishReason: r.FinishReason,
+		Outcome: sample.Outcome(r.Outcome), FinishReason: r.FinishReason,
 		ErrorKind: r.ErrorKind, ErrorMessage: r.ErrorMessage,
 		HTTPStatus: r.HTTPStatus, RetryAfter: msDur(r.RetryAfterMS), Backoff: msDur(r.BackoffMS),
 		RateLimitRemainingRequests: fromCount(r.RateLimitRemainingRequests),
@@ -373,7 +373,7 @@ func endsTorn(path string) bool {
 }
 
 // Write appends s as one line. It returns os.ErrClosed after Close.
-func (r *Recorder) Write(s *probe.Sample) error {
+func (r *Recorder) Write(s *sample.Sample) error {
 	rec := FromSample(s)
 	rec.Shard = r.shard
 	line, err := marshalLine(&rec) // outside the lock: writers only queue for the write

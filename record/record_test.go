@@ -14,21 +14,21 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // fullSample has every field set, with instants that are not whole microseconds.
-func fullSample() probe.Sample {
+func fullSample() sample.Sample {
 	us := time.Microsecond
-	return probe.Sample{
+	return sample.Sample{
 		Endpoint: "local", Model: "qwen3", API: "anthropic", Seq: 42, Warmup: false, ResponseID: "chatcmpl-abc",
 		Start: time.Date(2026, 3, 14, 15, 9, 26, 123456789, time.FixedZone("CET", 3600)),
 		Queue: 1500*us + 400,
-		DNS:   probe.Absent, Connect: 2*time.Millisecond + 1, TLS: probe.Absent, Reused: false, ConnRetry: true,
+		DNS:   sample.Absent, Connect: 2*time.Millisecond + 1, TLS: sample.Absent, Reused: false, ConnRetry: true,
 		Wrote: 3*time.Millisecond + 250, Headers: 40*time.Millisecond + 499,
 		FirstEvent: 41*time.Millisecond + 500, FirstToken: 52123 * us, FirstAnswer: 80 * time.Millisecond,
 		LastToken: 152123 * us, End: 153 * time.Millisecond,
-		Chunks: []probe.Chunk{
+		Chunks: []sample.Chunk{
 			{At: 41*time.Millisecond + 500},
 			{At: 52123 * us, Reasoning: 12, Tokens: 2},
 			{At: 62123 * us, Reasoning: 9, Tokens: 3},
@@ -36,10 +36,10 @@ func fullSample() probe.Sample {
 			{At: 152123 * us, Content: 17, Tokens: 5},
 			{At: 152200 * us}, // usage-only chunk
 		},
-		Clock:  probe.ClockKernel,
-		Tokens: 11, Source: probe.SourceUsage, ReasoningTokens: 5, PromptTokens: 33, CachedTokens: 16,
+		Clock:  sample.ClockKernel,
+		Tokens: 11, Source: sample.SourceUsage, ReasoningTokens: 5, PromptTokens: 33, CachedTokens: 16,
 		OutputTarget: 11, Cache: "bust",
-		Outcome: probe.OutcomeOK, FinishReason: "stop",
+		Outcome: sample.OutcomeOK, FinishReason: "stop",
 		HTTPStatus: 200, RetryAfter: 0,
 		RateLimitRemainingRequests: 99, RateLimitRemainingTokens: -1,
 	}
@@ -54,7 +54,7 @@ func roundUS(d time.Duration) time.Duration {
 }
 
 func TestRecordRoundTrip(t *testing.T) {
-	for _, s := range []probe.Sample{fullSample(), errorSample(), {Start: time.Unix(0, 0).UTC(), DNS: probe.Absent, End: probe.Absent, Cut: true}} {
+	for _, s := range []sample.Sample{fullSample(), errorSample(), {Start: time.Unix(0, 0).UTC(), DNS: sample.Absent, End: sample.Absent, Cut: true}} {
 		line, err := marshalLine(ptr(FromSample(&s)))
 		if err != nil {
 			t.Fatal(err)
@@ -87,13 +87,13 @@ func TestRecordRoundTrip(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func errorSample() probe.Sample {
-	return probe.Sample{
+func errorSample() sample.Sample {
+	return sample.Sample{
 		Endpoint: "remote", Seq: 7, Warmup: true, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		DNS: 1500 * time.Microsecond, Connect: 3 * time.Millisecond, TLS: 9 * time.Millisecond,
 		Wrote: 10 * time.Millisecond, Headers: 30 * time.Millisecond,
-		FirstEvent: probe.Absent, FirstToken: probe.Absent, FirstAnswer: probe.Absent, LastToken: probe.Absent,
-		End: 31 * time.Millisecond, Outcome: probe.OutcomeError, ErrorKind: "http_429",
+		FirstEvent: sample.Absent, FirstToken: sample.Absent, FirstAnswer: sample.Absent, LastToken: sample.Absent,
+		End: 31 * time.Millisecond, Outcome: sample.OutcomeError, ErrorKind: "http_429",
 		ErrorMessage: `rate limited: "slow down" <&>`, HTTPStatus: 429, RetryAfter: 2 * time.Second,
 		Backoff: 2*time.Second + 1234567*time.Nanosecond, RateLimitRemainingRequests: 0, RateLimitRemainingTokens: 1200,
 		CachedTokens: -1, Cache: "reuse", Conversation: 12, Turn: 3,
@@ -168,7 +168,7 @@ func TestRecordJSONShape(t *testing.T) {
 		t.Error("clock written for a sample that does not say which clock stamped it")
 	}
 	c := errorSample()
-	c.Cut, c.Outcome, c.ErrorKind = true, probe.OutcomeError, probe.ErrCanceled
+	c.Cut, c.Outcome, c.ErrorKind = true, sample.OutcomeError, sample.ErrCanceled
 	line, _ = marshalLine(ptr(FromSample(&c)))
 	if !strings.Contains(string(line), `"cut":true,"outcome":"error"`) {
 		t.Errorf("cut record: %s", line)
@@ -354,7 +354,7 @@ func BenchmarkRecorderWrite(b *testing.B) {
 	s := fullSample()
 	s.Chunks = nil
 	for i := range 256 {
-		s.Chunks = append(s.Chunks, probe.Chunk{At: time.Duration(50+i*12) * time.Millisecond, Content: 4})
+		s.Chunks = append(s.Chunks, sample.Chunk{At: time.Duration(50+i*12) * time.Millisecond, Content: 4})
 	}
 	b.ReportAllocs()
 	for b.Loop() {

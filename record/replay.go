@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 )
 
@@ -18,7 +18,7 @@ import (
 // made every request (merge.go).
 type Replay struct {
 	Endpoints []config.Endpoint // named as recorded, in order of first appearance
-	Events    []probe.Event     // a *probe.Done per record; interactive stream records left out
+	Events    []sample.Event    // a *sample.Done per record; interactive stream records left out
 	// Server is the server scrapes the run recorded (nil in a record written before they
 	// were): feed them to stats.(*Aggregator).ObserveServer. Each shard's scrapes are kept.
 	Server  []servermetrics.Update
@@ -89,7 +89,7 @@ func readSource(path string) (File, string, error) {
 }
 
 // finishedAt is when a request finished on the wall clock: t0 + End, else its last instant.
-func finishedAt(s *probe.Sample) time.Time {
+func finishedAt(s *sample.Sample) time.Time {
 	for _, d := range []time.Duration{s.End, s.LastToken, s.FirstEvent, s.Headers} {
 		if d >= 0 {
 			return s.Start.Add(d)

@@ -12,7 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/export"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -25,7 +25,7 @@ func replayRecords(recs []Record) *Replay {
 
 func TestReplayedRunSummarisesIdentically(t *testing.T) {
 	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	var samples []probe.Sample
+	var samples []sample.Sample
 	for i := range 50 {
 		s := fullSample()
 		s.Start = start.Add(time.Duration(i) * 500 * time.Millisecond)
@@ -83,7 +83,7 @@ func TestReplayedRunSummarisesIdentically(t *testing.T) {
 }
 
 // replaySample is an ok request of endpoint name that started at start and ended after end.
-func replaySample(name string, start time.Time, end time.Duration) probe.Sample {
+func replaySample(name string, start time.Time, end time.Duration) sample.Sample {
 	s := fullSample()
 	s.Endpoint, s.Model, s.Start, s.End = name, "model-"+name, start, end
 	return s
@@ -97,8 +97,8 @@ func TestReplayRecords(t *testing.T) {
 	warmupError := errorSample() // a warm-up: never a failure
 	warmupError.Endpoint, warmupError.Start = "b", t0
 	interactive := replaySample("c", t0.Add(time.Hour), time.Second) // later than every other: must not set End
-	interactive.Stream, interactive.Outcome = 3, probe.OutcomeError
-	samples := []probe.Sample{
+	interactive.Stream, interactive.Outcome = 3, sample.OutcomeError
+	samples := []sample.Sample{
 		replaySample("a", t0, 2*time.Second),
 		warmupError,
 		interactive,
@@ -127,7 +127,7 @@ func TestReplayRecords(t *testing.T) {
 	}
 	var got []string
 	for _, ev := range rp.Events {
-		d := ev.(*probe.Done)
+		d := ev.(*sample.Done)
 		got = append(got, fmt.Sprintf("%d:%s", d.Endpoint, d.Sample.Endpoint))
 	}
 	if want := []string{"0:a", "1:b", "1:b", "0:a"}; !slices.Equal(got, want) {
@@ -141,7 +141,7 @@ func TestReplayRecords(t *testing.T) {
 	}
 
 	failing := replaySample("a", t0, time.Second)
-	failing.Outcome = probe.OutcomeTruncated
+	failing.Outcome = sample.OutcomeTruncated
 	if rp := replayRecords(append(recs, FromSample(&failing))); !rp.Failed {
 		t.Error("a truncated counted request does not fail the replay")
 	}
@@ -150,7 +150,7 @@ func TestReplayRecords(t *testing.T) {
 // finishedAt falls back from the end to the last instant the request reached.
 func TestFinishedAt(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	a := probe.Absent
+	a := sample.Absent
 	for _, tc := range []struct {
 		end, lastToken, firstEvent, headers time.Duration
 		want                                time.Duration
@@ -162,7 +162,7 @@ func TestFinishedAt(t *testing.T) {
 		{a, a, a, a, 0},
 		{0, a, a, a, 0},
 	} {
-		s := probe.Sample{Start: t0, End: tc.end, LastToken: tc.lastToken, FirstEvent: tc.firstEvent, Headers: tc.headers}
+		s := sample.Sample{Start: t0, End: tc.end, LastToken: tc.lastToken, FirstEvent: tc.firstEvent, Headers: tc.headers}
 		if got := finishedAt(&s); !got.Equal(t0.Add(tc.want)) {
 			t.Errorf("%+v: %v after t0, want %v", tc, got.Sub(t0), tc.want)
 		}

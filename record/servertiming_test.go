@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // The server's clock survives a record line exactly, absent figures as null, and a request
 // that paid for loading the model is marked.
 func TestServerTimingRoundTrip(t *testing.T) {
-	llama := probe.NoServerTiming("llamacpp")
+	llama := sample.NoServerTiming("llamacpp")
 	llama.TTFTms, llama.DecodeMs, llama.DecodeTokens, llama.PromptTokens, llama.CachedTokens = 3.201, 1.162, 5, 1, 42
 	llama.DraftN, llama.DraftAccepted = 12, 9
-	ollama := probe.NoServerTiming("ollama")
+	ollama := sample.NoServerTiming("ollama")
 	ollama.LoadMs, ollama.TTFTms, ollama.DecodeMs, ollama.DecodeTokens = 301.234567, 305.6789, 13.951762, 8
 	for _, tc := range []struct {
-		timing *probe.ServerTiming
+		timing *sample.ServerTiming
 		load   bool
 		keys   []string
 	}{

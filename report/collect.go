@@ -9,7 +9,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -21,13 +21,13 @@ import (
 // Runner, or from a --record file in a replay.
 //
 // Every Sample is first reduced to what its --record line keeps (instants to the
-// microsecond, probe.Sample.KeepMicroseconds), and everything kept is either a value per
+// microsecond, sample.Sample.KeepMicroseconds), and everything kept is either a value per
 // request, sorted before drawing, or an integer sum. So the report of a replay is the report
 // of the live run, whatever order the requests arrive in.
 //
 // It is NOT safe for concurrent use: the goroutine that reads the events calls every method.
 type Collector struct {
-	ttftFrom probe.TTFTFrom
+	ttftFrom sample.TTFTFrom
 	eps      []*endpointSeries
 	byName   map[string]int
 	// first and last are the earliest t0 and the latest end of any background request,
@@ -67,7 +67,7 @@ func (e *endpointSeries) resetCharts() {
 }
 
 // addCharts adds a counted request's values of the charted metrics.
-func (e *endpointSeries) addCharts(s *probe.Sample, c metric.Context) {
+func (e *endpointSeries) addCharts(s *sample.Sample, c metric.Context) {
 	for i := range metric.All {
 		m := &metric.All[i]
 		switch {
@@ -86,7 +86,7 @@ type request struct {
 	ttft       float64
 	decode     float64
 	prompt     int
-	outcome    probe.Outcome
+	outcome    sample.Outcome
 	counted    bool // ok: in the latency and speed figures, as in stats
 	ttftOK     bool
 	decodeOK   bool
@@ -117,12 +117,12 @@ func (c *Collector) addEndpoint(name, model string) int {
 
 // SetTTFTFrom chooses the instant TTFT is measured to, as stats.WithTTFTFrom does for an Aggregator; call
 // it before the first request.
-func (c *Collector) SetTTFTFrom(f probe.TTFTFrom) { c.ttftFrom = f }
+func (c *Collector) SetTTFTFrom(f sample.TTFTFrom) { c.ttftFrom = f }
 
-// Observe takes the Sample of a finished background request (a *probe.Done of the Runner
+// Observe takes the Sample of a finished background request (a *sample.Done of the Runner
 // whose Stream is 0) and reports whether it was taken; other events are ignored.
-func (c *Collector) Observe(ev probe.Event) bool {
-	d, ok := ev.(*probe.Done)
+func (c *Collector) Observe(ev sample.Event) bool {
+	d, ok := ev.(*sample.Done)
 	if !ok || d.Stream != 0 || !d.Endpoint.In(len(c.eps)) {
 		return false
 	}
@@ -132,17 +132,17 @@ func (c *Collector) Observe(ev probe.Event) bool {
 
 // Add takes a finished request of the endpoint named s.Endpoint, adding that endpoint when
 // it is not known yet.
-func (c *Collector) Add(s *probe.Sample) {
+func (c *Collector) Add(s *sample.Sample) {
 	i, ok := c.byName[s.Endpoint]
 	if !ok {
 		i = c.addEndpoint(s.Endpoint, s.Model)
 	}
-	c.AddAt(probe.EndpointIndex(i), s)
+	c.AddAt(sample.EndpointIndex(i), s)
 }
 
 // AddAt takes a finished request of endpoint index ep. Interactive (stream/race) requests
 // are left out; warm-ups only widen the run's span.
-func (c *Collector) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
+func (c *Collector) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 	if s.Stream != 0 {
 		return
 	}
@@ -215,7 +215,7 @@ func (e *endpointSeries) sortedRequests() []request {
 
 // finishedAt is when a request ended on the wall clock, in Unix ns: t0 + End, else its last
 // instant known.
-func finishedAt(s *probe.Sample) int64 {
+func finishedAt(s *sample.Sample) int64 {
 	for _, d := range []time.Duration{s.End, s.LastToken, s.FirstEvent, s.Headers} {
 		if d >= 0 {
 			return s.Start.UnixNano() + int64(d)

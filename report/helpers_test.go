@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -32,11 +32,11 @@ var synthEndpoints = []synthEndpoint{
 // the same Samples. Prompt sizes vary when varyPrompt. A request fails (http_500) at the
 // endpoint's error rate; an ok one decodes all its tokens (finish_reason length), 4 bytes a
 // chunk, at ±10 % of the endpoint's rate with ±40 % jitter between chunks.
-func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([]config.Endpoint, []probe.Sample) {
+func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([]config.Endpoint, []sample.Sample) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	t0 := time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 	var cfg []config.Endpoint
-	var out []probe.Sample
+	var out []sample.Sample
 	for _, ep := range eps {
 		cfg = append(cfg, config.Endpoint{Name: ep.name, Model: ep.model})
 		clock := make([]time.Time, streams)
@@ -50,7 +50,7 @@ func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([
 				prompt = 100 + rng.IntN(4000)
 			}
 			ttft := time.Duration(float64(ep.ttft) * (0.7 + 0.6*rng.Float64()) * (1 + float64(prompt)/8000))
-			var s probe.Sample
+			var s sample.Sample
 			if rng.Float64() < ep.errRate {
 				s = probetest.Err(ep.name, ep.model, uint64(seq+1), clock[k], "http_500", 500, "internal server error").
 					Times(200*time.Microsecond, ttft/2).EndAt(ttft/2).Prompt(prompt, 0).Sample()
@@ -63,8 +63,8 @@ func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([
 					}
 					b.Chunk(at, 4, 0)
 				}
-				s = b.Tokens(ep.tokens, probe.SourceUsage).EndAfter(time.Millisecond).
-					With(func(s *probe.Sample) { s.FinishReason = "length" }).Sample()
+				s = b.Tokens(ep.tokens, sample.SourceUsage).EndAfter(time.Millisecond).
+					With(func(s *sample.Sample) { s.FinishReason = "length" }).Sample()
 			}
 			s.Warmup = seq == 0
 			out = append(out, s)
@@ -75,7 +75,7 @@ func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([
 }
 
 // synthInput feeds samples to a Collector and an Aggregator, as a headless run does.
-func synthInput(t testing.TB, cfg []config.Endpoint, samples []probe.Sample) Input {
+func synthInput(t testing.TB, cfg []config.Endpoint, samples []sample.Sample) Input {
 	t.Helper()
 	agg := stats.New(cfg)
 	col := NewCollector(cfg)

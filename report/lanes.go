@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strconv"
 
+	"tokscope/sample"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
-	"tokscope/probe"
 )
 
 // Agent sessions (--sessions): the lanes of each endpoint over the run, as the live view
@@ -27,7 +27,7 @@ type laneTurn struct {
 	first       int64 // Unix ns of its first token; 0 when none came
 }
 
-func laneTurnOf(s *probe.Sample, f probe.TTFTFrom) laneTurn {
+func laneTurnOf(s *sample.Sample, f sample.TTFTFrom) laneTurn {
 	if s.Session == nil || s.Session.Lane <= 0 {
 		return laneTurn{}
 	}
@@ -86,7 +86,7 @@ func laneChart(ep endpointRef, first int64) *chart {
 		lanes = max(lanes, t.lane)
 		y := float64(t.lane) - 0.25*float64(t.depth)
 		switch {
-		case r.outcome != probe.OutcomeOK || r.sloCounted && !r.sloGood:
+		case r.outcome != sample.OutcomeOK || r.sloCounted && !r.sloGood:
 			failed.xs, failed.ys = append(failed.xs, sec(r.start), sec(r.end)), append(failed.ys, y, y)
 		case t.first > 0:
 			wait.xs, wait.ys = append(wait.xs, sec(r.start), sec(t.first)), append(wait.ys, y, y)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/workload"
 )
 
@@ -17,17 +17,17 @@ import (
 func TestLanesSection(t *testing.T) {
 	cfg := []config.Endpoint{{Name: "a", Model: "m"}}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var samples []probe.Sample
+	var samples []sample.Sample
 	for lane := 1; lane <= 2; lane++ {
 		for turn := 1; turn <= 3; turn++ {
-			s := probe.Sample{Endpoint: "a", Model: "m", Start: t0.Add(time.Duration(turn) * time.Second), FirstToken: 200 * time.Millisecond,
+			s := sample.Sample{Endpoint: "a", Model: "m", Start: t0.Add(time.Duration(turn) * time.Second), FirstToken: 200 * time.Millisecond,
 				FirstAnswer: 200 * time.Millisecond, LastToken: 600 * time.Millisecond, End: 600 * time.Millisecond,
-				Outcome: probe.OutcomeOK, Tokens: 20, PromptTokens: 1000, CachedTokens: 500,
-				Chunks: []probe.Chunk{{At: 200 * time.Millisecond, Content: 4}, {At: 600 * time.Millisecond, Content: 4}},
+				Outcome: sample.OutcomeOK, Tokens: 20, PromptTokens: 1000, CachedTokens: 500,
+				Chunks: []sample.Chunk{{At: 200 * time.Millisecond, Content: 4}, {At: 600 * time.Millisecond, Content: 4}},
 				Session: &workload.SessionTurn{ID: uint64(lane), Root: uint64(lane), Lane: lane, Turn: turn, SessionTurns: 3,
 					IdealCached: 800, PromptTokens: 1000}}
 			if lane == 2 && turn == 3 {
-				s.Outcome, s.ErrorKind, s.FirstToken, s.FirstAnswer, s.LastToken = probe.OutcomeError, "http_500", probe.Absent, probe.Absent, probe.Absent
+				s.Outcome, s.ErrorKind, s.FirstToken, s.FirstAnswer, s.LastToken = sample.OutcomeError, "http_500", sample.Absent, sample.Absent, sample.Absent
 				s.Chunks = nil
 			}
 			samples = append(samples, s)
@@ -45,7 +45,7 @@ func TestLanesSection(t *testing.T) {
 	}
 	// With a 100 ms TTFT objective every turn (200 ms) misses it: drawn in the error colour
 	// even when none failed.
-	ok := append([]probe.Sample(nil), samples[:5]...)
+	ok := append([]sample.Sample(nil), samples[:5]...)
 	slo := []config.Endpoint{{Name: "a", Model: "m", SLO: config.SLO{TTFT: 100 * time.Millisecond}}}
 	buf.Reset()
 	if err := Write(&buf, synthInput(t, slo, ok)); err != nil {

@@ -17,8 +17,8 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/metric"
-	"tokscope/probe"
 	"tokscope/record"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -374,7 +374,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	// As --replay builds its endpoints: in order of first appearance, no base URL.
 	var eps []config.Endpoint
 	seen := map[string]bool{}
-	var replayed []probe.Sample
+	var replayed []sample.Sample
 	for _, r := range recs {
 		s := r.Sample()
 		if !seen[s.Endpoint] {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -101,7 +101,7 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 				pts = append(pts, point{ax.x(r.start), r.ttft})
 			}
 			addOverlap(&ax, busy, r.start, r.end)
-			if r.outcome != probe.OutcomeOK {
+			if r.outcome != sample.OutcomeOK {
 				if b := ax.bin(floorDiv(r.end, int64(time.Second))); b >= 0 {
 					failed[b]++
 					nFailed++

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // The "client and server" section: where a server reported its own clock per request
@@ -19,7 +19,7 @@ type srvValues struct {
 }
 
 // serverValues reads them off s through the registry (the same reads as the summary's).
-func serverValues(s *probe.Sample, c metric.Context) srvValues {
+func serverValues(s *sample.Sample, c metric.Context) srvValues {
 	var v srvValues
 	read := func(id metric.ID, to *float64, ok *bool) {
 		metric.Get(id).Read(s, c, metric.AddFunc(func(x float64) { *to, *ok = x, true }))

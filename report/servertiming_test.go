@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // The "client and server" section appears when a server reported its clock, with the two
@@ -22,12 +22,12 @@ func TestClientAndServerSection(t *testing.T) {
 	}
 	for i := range samples {
 		s := &samples[i]
-		if s.Outcome != probe.OutcomeOK {
+		if s.Outcome != sample.OutcomeOK {
 			continue
 		}
-		st := probe.NoServerTiming("llamacpp")
+		st := sample.NoServerTiming("llamacpp")
 		ttft, _ := s.TTFT()
-		st.TTFTms, st.DecodeMs, st.DecodeTokens = probe.Figure(ttft)/1e6-12, probe.Figure(s.LastToken-s.FirstToken)/1e6*0.95, probe.Figure(s.Tokens)
+		st.TTFTms, st.DecodeMs, st.DecodeTokens = sample.Figure(ttft)/1e6-12, sample.Figure(s.LastToken-s.FirstToken)/1e6*0.95, sample.Figure(s.Tokens)
 		if s.Seq == 2 { // the first counted request paid for loading the model
 			st.Source, st.LoadMs, st.TTFTms = "ollama", 400, 450
 		}

@@ -5,7 +5,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Bounds that keep an Aggregator's memory fixed however long the run.
@@ -61,7 +61,7 @@ func windowOf(d *[metric.NumIDs]Dist) Window {
 
 // record adds every value of every metric a counted Sample defines. Its cost is proportional
 // to the sample's chunk count and independent of how many samples came before.
-func (m *metricSet) record(s *probe.Sample, c metric.Context) {
+func (m *metricSet) record(s *sample.Sample, c metric.Context) {
 	for i := range metric.All {
 		metric.All[i].Read(s, c, &m[i])
 	}
@@ -69,7 +69,7 @@ func (m *metricSet) record(s *probe.Sample, c metric.Context) {
 
 // recordCut adds the metrics that count for a request cut by the end of the run (OnCut);
 // it reports whether there was any.
-func (m *metricSet) recordCut(s *probe.Sample, c metric.Context) bool {
+func (m *metricSet) recordCut(s *sample.Sample, c metric.Context) bool {
 	got := false
 	for i := range metric.All {
 		if metric.All[i].OnCut {
@@ -250,10 +250,10 @@ type Aggregator struct {
 	byName  map[string]int
 	scratch series // reused to merge the recent slots of one metric
 	// ttftFrom is the instant TTFT is measured to (WithTTFTFrom); "" is first-token.
-	ttftFrom  probe.TTFTFrom
-	open      openLoop     // WithRate, SetArrivals, SetWaiting (arrivals.go)
-	sloTarget float64      // --slo-target
-	end       probe.RunEnd // SetEnd
+	ttftFrom  sample.TTFTFrom
+	open      openLoop      // WithRate, SetArrivals, SetWaiting (arrivals.go)
+	sloTarget float64       // --slo-target
+	end       sample.RunEnd // SetEnd
 }
 
 // Option sets up an Aggregator at construction: every consumer of a run builds its
@@ -264,7 +264,7 @@ type Option func(*Aggregator)
 // measured to; the default is first-token. Only TTFT changes: decode tok/s and TPOT keep
 // first_token as their start, and the TTFB/TTFA/TTFEvent figures keep their own definitions.
 // It is an option, not a setter: a change mid-run would mix definitions in one aggregate.
-func WithTTFTFrom(f probe.TTFTFrom) Option { return func(a *Aggregator) { a.ttftFrom = f } }
+func WithTTFTFrom(f sample.TTFTFrom) Option { return func(a *Aggregator) { a.ttftFrom = f } }
 
 // WithSLOTarget sets the attainment below which the recent window is a breach
 // (--slo-target); 0 keeps DefaultBreachTarget.
@@ -310,12 +310,12 @@ func (a *Aggregator) addEndpoint(name, model, baseURL string) int {
 // Add accounts for one finished request of the endpoint named s.Endpoint. A sample of an
 // unknown endpoint (e.g. replayed from a record) adds that endpoint rather than being
 // dropped.
-func (a *Aggregator) Add(s *probe.Sample) {
+func (a *Aggregator) Add(s *sample.Sample) {
 	i, ok := a.byName[s.Endpoint]
 	if !ok {
 		i = a.addEndpoint(s.Endpoint, s.Model, "")
 	}
-	a.AddAt(probe.EndpointIndex(i), s)
+	a.AddAt(sample.EndpointIndex(i), s)
 }
 
 // AddAt accounts for one finished request of endpoint index ep (the order given to New, as
@@ -325,7 +325,7 @@ func (a *Aggregator) Add(s *probe.Sample) {
 // Truncated and ErrorKinds, never in latency or speed figures. Only counted requests
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
-func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
+func (a *Aggregator) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 	// Rate limits, and the back-off a 429 starts, apply to the key, whichever request saw them.
 	a.eps[ep].rl.observe(s)
 	if a.eps[ep].api == "" {
@@ -386,7 +386,7 @@ func (a *Aggregator) AddAt(ep probe.EndpointIndex, s *probe.Sample) {
 
 // addCut accounts a request cut by the end of the run (docs/metrics.md): not a request that finished
 // nor an error; a TTFT that had arrived counts in the TTFT figures, nothing else of it does.
-func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
+func (a *Aggregator) addCut(e *endpoint, s *sample.Sample) {
 	e.cut++
 	if _, ok := a.ttftFrom.TTFT(s); !ok {
 		return
@@ -401,11 +401,11 @@ func (a *Aggregator) addCut(e *endpoint, s *probe.Sample) {
 
 // countOutcome counts a finished request by its outcome; an error also by its kind, and in
 // the recent errors.
-func (e *endpoint) countOutcome(s *probe.Sample) {
+func (e *endpoint) countOutcome(s *sample.Sample) {
 	switch s.Outcome {
-	case probe.OutcomeOK:
+	case sample.OutcomeOK:
 		e.ok++
-	case probe.OutcomeTruncated:
+	case sample.OutcomeTruncated:
 		e.truncated++
 	default: // OutcomeError, or a malformed outcome, which must not vanish
 		e.errors++
@@ -419,7 +419,7 @@ func (e *endpoint) countOutcome(s *probe.Sample) {
 }
 
 // noteSource keeps where a counted request's token count came from, and whether it varied.
-func (e *endpoint) noteSource(s *probe.Sample) {
+func (e *endpoint) noteSource(s *sample.Sample) {
 	src := string(s.Source)
 	if src == "" {
 		src = "unknown"
@@ -455,7 +455,7 @@ func (a *Aggregator) ctx() metric.Context { return metric.Context{TTFTFrom: a.tt
 // sweeps): by the chunks' own counts when the server reported them (scaled so that they sum to
 // N), else N spread evenly over the token-bearing chunks, else all at the last instant known
 // (e.g. a non-streaming reply).
-func TokenArrivals(s *probe.Sample, f func(at time.Time, tokens float64)) {
+func TokenArrivals(s *sample.Sample, f func(at time.Time, tokens float64)) {
 	if s.Tokens <= 0 {
 		return
 	}
@@ -495,7 +495,7 @@ func aggKey(t time.Time) int64 {
 func mod(a, n int64) int64 { return ((a % n) + n) % n }
 
 // doneAt is the wall-clock instant a request finished: t0 + End, else the last instant known.
-func doneAt(s *probe.Sample) time.Time {
+func doneAt(s *sample.Sample) time.Time {
 	switch {
 	case s.End >= 0:
 		return s.Start.Add(s.End)
@@ -529,7 +529,7 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 }
 
 // SetEnd records how the run ended (probe.Runner.End), for the summary.
-func (a *Aggregator) SetEnd(end probe.RunEnd) { a.end = end }
+func (a *Aggregator) SetEnd(end sample.RunEnd) { a.end = end }
 
 func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointStats {
 	st := EndpointStats{
@@ -573,7 +573,7 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 }
 
 // recordWhole adds a counted request to the whole-run figures: every metric, and by turn.
-func (e *endpoint) recordWhole(s *probe.Sample, c metric.Context) {
+func (e *endpoint) recordWhole(s *sample.Sample, c metric.Context) {
 	e.whole.record(s, c)
 	e.turns.observe(s, c)
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Interactive stream/race requests measure the user's own prompt: they must not enter the
@@ -13,10 +13,10 @@ import (
 func TestInteractiveStreamsNotCounted(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "e", Model: "m"}})
 	now := time.Now()
-	s := probe.Sample{Endpoint: "e", Model: "m", Stream: 7, Start: now, Outcome: probe.OutcomeOK,
+	s := sample.Sample{Endpoint: "e", Model: "m", Stream: 7, Start: now, Outcome: sample.OutcomeOK,
 		Headers: 10 * time.Millisecond, FirstEvent: 11 * time.Millisecond, FirstToken: 12 * time.Millisecond,
 		FirstAnswer: 12 * time.Millisecond, LastToken: 100 * time.Millisecond, End: 101 * time.Millisecond,
-		Tokens: 10, Source: probe.SourceUsage, DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent}
+		Tokens: 10, Source: sample.SourceUsage, DNS: sample.Absent, Connect: sample.Absent, TLS: sample.Absent}
 	a.Add(&s)
 	got := a.Snapshot(now.Add(time.Second)).Endpoints[0]
 	if got.Requests != 0 || got.OK != 0 || got.Whole.TTFT.Count != 0 {

@@ -11,8 +11,8 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/workload"
 )
@@ -104,9 +104,9 @@ func TestQuantilesResolution(t *testing.T) {
 	for i := 1; i <= 1000; i++ {
 		a.Add(probetest.OK("a", "m", 0, t0).Stream(time.Duration(i)*msD, 2, 10*msD, 2).Ptr())
 	}
-	s := &probe.Sample{Endpoint: "b", Start: t0, Outcome: probe.OutcomeOK, FirstToken: 1234 * time.Microsecond,
-		Headers: probe.Absent, FirstEvent: probe.Absent, FirstAnswer: probe.Absent, LastToken: probe.Absent,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Wrote: probe.Absent, End: probe.Absent}
+	s := &sample.Sample{Endpoint: "b", Start: t0, Outcome: sample.OutcomeOK, FirstToken: 1234 * time.Microsecond,
+		Headers: sample.Absent, FirstEvent: sample.Absent, FirstAnswer: sample.Absent, LastToken: sample.Absent,
+		DNS: sample.Absent, Connect: sample.Absent, TLS: sample.Absent, Wrote: sample.Absent, End: sample.Absent}
 	a.Add(s)
 	snap := a.Snapshot(t0)
 	d := snap.Endpoints[0].Whole.TTFT
@@ -131,7 +131,7 @@ func TestCountsAndErrorExclusion(t *testing.T) {
 	a.Add(probetest.Err("a", "", 0, t0.Add(3*time.Second), "timeout", 429, "boom timeout").Times(msD, 5*msD).
 		EndAt(6 * msD).Ptr())
 	tr := probetest.OK("a", "m", 0, t0).Stream(1*msD, 5, 900*msD, 500).Ptr() // would skew every figure if it counted
-	tr.Outcome, tr.FinishReason = probe.OutcomeTruncated, ""
+	tr.Outcome, tr.FinishReason = sample.OutcomeTruncated, ""
 	a.Add(tr)
 	wu := probetest.OK("a", "m", 0, t0).Stream(5000*msD, 5, 10*msD, 5).Ptr()
 	wu.Warmup = true
@@ -249,7 +249,7 @@ func TestAggregateTPS(t *testing.T) {
 	// Errors and truncations never enter the aggregate.
 	d := newAgg()
 	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr()
-	tr.Outcome = probe.OutcomeTruncated
+	tr.Outcome = sample.OutcomeTruncated
 	d.Add(tr)
 	exact(t, "truncated", d.Snapshot(t0.Add(time.Second)).Endpoints[0].AggregateTPS, 0)
 }
@@ -260,7 +260,7 @@ func TestTokenSources(t *testing.T) {
 		t.Errorf("no requests: %q", got)
 	}
 	e := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
-	e.Source = probe.SourceEstimate
+	e.Source = sample.SourceEstimate
 	a.Add(e)
 	a.Add(e)
 	// No source; must not make the endpoint "mixed".
@@ -274,7 +274,7 @@ func TestTokenSources(t *testing.T) {
 		t.Errorf("estimate+usage: %q", got)
 	}
 	c := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
-	c.Endpoint, c.Source = "b", probe.SourceChunks
+	c.Endpoint, c.Source = "b", sample.SourceChunks
 	a.Add(c)
 	if got := a.Snapshot(t0).Endpoints[1].TokenSource; got != "chunks" {
 		t.Errorf("chunks: %q", got)
@@ -417,8 +417,8 @@ func TestBootstrapMedianDiff(t *testing.T) {
 
 // realistic is the benchmarks' traffic: n 256-token requests 100 ms apart, each a role chunk
 // then 256 content chunks 10–14 ms apart, counted by usage.
-func realistic(n int) []*probe.Sample {
-	samples := make([]*probe.Sample, n)
+func realistic(n int) []*sample.Sample {
+	samples := make([]*sample.Sample, n)
 	for i := range samples {
 		ttft, gap := time.Duration(80+i%50)*msD, time.Duration(10+i%5)*msD
 		samples[i] = probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(ttft, 256, gap, 256).Ptr()
@@ -490,7 +490,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		}
 		s.ReasoningTokens, s.FirstAnswer = 11, s.Chunks[12].At
 		s.PromptTokens, s.CachedTokens, s.Cache, s.OutputTarget = 500, 100+i, "bust", 21
-		srv := probe.NoServerTiming("llamacpp")
+		srv := sample.NoServerTiming("llamacpp")
 		srv.TTFTms, srv.QueueMs, srv.DecodeMs, srv.DecodeTokens, srv.DraftN, srv.DraftAccepted = 80, 2, 190, 21, 10, 7
 		s.Server = &srv
 		s.Conversation, s.Turn = 1, i+1 // a conversation: figures by turn
@@ -504,20 +504,20 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	limited.Backoff = time.Second
 	a.Add(limited)
 	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
-	tr.Outcome = probe.OutcomeTruncated
+	tr.Outcome = sample.OutcomeTruncated
 	a.Add(tr)
 	wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
 	cut := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
-	cut.Outcome, cut.ErrorKind, cut.Cut = probe.OutcomeError, probe.ErrCanceled, true
+	cut.Outcome, cut.ErrorKind, cut.Cut = sample.OutcomeError, sample.ErrCanceled, true
 	a.Add(cut)
 	WithRate(2)(a)
 	a.SetArrivals(0, 9, 1)
 	a.SetWaiting(0, []time.Time{t0})
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Reading: servermetrics.Reading{Kind: servermetrics.KindVLLM}})
 	a.ObserveServer(servermetrics.Update{Endpoint: 0, Source: servermetrics.SourceGPU, GPU: servermetrics.GPUReading{GPUs: 1}})
-	a.Observe(&probe.Progress{Endpoint: 0, Seq: 99, Start: t0.Add(4 * time.Second), At: 300 * msD,
+	a.Observe(&sample.Progress{Endpoint: 0, Seq: 99, Start: t0.Add(4 * time.Second), At: 300 * msD,
 		FirstEvent: 90 * msD, FirstToken: 100 * msD, FirstAnswer: 100 * msD, Tokens: 12, Estimated: true, Chunks: 12, MaxTokens: 64})
 	snap := a.Snapshot(t0.Add(5 * time.Second))
 	if snap.At.IsZero() {

@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // openLoop is what an Aggregator knows of open-loop arrivals (probe.Options.Rate): the rate,
@@ -48,8 +48,8 @@ func (a *Aggregator) SetWaiting(ep int, arrivals []time.Time) {
 
 // ArrivalSource is what counts the open-loop arrivals: the probe Runner (Arrivals, Waiting).
 type ArrivalSource interface {
-	Arrivals(ep probe.EndpointIndex) (offered, dropped uint64)
-	Waiting(ep probe.EndpointIndex) []time.Time
+	Arrivals(ep sample.EndpointIndex) (offered, dropped uint64)
+	Waiting(ep sample.EndpointIndex) []time.Time
 }
 
 // PollArrivals copies src's arrival counts and the arrivals still waiting, for each of the
@@ -61,7 +61,7 @@ func (a *Aggregator) PollArrivals(src ArrivalSource) {
 		return
 	}
 	for i := range a.eps {
-		ep := probe.EndpointIndex(i)
+		ep := sample.EndpointIndex(i)
 		offered, dropped := src.Arrivals(ep)
 		a.SetArrivals(i, offered, dropped)
 		a.SetWaiting(i, src.Waiting(ep))

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Cost: the tokens of every finished non-warm-up background request are billed, whatever its
@@ -25,7 +25,7 @@ type CostStats struct {
 }
 
 // addBill accounts for the tokens a finished non-warm-up background request is billed for.
-func (e *endpoint) addBill(s *probe.Sample) {
+func (e *endpoint) addBill(s *sample.Sample) {
 	e.billPrompt += int64(max(s.PromptTokens, 0))
 	e.billOutput += int64(max(s.Tokens, 0))
 }

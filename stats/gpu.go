@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 )
 
@@ -179,7 +179,7 @@ func (g *gpuState) place() {
 }
 
 // addSample counts a counted request's tokens at the instants they arrived.
-func (g *gpuState) addSample(s *probe.Sample) {
+func (g *gpuState) addSample(s *sample.Sample) {
 	if !g.tracking {
 		return
 	}

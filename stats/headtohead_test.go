@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // normal is n values around mean with standard deviation sd, from a fixed seed.
@@ -127,13 +127,13 @@ func TestHeadToHeadFromAggregator(t *testing.T) {
 
 func TestTTFTFrom(t *testing.T) {
 	for _, c := range []struct {
-		from      probe.TTFTFrom
+		from      sample.TTFTFrom
 		ttft, dec float64
 	}{
 		{"", 100, 10},
-		{probe.TTFTFirstToken, 100, 10},
-		{probe.TTFTFirstEvent, 99, 10}, // the role chunk 1 ms before; decode unchanged
-		{probe.TTFTFirstAnswer, 100, 10},
+		{sample.TTFTFirstToken, 100, 10},
+		{sample.TTFTFirstEvent, 99, 10}, // the role chunk 1 ms before; decode unchanged
+		{sample.TTFTFirstAnswer, 100, 10},
 	} {
 		a := newAgg()
 		WithTTFTFrom(c.from)(a)
@@ -152,7 +152,7 @@ func TestTTFTFrom(t *testing.T) {
 	}
 	// A reasoning request: first-answer is later than first-token.
 	a := newAgg()
-	WithTTFTFrom(probe.TTFTFirstAnswer)(a)
+	WithTTFTFrom(sample.TTFTFirstAnswer)(a)
 	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr()
 	s.FirstAnswer = 400 * msD
 	a.Add(s)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Live figures: tokens count at the instant their chunk arrives, not when their request ends
@@ -181,7 +181,7 @@ func (l *live) markActive(start, end time.Time) {
 
 // addTTFT puts a finished (or cut) request's TTFT into the per-second series at its instant,
 // and makes it the newest TTFT if it is.
-func (l *live) addTTFT(s *probe.Sample, ttftFrom probe.TTFTFrom) {
+func (l *live) addTTFT(s *sample.Sample, ttftFrom sample.TTFTFrom) {
 	d, ok := ttftFrom.TTFT(s)
 	if !ok {
 		return
@@ -218,7 +218,7 @@ func (l *live) sawFirstToken(t time.Time) {
 }
 
 // observeProgress counts what a counted request in flight received since its last Progress.
-func (a *Aggregator) observeProgress(e *endpoint, p *probe.Progress) {
+func (a *Aggregator) observeProgress(e *endpoint, p *sample.Progress) {
 	l := &e.live
 	r := l.reqs[p.Seq]
 	if r == nil {
@@ -239,7 +239,7 @@ func (a *Aggregator) observeProgress(e *endpoint, p *probe.Progress) {
 		}
 		r.tokens = p.Tokens
 	}
-	if ft, ok := p.TTFT(probe.TTFTFirstToken); ok {
+	if ft, ok := p.TTFT(sample.TTFTFirstToken); ok {
 		l.sawFirstToken(p.Start.Add(ft))
 	}
 	if d, ok := p.TTFT(a.ttftFrom); ok && !r.ttftIn && r.ttft == 0 {
@@ -282,7 +282,7 @@ func (l *live) finish(seq uint64) {
 
 // addSample accounts a finished counted request in the live state: its tokens at their
 // chunks' arrival (TokenArrivals), its TTFT at its instant, and its seconds as active.
-func (l *live) addSample(s *probe.Sample, ttftFrom probe.TTFTFrom) {
+func (l *live) addSample(s *sample.Sample, ttftFrom sample.TTFTFrom) {
 	if s.Tokens > 0 {
 		TokenArrivals(s, func(at time.Time, tokens float64) { l.addTokens(at, tokens) })
 	}

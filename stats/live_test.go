@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // progressOf is the Progress a request like s would have reported with its first n token
 // chunks arrived, its tokens estimated at one per chunk.
-func progressOf(s *probe.Sample, seq uint64, n int) *probe.Progress {
-	p := &probe.Progress{Endpoint: 0, Seq: seq, Start: s.Start, FirstEvent: s.FirstEvent,
-		FirstToken: probe.Absent, FirstAnswer: probe.Absent, Estimated: true, MaxTokens: 64}
+func progressOf(s *sample.Sample, seq uint64, n int) *sample.Progress {
+	p := &sample.Progress{Endpoint: 0, Seq: seq, Start: s.Start, FirstEvent: s.FirstEvent,
+		FirstToken: sample.Absent, FirstAnswer: sample.Absent, Estimated: true, MaxTokens: 64}
 	for _, c := range s.Chunks {
 		if !c.TokenBearing() || p.Chunks == n {
 			continue
@@ -75,9 +75,9 @@ func TestProgressCountsTokensAsTheyArrive(t *testing.T) {
 		t.Errorf("a request in flight entered the finished figures: %d requests, %d tokens", st.Requests, st.OutputTokens)
 	}
 
-	a.Observe(&probe.Done{Endpoint: 0, Sample: *s})
+	a.Observe(&sample.Done{Endpoint: 0, Sample: *s})
 	only := newAgg()
-	only.Observe(&probe.Done{Endpoint: 0, Sample: *s})
+	only.Observe(&sample.Done{Endpoint: 0, Sample: *s})
 	for _, at := range []time.Duration{2 * time.Second, 3 * time.Second, 9 * time.Second} {
 		got, want := a.Snapshot(t0.Add(at)).Endpoints[0], only.Snapshot(t0.Add(at)).Endpoints[0]
 		exact(t, "reconciled aggregate", got.AggregateTPS, want.AggregateTPS)
@@ -103,8 +103,8 @@ func TestFailedRequestTakesBackItsProgress(t *testing.T) {
 	if st := a.Snapshot(t0.Add(2 * time.Second)).Endpoints[0]; st.AggregateTPS == 0 || sumTokens(st) != 30 {
 		t.Fatalf("in flight: %.1f tok/s, %.0f tokens", st.AggregateTPS, sumTokens(st))
 	}
-	s.Outcome, s.ErrorKind, s.FinishReason = probe.OutcomeError, probe.ErrStreamError, ""
-	a.Observe(&probe.Done{Endpoint: 0, Sample: *s})
+	s.Outcome, s.ErrorKind, s.FinishReason = sample.OutcomeError, sample.ErrStreamError, ""
+	a.Observe(&sample.Done{Endpoint: 0, Sample: *s})
 	st := a.Snapshot(t0.Add(3 * time.Second)).Endpoints[0]
 	if st.AggregateTPS != 0 || sumTokens(st) != 0 || st.Latest.TTFTOK || st.InFlight.Requests != 0 {
 		t.Errorf("after the error: %.2f tok/s, %.1f tokens, latest %+v, in flight %+v", st.AggregateTPS, sumTokens(st), st.Latest, st.InFlight)
@@ -186,8 +186,8 @@ func TestCutRequestKeepsItsTTFTOnly(t *testing.T) {
 	s.Seq = 5
 	a := newAgg()
 	a.Observe(progressOf(s, 5, 20))
-	s.Cut, s.Outcome, s.FinishReason = true, probe.OutcomeTruncated, ""
-	a.Observe(&probe.Done{Endpoint: 0, Sample: *s})
+	s.Cut, s.Outcome, s.FinishReason = true, sample.OutcomeTruncated, ""
+	a.Observe(&sample.Done{Endpoint: 0, Sample: *s})
 	st := a.Snapshot(t0.Add(3 * time.Second)).Endpoints[0]
 	if sumTokens(st) != 0 || st.AggregateTPS != 0 {
 		t.Errorf("a cut request's tokens stayed: %.0f in the series, %.1f tok/s", sumTokens(st), st.AggregateTPS)

@@ -1,6 +1,6 @@
 package stats
 
-import "tokscope/probe"
+import "tokscope/sample"
 
 // Observe feeds one Runner event into the statistics: the Sample of a finished background
 // request (Done; interactive stream/race requests are left out, as AddAt does), the tokens so
@@ -10,15 +10,15 @@ import "tokscope/probe"
 // not: a replay then shows the live run's total. Every consumer of events — headless, replay,
 // sweeps, the UI — goes through here, so they count alike. It reports whether the statistics
 // changed.
-func (a *Aggregator) Observe(ev probe.Event) bool {
+func (a *Aggregator) Observe(ev sample.Event) bool {
 	switch ev := ev.(type) {
-	case *probe.Done:
+	case *sample.Done:
 		if ev.Stream != 0 || !ev.Endpoint.In(len(a.eps)) {
 			return false
 		}
 		a.AddAt(ev.Endpoint, &ev.Sample)
 		return true
-	case *probe.Progress:
+	case *sample.Progress:
 		if ev.Stream != 0 || ev.Warmup || !ev.Endpoint.In(len(a.eps)) {
 			return false
 		}

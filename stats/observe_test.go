@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // Observe is what headless, replay and the UI feed events through: counted Done samples and
@@ -21,16 +21,16 @@ func TestObserve(t *testing.T) {
 	limited.Backoff = 2 * time.Second
 	cases := []struct {
 		name    string
-		ev      probe.Event
+		ev      sample.Event
 		changed bool
 	}{
-		{"background done", &probe.Done{Endpoint: 0, Sample: ok}, true},
-		{"interactive done", &probe.Done{Endpoint: 0, Stream: 3, Sample: ok}, false},
-		{"out-of-range endpoint", &probe.Done{Endpoint: 9, Sample: ok}, false},
-		{"429 that started a back-off", &probe.Done{Endpoint: 0, Sample: limited}, true},
-		{"back-off status", &probe.Status{Endpoint: 0, State: probe.StateBackoff, Backoff: 2 * time.Second}, false},
-		{"other status", &probe.Status{Endpoint: 0, State: probe.StateStreaming, Backoff: time.Second}, false},
-		{"started", &probe.Started{Endpoint: 0}, false},
+		{"background done", &sample.Done{Endpoint: 0, Sample: ok}, true},
+		{"interactive done", &sample.Done{Endpoint: 0, Stream: 3, Sample: ok}, false},
+		{"out-of-range endpoint", &sample.Done{Endpoint: 9, Sample: ok}, false},
+		{"429 that started a back-off", &sample.Done{Endpoint: 0, Sample: limited}, true},
+		{"back-off status", &sample.Status{Endpoint: 0, State: sample.StateBackoff, Backoff: 2 * time.Second}, false},
+		{"other status", &sample.Status{Endpoint: 0, State: sample.StateStreaming, Backoff: time.Second}, false},
+		{"started", &sample.Started{Endpoint: 0}, false},
 	}
 	for _, c := range cases {
 		if got := a.Observe(c.ev); got != c.changed {

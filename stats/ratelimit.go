@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // rateLimits is the latest rate-limit state an endpoint's responses reported.
@@ -18,7 +18,7 @@ func noRateLimits() rateLimits { return rateLimits{remainingRequests: -1, remain
 // observe keeps the headers of s when it carried any. Samples arrive in completion order,
 // which is close enough to response order for "latest"; a sample that started before the
 // one already kept does not overwrite it.
-func (r *rateLimits) observe(s *probe.Sample) {
+func (r *rateLimits) observe(s *sample.Sample) {
 	if s.RateLimitRemainingRequests >= 0 || s.RateLimitRemainingTokens >= 0 {
 		if r.at.IsZero() || !s.Start.Before(r.at) {
 			r.remainingRequests, r.remainingTokens, r.at = s.RateLimitRemainingRequests, s.RateLimitRemainingTokens, s.Start

@@ -1,6 +1,6 @@
 package stats
 
-import "tokscope/probe"
+import "tokscope/sample"
 
 // ServerTiming is what an endpoint's server said of its own clock over the run (docs/server-side.md,
 // "The server's own clock"); its distributions are the registered metrics of Group
@@ -10,7 +10,7 @@ type ServerTiming struct {
 	// clock; "" when none did (the JSON's "server_timing": null).
 	Source string
 	// ModelLoads counts the counted requests that paid for loading the model
-	// (probe.ServerTiming.ModelLoad): kept out of the TTFT figures, and shown, since the
+	// (sample.ServerTiming.ModelLoad): kept out of the TTFT figures, and shown, since the
 	// warm-up did not absorb them. FirstLoadSeq and FirstLoadMs are the first such request's.
 	ModelLoads   int
 	FirstLoadSeq uint64
@@ -21,7 +21,7 @@ type ServerTiming struct {
 
 // observe notes the server's clock of a finished request: warm-ups only for the model load
 // they absorbed, counted requests for their source and their model load.
-func (t *ServerTiming) observe(s *probe.Sample) {
+func (t *ServerTiming) observe(s *sample.Sample) {
 	if s.Server == nil || s.Stream != 0 {
 		return
 	}

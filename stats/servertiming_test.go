@@ -5,16 +5,16 @@ import (
 	"time"
 
 	"tokscope/metric"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // A counted request that paid for loading the model is marked and kept out of the TTFT
 // figures; one a warm-up paid for is counted as absorbed.
 func TestModelLoadKeptOutOfTTFT(t *testing.T) {
 	a := newAgg()
-	load := func(s *probe.Sample, loadMs probe.Figure) {
-		st := probe.NoServerTiming("ollama")
+	load := func(s *sample.Sample, loadMs sample.Figure) {
+		st := sample.NoServerTiming("ollama")
 		st.LoadMs, st.TTFTms, st.DecodeMs, st.DecodeTokens = loadMs, loadMs+5, 100, 21
 		s.Server = &st
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Agent sessions (--sessions): an endpoint's cache hits ideal against served, and its session
@@ -64,7 +64,7 @@ type sessionState struct {
 func (t *sessionState) reset() { *t = sessionState{} }
 
 // observe takes a finished session turn.
-func (t *sessionState) observe(s *probe.Sample, ttft func(*probe.Sample) (time.Duration, bool)) {
+func (t *sessionState) observe(s *sample.Sample, ttft func(*sample.Sample) (time.Duration, bool)) {
 	st := s.Session
 	if st == nil {
 		return
@@ -99,7 +99,7 @@ func (t *sessionState) observe(s *probe.Sample, ttft func(*probe.Sample) (time.D
 	t.addToSession(s, end)
 }
 
-func (t *sessionState) addToSession(s *probe.Sample, end time.Time) {
+func (t *sessionState) addToSession(s *sample.Sample, end time.Time) {
 	st := s.Session
 	root := st.Root
 	if root == 0 {
@@ -172,7 +172,7 @@ func later(a, b time.Time) time.Time {
 
 // servedCache is what the server says its prefix cache served: usage cached_tokens, else
 // llama.cpp's timings (cache_n over cache_n + prompt_n).
-func servedCache(s *probe.Sample) (cached, prompt int, ok bool) {
+func servedCache(s *sample.Sample) (cached, prompt int, ok bool) {
 	if s.CachedTokens >= 0 && s.PromptTokens > 0 {
 		return s.CachedTokens, s.PromptTokens, true
 	}
@@ -188,7 +188,7 @@ func servedCache(s *probe.Sample) (cached, prompt int, ok bool) {
 // overflowed says a turn was refused for its length: a 4xx whose message names the context
 // or the length (vLLM: "maximum context length", llama.cpp: "exceeds the available context
 // size", OpenAI: "context_length_exceeded").
-func overflowed(s *probe.Sample) bool {
+func overflowed(s *sample.Sample) bool {
 	if !strings.HasPrefix(s.ErrorKind, "http_4") {
 		return false
 	}

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/workload"
 )
 
 // sessionTurn is a finished turn of session root (context id), from start for dur.
-func sessionTurn(t0 time.Time, id, root uint64, depth, turn, of int, start, dur time.Duration, ideal, prompt, cached int) *probe.Sample {
-	return &probe.Sample{Endpoint: "e", Start: t0.Add(start), FirstToken: dur / 2, FirstAnswer: dur / 2, LastToken: dur, End: dur,
-		Outcome: probe.OutcomeOK, Tokens: 10, PromptTokens: prompt, CachedTokens: cached,
+func sessionTurn(t0 time.Time, id, root uint64, depth, turn, of int, start, dur time.Duration, ideal, prompt, cached int) *sample.Sample {
+	return &sample.Sample{Endpoint: "e", Start: t0.Add(start), FirstToken: dur / 2, FirstAnswer: dur / 2, LastToken: dur, End: dur,
+		Outcome: sample.OutcomeOK, Tokens: 10, PromptTokens: prompt, CachedTokens: cached,
 		Session: &workload.SessionTurn{ID: id, Root: root, Depth: depth, Turn: turn, SessionTurns: of, IdealCached: ideal, PromptTokens: prompt}}
 }
 
@@ -54,7 +54,7 @@ func TestSessionFigures(t *testing.T) {
 	}
 	// One refused turn in 4 is an overflow, and over 1 %: the run is invalid.
 	bad := sessionTurn(t0, 3, 3, 0, 1, 5, 6*s, s, 0, 100, 0)
-	bad.Outcome, bad.ErrorKind = probe.OutcomeError, "http_400"
+	bad.Outcome, bad.ErrorKind = sample.OutcomeError, "http_400"
 	bad.ErrorMessage = "400: the request exceeds the available context size, try increasing it"
 	a.Add(bad)
 	st = a.Snapshot(t0.Add(time.Minute)).Endpoints[0].Sessions
@@ -65,7 +65,7 @@ func TestSessionFigures(t *testing.T) {
 		t.Fatal("sessions vanished")
 	}
 	plain := New([]config.Endpoint{{Name: "e"}})
-	plain.Add(&probe.Sample{Endpoint: "e", Start: t0, End: s, Outcome: probe.OutcomeOK})
+	plain.Add(&sample.Sample{Endpoint: "e", Start: t0, End: s, Outcome: sample.OutcomeOK})
 	if plain.Snapshot(t0.Add(time.Minute)).Endpoints[0].Sessions != nil {
 		t.Error("a run without sessions has session figures")
 	}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // DefaultBreachTarget is the attainment below which the recent window is a breach when no
@@ -64,13 +64,13 @@ func (c *sloCounts) add(ok, good bool, violated *[numObjectives]bool) {
 }
 
 // sloCounted reports whether a finished non-warm-up request enters the SLO figures.
-func sloCounted(s *probe.Sample) bool {
-	return !(s.Outcome == probe.OutcomeError && s.ErrorKind == probe.ErrCanceled)
+func sloCounted(s *sample.Sample) bool {
+	return !(s.Outcome == sample.OutcomeError && s.ErrorKind == sample.ErrCanceled)
 }
 
 // judge says whether a request met every objective of slo, and which it missed. Only ok
 // requests are judged; the caller counts the others as not good.
-func judge(slo config.SLO, s *probe.Sample, ttftFrom probe.TTFTFrom) (good bool, violated [numObjectives]bool) {
+func judge(slo config.SLO, s *sample.Sample, ttftFrom sample.TTFTFrom) (good bool, violated [numObjectives]bool) {
 	good = true
 	for i := range numObjectives {
 		limit := *objectiveLimit(&slo, i)
@@ -99,7 +99,7 @@ func judge(slo config.SLO, s *probe.Sample, ttftFrom probe.TTFTFrom) (good bool,
 }
 
 // e2eOf is t0 → the last chunk (docs/outputs.md's e2e_ms), else t0 → the end of the request.
-func e2eOf(s *probe.Sample) time.Duration {
+func e2eOf(s *sample.Sample) time.Duration {
 	if n := len(s.Chunks); n > 0 {
 		return s.Chunks[n-1].At
 	}
@@ -107,13 +107,13 @@ func e2eOf(s *probe.Sample) time.Duration {
 }
 
 // addSLO accounts for one finished non-warm-up background request.
-func (a *Aggregator) addSLO(e *endpoint, s *probe.Sample) {
+func (a *Aggregator) addSLO(e *endpoint, s *sample.Sample) {
 	if !e.slo.slo.Set() || !sloCounted(s) {
 		return
 	}
 	var good bool
 	var violated [numObjectives]bool
-	ok := s.Outcome == probe.OutcomeOK
+	ok := s.Outcome == sample.OutcomeOK
 	if ok {
 		good, violated = judge(e.slo.slo, s, a.ttftFrom)
 	}
@@ -211,11 +211,11 @@ func objectiveLimit(s *config.SLO, i int) *time.Duration {
 
 // MeetsSLO applies the SLO rules above to one finished non-warm-up request: whether it counts
 // towards slo's attainment, and whether it is good (for the report's attainment over time).
-func MeetsSLO(slo config.SLO, s *probe.Sample, ttftFrom probe.TTFTFrom) (counted, good bool) {
+func MeetsSLO(slo config.SLO, s *sample.Sample, ttftFrom sample.TTFTFrom) (counted, good bool) {
 	if !slo.Set() || !sloCounted(s) {
 		return false, false
 	}
-	if s.Outcome != probe.OutcomeOK {
+	if s.Outcome != sample.OutcomeOK {
 		return true, false
 	}
 	good, _ = judge(slo, s, ttftFrom)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 )
 
@@ -16,14 +16,14 @@ const ns = time.Nanosecond
 // Exactly at an objective meets it; one nanosecond over misses it.
 func TestSLOBoundaries(t *testing.T) {
 	noTTFT := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
-	noTTFT.FirstToken, noTTFT.FirstAnswer = probe.Absent, probe.Absent
+	noTTFT.FirstToken, noTTFT.FirstAnswer = sample.Absent, sample.Absent
 	for i := range noTTFT.Chunks {
 		noTTFT.Chunks[i].Content = 0
 	}
 	for _, tc := range []struct {
 		name string
 		slo  config.SLO
-		s    *probe.Sample
+		s    *sample.Sample
 		good bool
 		miss string
 	}{
@@ -88,9 +88,9 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 	a.Add(probetest.Err("a", "", 0, t0.Add(8*time.Second), "http_500", 429, "boom http_500").
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	tr := probetest.OK("a", "m", 0, t0.Add(9*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr()
-	tr.Outcome = probe.OutcomeTruncated
+	tr.Outcome = sample.OutcomeTruncated
 	a.Add(tr)
-	a.Add(probetest.Err("a", "", 0, t0.Add(9*time.Second), probe.ErrCanceled, 429, "boom "+probe.ErrCanceled).
+	a.Add(probetest.Err("a", "", 0, t0.Add(9*time.Second), sample.ErrCanceled, 429, "boom "+sample.ErrCanceled).
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	wu := probetest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	wu.Warmup = true
@@ -182,7 +182,7 @@ func TestCost(t *testing.T) {
 			Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 		tr := probetest.OK("a", "m", 0, t0.Add(6*time.Second)).Stream(100*msD, 5, 10*msD, 100).
 			Ptr() // a cut stream: no usage, no prompt count
-		tr.Outcome = probe.OutcomeTruncated
+		tr.Outcome = sample.OutcomeTruncated
 		a.Add(tr)
 		wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 9999).Ptr()
 		wu.Warmup, wu.PromptTokens = true, 9999

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Dist summarises one metric over a window. Durations are in milliseconds, rates in tokens/s.
@@ -38,7 +38,7 @@ type Window struct {
 	DNS, Connect, TLS, WaitHeaders, HeadersToFirstToken Dist
 	// The prompt side, from the server's usage: prompt tokens (requests that reported
 	// usage), cached prompt tokens (requests whose server reported cached_tokens; 0 counts),
-	// and prefill tok/s = (prompt − cached) / TTFT (probe.Sample.PrefillRate).
+	// and prefill tok/s = (prompt − cached) / TTFT (sample.Sample.PrefillRate).
 	PromptTokens, CachedTokens Dist // tokens
 	PrefillTPS                 Dist // tokens/s
 	E2E                        Dist // ms, t0 → the last chunk
@@ -222,7 +222,7 @@ type Snapshot struct {
 	Rate float64
 	// End is how the run ended: its grace and how long it waited for the requests in flight
 	// (Aggregator.SetEnd); zero (End.Finished false) while running and in a replay.
-	End probe.RunEnd
+	End sample.RunEnd
 	// Shards is how many shards' records a replay merged (--shard, --replay with several
 	// records); 0 otherwise. Set by the replay, not by the Aggregator.
 	Shards int

@@ -1,6 +1,6 @@
 package stats
 
-import "tokscope/probe"
+import "tokscope/sample"
 
 // TTFTFrom is the instant the Aggregator's TTFT figures are measured to (WithTTFTFrom).
-func (a *Aggregator) TTFTFrom() probe.TTFTFrom { return a.ttftFrom }
+func (a *Aggregator) TTFTFrom() sample.TTFTFrom { return a.ttftFrom }

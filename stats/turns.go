@@ -2,7 +2,7 @@ package stats
 
 import (
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // turnState holds an endpoint's figures by turn (--turns) and its cache-hit sums: whole run
@@ -42,7 +42,7 @@ func newSeriesList(n int) []series {
 func (t *turnState) reset() { *t = turnState{} }
 
 // observe adds a counted request.
-func (t *turnState) observe(s *probe.Sample, c metric.Context) {
+func (t *turnState) observe(s *sample.Sample, c metric.Context) {
 	if cached, prompt, ok := metric.CacheHit(s); ok {
 		t.cached += int64(cached)
 		t.prompt += int64(prompt)
@@ -69,7 +69,7 @@ func (t *turnState) observe(s *probe.Sample, c metric.Context) {
 	t.read(t.byTurn[k-1], s, c)
 }
 
-func (t *turnState) read(into []series, s *probe.Sample, c metric.Context) {
+func (t *turnState) read(into []series, s *sample.Sample, c metric.Context) {
 	for j, id := range metric.SplitMetrics {
 		metric.Get(id).Read(s, c, &into[j])
 	}

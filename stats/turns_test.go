@@ -7,8 +7,8 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // TestTurnsAndCacheHit: the capture's three turns (66, 143, 218 prompt tokens, 14, 72, 144
@@ -20,8 +20,8 @@ func TestTurnsAndCacheHit(t *testing.T) {
 	for i, tr := range []struct{ turn, prompt, cached int }{{1, 66, 14}, {2, 143, 72}, {3, 218, 144}, {1, 500, -1}} {
 		ttft := time.Duration(100-20*tr.turn) * time.Millisecond
 		s := probetest.OK("e", "m", uint64(i+1), t0.Add(time.Duration(i)*time.Second)).
-			Chunks(4, ttft, 10*time.Millisecond, 3).Tokens(4, probe.SourceUsage).
-			With(func(s *probe.Sample) {
+			Chunks(4, ttft, 10*time.Millisecond, 3).Tokens(4, sample.SourceUsage).
+			With(func(s *sample.Sample) {
 				s.Turn, s.Conversation = tr.turn, 1
 				s.PromptTokens, s.CachedTokens = tr.prompt, tr.cached
 			}).Ptr()
@@ -46,7 +46,7 @@ func TestTurnsAndCacheHit(t *testing.T) {
 	}
 
 	b := New([]config.Endpoint{{Name: "e"}})
-	b.AddAt(0, probetest.OK("e", "m", 1, t0).Chunks(2, 50*time.Millisecond, 10*time.Millisecond, 3).Tokens(2, probe.SourceUsage).Ptr())
+	b.AddAt(0, probetest.OK("e", "m", 1, t0).Chunks(2, 50*time.Millisecond, 10*time.Millisecond, 3).Tokens(2, sample.SourceUsage).Ptr())
 	if st := b.Snapshot(t0.Add(time.Second)).Endpoints[0]; st.Turns != nil || st.CacheHitRate != nil {
 		t.Errorf("single requests without usage: turns %v rate %v", st.Turns, st.CacheHitRate)
 	}

@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // workloadState is what an endpoint's statistics keep of its workload: the cache mode the
@@ -32,7 +32,7 @@ func (w *workloadState) reset() {
 
 // observe takes a finished non-warm-up request: its cache mode (any outcome: an error ran
 // under the mode too) and, when counted, whether it reached its output target.
-func (w *workloadState) observe(s *probe.Sample) {
+func (w *workloadState) observe(s *sample.Sample) {
 	if w.first.IsZero() || s.Start.Before(w.first) {
 		w.first = s.Start
 	}

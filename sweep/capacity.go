@@ -8,7 +8,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 )
@@ -31,12 +31,12 @@ import (
 
 // SearchController is what a search drives: the probe.Runner.
 type SearchController interface {
-	SetConcurrency(ep probe.EndpointIndex, n int)
-	SetRate(ep probe.EndpointIndex, rate float64)
-	SetPaused(ep probe.EndpointIndex, paused bool)
-	InFlight(ep probe.EndpointIndex) int
-	CutEndpointBefore(ep probe.EndpointIndex, t time.Time) int
-	Warming(ep probe.EndpointIndex) bool
+	SetConcurrency(ep sample.EndpointIndex, n int)
+	SetRate(ep sample.EndpointIndex, rate float64)
+	SetPaused(ep sample.EndpointIndex, paused bool)
+	InFlight(ep sample.EndpointIndex) int
+	CutEndpointBefore(ep sample.EndpointIndex, t time.Time) int
+	Warming(ep sample.EndpointIndex) bool
 }
 
 // Search is one capacity search. Its hooks (OnStart, OnDone) and readers (Outcomes, Version,
@@ -44,7 +44,7 @@ type SearchController interface {
 type Search struct {
 	plan     SearchPlan
 	eps      []config.Endpoint
-	ttftFrom probe.TTFTFrom
+	ttftFrom sample.TTFTFrom
 	byName   map[string]int
 	poll     time.Duration
 
@@ -53,9 +53,9 @@ type Search struct {
 	version uint64
 
 	stepMu      sync.Mutex // serialises onStep and onStepStart
-	onStep      func(ep probe.EndpointIndex, m Measurement, o Outcome)
-	onStepStart func(ep probe.EndpointIndex, load float64, again bool, o Outcome)
-	onTierDone  func(ep probe.EndpointIndex, t TierOutcome)
+	onStep      func(ep sample.EndpointIndex, m Measurement, o Outcome)
+	onStepStart func(ep sample.EndpointIndex, load float64, again bool, o Outcome)
+	onTierDone  func(ep sample.EndpointIndex, t TierOutcome)
 }
 
 type endpointSearch struct {
@@ -90,8 +90,8 @@ type liveStep struct {
 // NewSearch prepares a search over eps (the Runner's endpoints, in order, their objectives
 // set), each of which runs warmup warm-up requests first. onStep, if not nil, is called after
 // every step (one call at a time) with the endpoint, the step and where its search stands.
-func NewSearch(plan SearchPlan, eps []config.Endpoint, warmup int, ttftFrom probe.TTFTFrom,
-	onStep func(ep probe.EndpointIndex, m Measurement, o Outcome)) *Search {
+func NewSearch(plan SearchPlan, eps []config.Endpoint, warmup int, ttftFrom sample.TTFTFrom,
+	onStep func(ep sample.EndpointIndex, m Measurement, o Outcome)) *Search {
 	s := &Search{plan: plan, eps: eps, ttftFrom: ttftFrom, byName: map[string]int{}, poll: 10 * time.Millisecond, onStep: onStep}
 	for i, ep := range eps {
 		s.byName[ep.Name] = i
@@ -115,14 +115,14 @@ func newDecider(plan SearchPlan) decider {
 // OnStepStart sets a hook called as each step begins (one call at a time, with onStep's),
 // with the endpoint, the load, whether it re-measures, and where its search stands. Set it
 // before Run.
-func (s *Search) OnStepStart(f func(ep probe.EndpointIndex, load float64, again bool, o Outcome)) {
+func (s *Search) OnStepStart(f func(ep sample.EndpointIndex, load float64, again bool, o Outcome)) {
 	s.onStepStart = f
 }
 
 // OnTierDone sets a hook called (one call at a time, with the others) when a tier's search
 // on an endpoint is over: its boundary confirmed, or missed at the lowest load. Set it before
 // Run.
-func (s *Search) OnTierDone(f func(ep probe.EndpointIndex, t TierOutcome)) { s.onTierDone = f }
+func (s *Search) OnTierDone(f func(ep sample.EndpointIndex, t TierOutcome)) { s.onTierDone = f }
 
 // Plan returns the search's plan.
 func (s *Search) Plan() SearchPlan { return s.plan }
@@ -141,7 +141,7 @@ func (s *Search) OnStart(name string, _ uint64) {
 
 // OnDone is a probe.Options.OnDone hook: it counts warm-ups and hands each request to the
 // step it started in.
-func (s *Search) OnDone(smp *probe.Sample) {
+func (s *Search) OnDone(smp *sample.Sample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i, ok := s.byName[smp.Endpoint]
@@ -167,7 +167,7 @@ func (s *Search) OnDone(smp *probe.Sample) {
 		return
 	}
 	c.agg.AddAt(0, smp)
-	if !smp.Cut && !(smp.Outcome == probe.OutcomeError && smp.ErrorKind == probe.ErrCanceled) { // counted as SLOs count
+	if !smp.Cut && !(smp.Outcome == sample.OutcomeError && smp.ErrorKind == sample.ErrCanceled) { // counted as SLOs count
 		c.finished++
 		c.vals.add(smp, metric.Context{TTFTFrom: s.ttftFrom})
 	}
@@ -208,7 +208,7 @@ func (s *Search) Current(ep int) (load float64, start time.Time, finished int, o
 // ctx's error when it ends first. Every endpoint is left paused.
 func (s *Search) Run(ctx context.Context, ctl SearchController) error {
 	errs := make(chan error, len(s.st))
-	for i := range probe.EndpointIndex(len(s.st)) {
+	for i := range sample.EndpointIndex(len(s.st)) {
 		go func() { errs <- s.runEndpoint(ctx, ctl, i) }()
 	}
 	var first error
@@ -221,7 +221,7 @@ func (s *Search) Run(ctx context.Context, ctl SearchController) error {
 }
 
 // runEndpoint is endpoint ep's sequence of steps.
-func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep probe.EndpointIndex) error {
+func (s *Search) runEndpoint(ctx context.Context, ctl SearchController, ep sample.EndpointIndex) error {
 	select {
 	case <-s.st[ep].warmed:
 	case <-ctx.Done():
@@ -349,7 +349,7 @@ func (s *Search) EndpointStopped(ep int) {
 
 // step runs one step of endpoint ep at load (the endpoint paused, nothing in flight) and
 // measures it.
-func (s *Search) step(ctx context.Context, ctl SearchController, ep probe.EndpointIndex, load float64) (Measurement, error) {
+func (s *Search) step(ctx context.Context, ctl SearchController, ep sample.EndpointIndex, load float64) (Measurement, error) {
 	s.apply(ctl, ep, load)
 	// Streams just added open their connections first, holding their requests (and, in the
 	// open loop, letting arrivals pile up into a burst): the step begins once they are ready.
@@ -394,7 +394,7 @@ func (s *Search) step(ctx context.Context, ctl SearchController, ep probe.Endpoi
 // apply sets endpoint ep's load: its concurrency, or its arrival rate and enough worker slots
 // for the arrivals not to wait in the client (a wait there is no part of any latency, so the
 // server would look faster than it is).
-func (s *Search) apply(ctl SearchController, ep probe.EndpointIndex, load float64) {
+func (s *Search) apply(ctl SearchController, ep sample.EndpointIndex, load float64) {
 	switch {
 	case s.plan.By == ByConcurrency:
 		ctl.SetConcurrency(ep, int(load))
@@ -426,7 +426,7 @@ const RateSlotSeconds = 10
 
 // drain waits until every request of endpoint ep (paused) has ended and reported; those that
 // started before end and still run a grace after it are cut.
-func (s *Search) drain(ctx context.Context, ctl SearchController, ep probe.EndpointIndex, end time.Time) error {
+func (s *Search) drain(ctx context.Context, ctl SearchController, ep sample.EndpointIndex, end time.Time) error {
 	cut := false
 	return s.waitFor(ctx, func() bool {
 		if !cut && time.Since(end) >= s.plan.Grace {

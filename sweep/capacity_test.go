@@ -7,6 +7,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sim"
 )
 
@@ -40,11 +41,11 @@ func runSearch(t *testing.T, plan SearchPlan, slo config.SLO, profiles ...sim.Pr
 		eps = append(eps, config.Endpoint{Name: p.Name, Model: p.Model, BaseURL: srv.BaseURL(p.Name), Prompt: "hi",
 			MaxTokens: p.MaxTokens, Concurrency: 1, Timeout: 20 * time.Second, Stall: 10 * time.Second, SLO: slo})
 	}
-	s := NewSearch(plan, eps, 1, probe.TTFTFirstToken, func(ep probe.EndpointIndex, m Measurement, o Outcome) {
+	s := NewSearch(plan, eps, 1, sample.TTFTFirstToken, func(ep sample.EndpointIndex, m Measurement, o Outcome) {
 		t.Logf("%s: load %g: %d requests, attainment %.2f (verdict %d, pooled %.2f, re-measured %v), TTFT p50 %.0f p99 %.0f ms, %v",
 			eps[ep].Name, m.Load, m.Requests, m.Attainment, m.Verdict, m.Pooled, m.Remeasured, m.TTFT.P50, m.TTFT.P99, m.Duration.Round(time.Millisecond))
 	})
-	opts := probe.Options{Warmup: 1, OnStart: []func(string, uint64){s.OnStart}, OnDone: []func(*probe.Sample){s.OnDone}}
+	opts := probe.Options{Warmup: 1, OnStart: []func(string, uint64){s.OnStart}, OnDone: []func(*sample.Sample){s.OnDone}}
 	if plan.By == ByRate {
 		opts.Rate, opts.RateSeed = 1, 7
 		for i := range eps {

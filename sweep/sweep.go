@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // DefaultStepDuration is the length of a step when the plan gives none.
@@ -63,8 +63,8 @@ func (p Plan) Validate() error {
 
 // Controller is what a sweep drives: the probe.Runner.
 type Controller interface {
-	SetConcurrency(ep probe.EndpointIndex, n int)
-	SetPaused(ep probe.EndpointIndex, paused bool)
+	SetConcurrency(ep sample.EndpointIndex, n int)
+	SetPaused(ep sample.EndpointIndex, paused bool)
 	CutBefore(t time.Time) int // cut the requests in flight that started before t
 }
 
@@ -100,7 +100,7 @@ func (s *Sweep) Plan() Plan { return s.plan }
 // OnDone is a probe.Options.OnDone hook: it counts finished warm-ups, so that the first step
 // begins when every endpoint's are over (their connection set-up is then out of the way, and
 // the first step's window is not spent waiting for them).
-func (s *Sweep) OnDone(smp *probe.Sample) {
+func (s *Sweep) OnDone(smp *sample.Sample) {
 	if !smp.Warmup {
 		return
 	}
@@ -131,7 +131,7 @@ func (s *Sweep) Run(ctx context.Context, ctl Controller) error {
 		if i > 0 {
 			cuts.add(at, s.plan.Grace) // the previous step ended now
 		}
-		for ep := range probe.EndpointIndex(s.endpoints) {
+		for ep := range sample.EndpointIndex(s.endpoints) {
 			ctl.SetConcurrency(ep, n)
 		}
 		if err := cuts.runUntil(ctx, ctl, at.Add(s.plan.StepDuration)); err != nil {
@@ -139,7 +139,7 @@ func (s *Sweep) Run(ctx context.Context, ctl Controller) error {
 		}
 	}
 	end := s.finishNow()
-	for ep := range probe.EndpointIndex(s.endpoints) {
+	for ep := range sample.EndpointIndex(s.endpoints) {
 		ctl.SetPaused(ep, true)
 	}
 	cuts.add(end, s.plan.Grace)

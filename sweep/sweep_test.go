@@ -12,6 +12,7 @@ import (
 	"tokscope/config"
 	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/sim"
 )
 
@@ -30,23 +31,23 @@ func TestStepAttribution(t *testing.T) {
 	sw := New(Plan{Concurrency: []int{1, 2, 4}, StepDuration: 10 * time.Second}, 1, 0)
 	clk := &clock{t: at(0)}
 	tr := sw.Track(eps, clk.now)
-	done := func(s probe.Sample) { tr.Observe(&probe.Done{Endpoint: 0, Sample: s}) }
+	done := func(s sample.Sample) { tr.Observe(&sample.Done{Endpoint: 0, Sample: s}) }
 
 	// Before the first step: a warm-up (no step) and a counted request (step 1). Each request
 	// is written at 1 ms, its headers half way to its first token, one token per chunk.
 	const ms = time.Millisecond
 	w := probetest.OK("a", "m", 1, at(-2)).Times(ms, 50*ms).Chunks(10, 100*ms, 10*ms, 3).
-		Tokens(10, probe.SourceUsage).EndAfter(0).Sample()
+		Tokens(10, sample.SourceUsage).EndAfter(0).Sample()
 	w.Warmup = true
 	done(w)
 	sw.Begin(at(0))
 	// Its tokens at -0.4 … 0.5.
 	done(probetest.OK("a", "m", 2, at(-0.5)).Times(ms, 50*ms).Chunks(10, 100*ms, 100*ms, 3).
-		Tokens(10, probe.SourceUsage).EndAfter(0).Sample())
+		Tokens(10, sample.SourceUsage).EndAfter(0).Sample())
 	// Step 1: one request entirely inside, one crossing into step 2 (10 tokens: 5 in each window).
-	done(probetest.OK("a", "m", 3, at(2)).Times(ms, 0).Chunks(20, 0, 50*ms, 3).Tokens(20, probe.SourceUsage).
+	done(probetest.OK("a", "m", 3, at(2)).Times(ms, 0).Chunks(20, 0, 50*ms, 3).Tokens(20, sample.SourceUsage).
 		EndAfter(0).Sample())
-	tr.Observe(&probe.Started{Endpoint: 0, Seq: 4, At: at(9.5)})
+	tr.Observe(&sample.Started{Endpoint: 0, Seq: 4, At: at(9.5)})
 	sw.Begin(at(10))
 	clk.t = at(11)
 	if tr.Refresh(); tr.Progress().Finished != 0 {
@@ -54,20 +55,20 @@ func TestStepAttribution(t *testing.T) {
 	}
 	// Its tokens at 9.5 … 10.4.
 	done(probetest.OK("a", "m", 4, at(9.5)).Times(ms, 0).Chunks(10, 0, 100*ms, 3).
-		Tokens(10, probe.SourceUsage).EndAfter(0).Sample())
+		Tokens(10, sample.SourceUsage).EndAfter(0).Sample())
 	if p := tr.Progress(); p.Finished != 1 || p.Step != 1 || p.Concurrency != 2 || p.Left != 9*time.Second {
 		t.Fatalf("progress %+v, want step 1 final, step 2 of c2 running with 9 s left", p)
 	}
 	// Step 2: an error and a request; step 3: one request; then one started after the end.
 	done(probetest.Err("a", "m", 5, at(12), "http_500", 500, "").Times(ms, 5*ms).EndAt(5 * ms).Sample())
 	done(probetest.OK("a", "m", 6, at(13)).Times(ms, 0).Chunks(30, 0, 100*ms, 3).
-		Tokens(30, probe.SourceUsage).EndAfter(0).Sample())
+		Tokens(30, sample.SourceUsage).EndAfter(0).Sample())
 	sw.Begin(at(20))
 	done(probetest.OK("a", "m", 7, at(21)).Times(ms, 100*ms).Chunks(40, 200*ms, 100*ms, 3).
-		Tokens(40, probe.SourceUsage).EndAfter(0).Sample())
+		Tokens(40, sample.SourceUsage).EndAfter(0).Sample())
 	sw.Finish(at(30))
 	// In the drain: no step.
-	done(probetest.OK("a", "m", 8, at(30.1)).Times(ms, 0).Chunks(50, 0, ms, 3).Tokens(50, probe.SourceUsage).
+	done(probetest.OK("a", "m", 8, at(30.1)).Times(ms, 0).Chunks(50, 0, ms, 3).Tokens(50, sample.SourceUsage).
 		EndAfter(0).Sample())
 	clk.t = at(30.1)
 	if tr.Refresh(); tr.Complete() {
@@ -125,7 +126,7 @@ func TestCloseInterrupted(t *testing.T) {
 	clk := &clock{t: at(0)}
 	tr := sw.Track(eps, clk.now)
 	sw.Begin(at(0))
-	tr.Observe(&probe.Started{Endpoint: 0, Seq: 1, At: at(9)})
+	tr.Observe(&sample.Started{Endpoint: 0, Seq: 1, At: at(9)})
 	sw.Begin(at(10))
 	clk.t = at(15)
 	tr.Refresh()
@@ -144,7 +145,7 @@ func TestCloseInterrupted(t *testing.T) {
 
 type call struct {
 	what string
-	ep   probe.EndpointIndex
+	ep   sample.EndpointIndex
 	n    int
 	at   time.Time
 	cut  time.Time // CutBefore's argument
@@ -155,13 +156,13 @@ type fakeController struct {
 	calls []call
 }
 
-func (c *fakeController) SetConcurrency(ep probe.EndpointIndex, n int) {
+func (c *fakeController) SetConcurrency(ep sample.EndpointIndex, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, call{what: "conc", ep: ep, n: n, at: time.Now()})
 }
 
-func (c *fakeController) SetPaused(ep probe.EndpointIndex, p bool) {
+func (c *fakeController) SetPaused(ep sample.EndpointIndex, p bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, call{what: "pause", ep: ep, at: time.Now()})
@@ -187,13 +188,13 @@ func TestRunDrivesController(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- sw.Run(context.Background(), ctl) }()
 	time.Sleep(50 * time.Millisecond)
-	sw.OnDone(&probe.Sample{}) // not a warm-up
-	sw.OnDone(&probe.Sample{Warmup: true})
+	sw.OnDone(&sample.Sample{}) // not a warm-up
+	sw.OnDone(&sample.Sample{Warmup: true})
 	time.Sleep(50 * time.Millisecond)
 	if starts, _ := sw.Schedule(); len(starts) != 0 {
 		t.Fatal("first step began before every warm-up finished")
 	}
-	sw.OnDone(&probe.Sample{Warmup: true})
+	sw.OnDone(&sample.Sample{Warmup: true})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestSweepAgainstSimulator(t *testing.T) {
 	eps := []config.Endpoint{{Name: "a", Model: "m", BaseURL: srv.BaseURL("a"), Prompt: "hi", MaxTokens: 30,
 		Concurrency: 1, Timeout: 20 * time.Second, Stall: 10 * time.Second}}
 	sw := New(Plan{Concurrency: []int{1, 2, 4}, StepDuration: time.Second}, len(eps), 1)
-	r := probe.NewRunner(eps, probe.Options{Warmup: 1, OnDone: []func(*probe.Sample){sw.OnDone}})
+	r := probe.NewRunner(eps, probe.Options{Warmup: 1, OnDone: []func(*sample.Sample){sw.OnDone}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	go r.Run(ctx)

@@ -12,7 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Tiers (--tier NAME=OBJECTIVES): what an objective means, and how a step's requests are
@@ -176,9 +176,9 @@ func newTierValues(tiers []TierSpec, turns int) *tierValues {
 }
 
 // add takes one counted request of the step.
-func (v *tierValues) add(s *probe.Sample, c metric.Context) {
+func (v *tierValues) add(s *sample.Sample, c metric.Context) {
 	v.counted++
-	if s.Outcome != probe.OutcomeOK {
+	if s.Outcome != sample.OutcomeOK {
 		v.failed++
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"tokscope/config"
 	"tokscope/metric"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sim"
 	"tokscope/workload"
 )
@@ -153,7 +154,7 @@ func runTierSearch(t *testing.T, plan SearchPlan, p sim.Profile) (Outcome, error
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSearch(plan, eps, 1, probe.TTFTFirstToken, func(_ probe.EndpointIndex, m Measurement, _ Outcome) {
+	s := NewSearch(plan, eps, 1, sample.TTFTFirstToken, func(_ sample.EndpointIndex, m Measurement, _ Outcome) {
 		line := fmt.Sprintf("users %g: %d requests in %v, %.0f tok/s, %.1f sessions/min:", m.Load, m.Requests, m.Duration.Round(time.Millisecond), m.OutputTPS, m.SessionsPerMin)
 		for i, j := range m.Tiers {
 			if j.Judged {
@@ -162,7 +163,7 @@ func runTierSearch(t *testing.T, plan SearchPlan, p sim.Profile) (Outcome, error
 		}
 		t.Log(line)
 	})
-	r := probe.NewRunner(eps, probe.Options{Warmup: 1, Workloads: works, OnStart: []func(string, uint64){s.OnStart}, OnDone: []func(*probe.Sample){s.OnDone}})
+	r := probe.NewRunner(eps, probe.Options{Warmup: 1, Workloads: works, OnStart: []func(string, uint64){s.OnStart}, OnDone: []func(*sample.Sample){s.OnDone}})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	done := make(chan struct{})

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -65,7 +65,7 @@ type Tracker struct {
 	steps    []*stepData
 	final    int // steps whose results are final, a prefix
 	closed   bool
-	ttftFrom probe.TTFTFrom
+	ttftFrom sample.TTFTFrom
 	version  uint64
 	results  []Result
 	resVer   uint64
@@ -102,14 +102,14 @@ func (t *Tracker) Sweep() *Sweep { return t.sw }
 func (t *Tracker) Version() uint64 { return t.version }
 
 // Observe accounts for one of the Runner's events and reports whether anything changed.
-func (t *Tracker) Observe(ev probe.Event) bool {
+func (t *Tracker) Observe(ev sample.Event) bool {
 	changed := false
 	switch ev := ev.(type) {
-	case *probe.Started:
+	case *sample.Started:
 		if ev.Stream == 0 && ev.Endpoint.In(len(t.eps)) {
 			t.inflight[ev.Endpoint][ev.Seq] = ev.At
 		}
-	case *probe.Done:
+	case *sample.Done:
 		if ev.Stream != 0 || !ev.Endpoint.In(len(t.eps)) {
 			break
 		}
@@ -126,7 +126,7 @@ func (t *Tracker) Observe(ev probe.Event) bool {
 // Aggregator does (Observe). It reports whether a final step changed: the running step's
 // figures are not shown until it is final, so they need no redraw (and Results, which
 // snapshots every final step's Aggregator, is not recomputed at every sample).
-func (t *Tracker) add(ev *probe.Done) bool {
+func (t *Tracker) add(ev *sample.Done) bool {
 	ep, s := ev.Endpoint, &ev.Sample
 	if s.Warmup || s.Stream != 0 {
 		return false
@@ -297,7 +297,7 @@ func (t *Tracker) Results() []Result {
 // (a step may end without any event) and calling stop once every request of the last step
 // has reported. onEvent, if not nil, sees each event after the tracker, and nil after each
 // refresh on the clock (so that progress can be told between events). It closes the tracker.
-func (t *Tracker) Consume(events <-chan probe.Event, every time.Duration, onEvent func(probe.Event), stop func()) {
+func (t *Tracker) Consume(events <-chan sample.Event, every time.Duration, onEvent func(sample.Event), stop func()) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for events != nil {

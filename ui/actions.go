@@ -4,7 +4,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // maxConcurrency bounds `+`: a typo should not open hundreds of streams.
@@ -108,7 +108,7 @@ func (m *Model) togglePause() tea.Cmd {
 	if len(m.eps) == 0 {
 		return nil
 	}
-	ep := probe.EndpointIndex(m.sel)
+	ep := sample.EndpointIndex(m.sel)
 	paused := !m.eng.Paused(ep)
 	m.eng.SetPaused(ep, paused)
 	st := m.states[m.sel]
@@ -127,13 +127,13 @@ func (m *Model) togglePauseAll() tea.Cmd {
 		return m.noEngine()
 	}
 	pause := false
-	for i := range probe.EndpointIndex(len(m.eps)) {
+	for i := range sample.EndpointIndex(len(m.eps)) {
 		if !m.eng.Paused(i) {
 			pause = true
 		}
 	}
 	for i, st := range m.states {
-		m.eng.SetPaused(probe.EndpointIndex(i), pause)
+		m.eng.SetPaused(sample.EndpointIndex(i), pause)
 		st.paused = pause
 		st.version++
 	}
@@ -151,7 +151,7 @@ func (m *Model) changeConcurrency(delta int) tea.Cmd {
 	if len(m.eps) == 0 {
 		return nil
 	}
-	ep := probe.EndpointIndex(m.sel)
+	ep := sample.EndpointIndex(m.sel)
 	n := clamp(m.eng.Concurrency(ep)+delta, 1, maxConcurrency)
 	m.eng.SetConcurrency(ep, n)
 	st := m.states[m.sel]

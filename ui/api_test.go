@@ -10,6 +10,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sim"
 )
 
@@ -29,7 +30,7 @@ func TestRaceAcrossAPIsInTheStreamView(t *testing.T) {
 			Concurrency: 1, Timeout: 10 * time.Second, Stall: 5 * time.Second})
 	}
 	runner := probe.NewRunner(eps, probe.Options{})
-	for i := range probe.EndpointIndex(len(eps)) {
+	for i := range sample.EndpointIndex(len(eps)) {
 		runner.SetPaused(i, true) // only the race
 	}
 	m := New(runner, eps, runner.Events(), Options{Prompt: "race me"})
@@ -43,13 +44,13 @@ func TestRaceAcrossAPIsInTheStreamView(t *testing.T) {
 	for done < len(eps) {
 		select {
 		case ev := <-runner.Events():
-			if d, ok := ev.(*probe.Done); ok && d.Stream != 0 {
+			if d, ok := ev.(*sample.Done); ok && d.Stream != 0 {
 				done++
-				if d.Sample.Outcome != probe.OutcomeOK || d.Sample.API != eps[d.Endpoint].API {
+				if d.Sample.Outcome != sample.OutcomeOK || d.Sample.API != eps[d.Endpoint].API {
 					t.Errorf("%s: %s %s (api %q)", eps[d.Endpoint].Name, d.Sample.Outcome, d.Sample.ErrorMessage, d.Sample.API)
 				}
 			}
-			m = update(t, m, eventsMsg{events: []probe.Event{ev}})
+			m = update(t, m, eventsMsg{events: []sample.Event{ev}})
 		case <-ctx.Done():
 			t.Fatalf("the race did not finish: %d of %d done", done, len(eps))
 		}
@@ -82,7 +83,7 @@ func TestRaceAcrossAPIsInTheStreamView(t *testing.T) {
 func TestViewsNameTheAPI(t *testing.T) {
 	eps := testEndpoints(2)
 	eps[1].API = config.APIAnthropic
-	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
 	m = update(t, m, resize(120, 30))
 	m = update(t, m, eventsMsg{events: history(m.eps, 20)})
 	m = update(t, m, redrawMsg{})

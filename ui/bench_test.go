@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // BenchmarkView is the cost of View with 8 endpoints: it only joins cached strings.
@@ -46,9 +46,9 @@ func BenchmarkRedraw(b *testing.B) {
 			for b.Loop() {
 				i++
 				for _, ev := range extra {
-					d := *ev.(*probe.Done)
+					d := *ev.(*sample.Done)
 					d.Sample.Start = d.Sample.Start.Add(time.Duration(i) * time.Millisecond)
-					m = update(b, m, eventsMsg{events: []probe.Event{&d}})
+					m = update(b, m, eventsMsg{events: []sample.Event{&d}})
 				}
 				m = update(b, m, redrawMsg{})
 			}
@@ -60,9 +60,9 @@ func BenchmarkRedraw(b *testing.B) {
 func BenchmarkDeltaBatch(b *testing.B) {
 	m, _ := newTestModel(b, 8, 120, 40, 0)
 	m = press(b, m, "4", "ctrl+r")
-	batch := make([]probe.Event, maxBatch)
+	batch := make([]sample.Event, maxBatch)
 	for i := range batch {
-		batch[i] = &probe.Delta{Endpoint: probe.EndpointIndex(i % 8), Stream: 1, At: t0.Add(time.Duration(i) * time.Millisecond), Text: "token "}
+		batch[i] = &sample.Delta{Endpoint: sample.EndpointIndex(i % 8), Stream: 1, At: t0.Add(time.Duration(i) * time.Millisecond), Text: "token "}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

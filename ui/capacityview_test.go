@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sweep"
 )
 
@@ -75,8 +75,8 @@ func TestSearchView(t *testing.T) {
 // A model given a search opens on the sweep view, which is in the tabs and shows the search.
 func TestSearchModel(t *testing.T) {
 	eps := testEndpoints(2)
-	s := sweep.NewSearch(fakeSearch{}.Plan(), eps, 1, probe.TTFTFirstToken, nil)
-	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, Search: s})
+	s := sweep.NewSearch(fakeSearch{}.Plan(), eps, 1, sample.TTFTFirstToken, nil)
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Search: s})
 	m = update(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
 	m = update(t, m, redrawMsg{})
 	if m.view != viewSweep || !m.views[viewSweep].(*sweepView).InTabs() {

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/metric"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -160,7 +160,7 @@ func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
 // "1 in flight · ≈45/160 tok · ≈141 tok/s"; before any, a warm-up in flight, so labelled;
 // with none, the newest finished decode rate, and how many of the started requests (in
 // flight at the same snapshot as the card's status word) have no token yet.
-func liveLine(s *Styles, es *stats.EndpointStats, warmup *probe.Progress, started, w int) string {
+func liveLine(s *Styles, es *stats.EndpointStats, warmup *sample.Progress, started, w int) string {
 	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	in := es.InFlight
 	if in.Requests == 0 && warmup.Chunks > 0 && !es.Latest.DecodeOK {

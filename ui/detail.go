@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 )
@@ -297,7 +297,7 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 	}
 	for i := len(st.samples) - 1; i >= 0 && len(out) < h; i-- {
 		sm := st.samples[i]
-		wait, toTok := probe.Absent, probe.Absent
+		wait, toTok := sample.Absent, sample.Absent
 		if sm.Wrote >= 0 && sm.Headers >= sm.Wrote {
 			wait = sm.Headers - sm.Wrote
 		}
@@ -458,7 +458,7 @@ func itlRows(counts []int, n int) []itlRow {
 
 func hasReasoning(st *endpointState) bool { return lastReasoning(st) != nil }
 
-func lastReasoning(st *endpointState) *probe.Sample {
+func lastReasoning(st *endpointState) *sample.Sample {
 	for i := len(st.samples) - 1; i >= 0; i-- {
 		if st.samples[i].ReasoningTokens > 0 {
 			return st.samples[i]

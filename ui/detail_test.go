@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // The detail view says when an endpoint's server closes every connection (connect time is
@@ -15,11 +15,11 @@ func TestDetailSaysConnPerRequest(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
 	ep, ms := m.eps[0], time.Millisecond
 	s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
-		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
-		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Done{Endpoint: 0, Sample: s},
-		&probe.Status{Endpoint: 0, State: probe.StateIdle, Concurrency: 1, ConnPerRequest: true},
+		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Done{Endpoint: 0, Sample: s},
+		&sample.Status{Endpoint: 0, State: sample.StateIdle, Concurrency: 1, ConnPerRequest: true},
 	}})
 	m = update(t, m, redrawMsg{})
 	m = press(t, m, "enter")
@@ -36,9 +36,9 @@ func TestDetailSaysConnPerRequest(t *testing.T) {
 // While the run's last requests finish within the grace, the footer says how many.
 func TestFooterSaysFinishing(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Status{Endpoint: 0, State: probe.StateFinishing, InFlight: 3, Concurrency: 3},
-		&probe.Status{Endpoint: 1, State: probe.StateFinishing, InFlight: 1, Concurrency: 1},
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Status{Endpoint: 0, State: sample.StateFinishing, InFlight: 3, Concurrency: 3},
+		&sample.Status{Endpoint: 1, State: sample.StateFinishing, InFlight: 1, Concurrency: 1},
 	}})
 	footer := func() string {
 		lines := strings.Split(m.View(), "\n")
@@ -47,14 +47,14 @@ func TestFooterSaysFinishing(t *testing.T) {
 	if !strings.Contains(footer(), "finishing 4 requests…") {
 		t.Errorf("footer %q", footer())
 	}
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Status{Endpoint: 0, State: probe.StateStopped, Concurrency: 3},
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Status{Endpoint: 0, State: sample.StateStopped, Concurrency: 3},
 	}})
 	if !strings.Contains(footer(), "finishing 1 request…") {
 		t.Errorf("footer %q", footer())
 	}
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Status{Endpoint: 1, State: probe.StateStopped, Concurrency: 1},
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Status{Endpoint: 1, State: sample.StateStopped, Concurrency: 1},
 	}, closed: true})
 	if strings.Contains(footer(), "finishing") {
 		t.Errorf("footer %q after the run ended", footer())
@@ -67,9 +67,9 @@ func TestCardSaysWhyItBacksOff(t *testing.T) {
 	ep, ms := m.eps[0], time.Millisecond
 	e := probetest.Err(ep.Name, ep.Model, 6, t0.Add(-time.Second), "http_404", 404, "404 Not Found: The model does not exist").
 		Times(ms, 40*ms).EndAt(41 * ms).Sample()
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Done{Endpoint: 0, Sample: e},
-		&probe.Status{Endpoint: 0, State: probe.StateBackoff, Until: t0.Add(4 * time.Second), Backoff: 4 * time.Second,
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Done{Endpoint: 0, Sample: e},
+		&sample.Status{Endpoint: 0, State: sample.StateBackoff, Until: t0.Add(4 * time.Second), Backoff: 4 * time.Second,
 			Reason: "3× http_404 in a row: 404 Not Found: The model does not exist"},
 	}})
 	m = update(t, m, redrawMsg{})

@@ -3,7 +3,7 @@ package ui
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 )
@@ -11,12 +11,12 @@ import (
 // Engine is what the UI drives of the probe Runner. Its methods are called from Update (the
 // bubbletea goroutine) and must be safe to call concurrently with the Runner's own work.
 type Engine interface {
-	SetPaused(ep probe.EndpointIndex, paused bool)
-	Paused(ep probe.EndpointIndex) bool
-	SetConcurrency(ep probe.EndpointIndex, n int)
-	Concurrency(ep probe.EndpointIndex) int
+	SetPaused(ep sample.EndpointIndex, paused bool)
+	Paused(ep sample.EndpointIndex) bool
+	SetConcurrency(ep sample.EndpointIndex, n int)
+	Concurrency(ep sample.EndpointIndex) int
 	// Stream sends one interactive request to endpoint ep; its events carry the returned id.
-	Stream(ep probe.EndpointIndex, prompt string) uint64
+	Stream(ep sample.EndpointIndex, prompt string) uint64
 	// Race sends prompt to every endpoint with a synchronized start; all carry one id.
 	Race(prompt string) uint64
 	// DroppedDeltas counts deltas dropped under back-pressure.
@@ -25,7 +25,7 @@ type Engine interface {
 
 // statistics is the part of stats.Aggregator the UI uses; Update is its only writer.
 type statistics interface {
-	Observe(ev probe.Event) bool
+	Observe(ev sample.Event) bool
 	ObserveServer(u servermetrics.Update) bool
 	Reset()
 	Snapshot(now time.Time) stats.Snapshot
@@ -41,7 +41,7 @@ const (
 // endpointState is what the UI knows of one endpoint beyond the statistics: the Runner's
 // state, streams in flight, and a bounded tail of recent Samples.
 type endpointState struct {
-	state       probe.State
+	state       sample.State
 	until       time.Time // end of a back-off
 	concurrency int
 	paused      bool
@@ -57,27 +57,27 @@ type endpointState struct {
 	// warmup is the latest Progress of a warm-up request, then its final figures (Chunks == 0:
 	// none). It never enters the statistics; the card shows it, labelled, until counted
 	// requests have figures.
-	warmup probe.Progress
-	// connPerRequest: the server closes every kept-alive connection (probe.Status): each
+	warmup sample.Progress
+	// connPerRequest: the server closes every kept-alive connection (sample.Status): each
 	// request opens a new one, and the detail view says so.
 	connPerRequest bool
 	// reason: why the endpoint backs off or stopped after identical permanent errors
-	// (probe.Status.Reason), shown on the card in place of the last error.
+	// (sample.Status.Reason), shown on the card in place of the last error.
 	reason string
 	// finishing: the run has ended and this many of its requests are finishing within the
-	// grace (probe.StateFinishing); the footer says so.
+	// grace (sample.StateFinishing); the footer says so.
 	finishing int
 
-	samples []*probe.Sample // counted, newest last, at most keepSamples
-	version uint64          // bumped on every change that a drawn view shows
+	samples []*sample.Sample // counted, newest last, at most keepSamples
+	version uint64           // bumped on every change that a drawn view shows
 }
 
-func (st *endpointState) addSample(s *probe.Sample) {
+func (st *endpointState) addSample(s *sample.Sample) {
 	st.version++
 	if s.Cut {
 		return // in flight when the run ended: says nothing about the endpoint
 	}
-	st.failing = s.Outcome == probe.OutcomeError
+	st.failing = s.Outcome == sample.OutcomeError
 	if !s.Counted() {
 		return
 	}
@@ -90,14 +90,14 @@ func (st *endpointState) addSample(s *probe.Sample) {
 }
 
 // warmupDone keeps a finished warm-up's own figures, as a last Progress.
-func (st *endpointState) warmupDone(s *probe.Sample) {
+func (st *endpointState) warmupDone(s *sample.Sample) {
 	st.version++
-	if s.Outcome != probe.OutcomeOK || s.FirstToken < 0 {
-		st.warmup = probe.Progress{}
+	if s.Outcome != sample.OutcomeOK || s.FirstToken < 0 {
+		st.warmup = sample.Progress{}
 		return
 	}
-	st.warmup = probe.Progress{Start: s.Start, At: s.LastToken, FirstEvent: s.FirstEvent, FirstToken: s.FirstToken,
-		FirstAnswer: s.FirstAnswer, Tokens: float64(s.Tokens), Estimated: s.Source != probe.SourceUsage,
+	st.warmup = sample.Progress{Start: s.Start, At: s.LastToken, FirstEvent: s.FirstEvent, FirstToken: s.FirstToken,
+		FirstAnswer: s.FirstAnswer, Tokens: float64(s.Tokens), Estimated: s.Source != sample.SourceUsage,
 		Chunks: s.TokenChunks(), MaxTokens: st.warmup.MaxTokens}
 }
 
@@ -107,29 +107,29 @@ func (st *endpointState) reset() {
 }
 
 // inError is what turns a card's border red: the Runner says so, or the latest request failed.
-func (st *endpointState) inError() bool { return st.state == probe.StateError || st.failing }
+func (st *endpointState) inError() bool { return st.state == sample.StateError || st.failing }
 
 // status is the card's status word and the style key to draw it with. Streaming or not is
 // said from the requests in flight at the drawn snapshot (drawnInflight), as the card's
 // in-flight line is; the Runner's word decides paused, back-off, stopped and finishing.
-func (st *endpointState) status(now time.Time) (string, probe.State) {
+func (st *endpointState) status(now time.Time) (string, sample.State) {
 	switch {
 	case st.paused:
-		return "paused", probe.StatePaused
-	case st.state == probe.StateBackoff:
+		return "paused", sample.StatePaused
+	case st.state == sample.StateBackoff:
 		if left := st.until.Sub(now); left > 0 {
 			secs := int((left + time.Second - 1) / time.Second) // counts down 3s, 2s, 1s
-			return "backing off " + itoa(secs) + "s", probe.StateBackoff
+			return "backing off " + itoa(secs) + "s", sample.StateBackoff
 		}
-		return "backing off", probe.StateBackoff
-	case st.state == "" || st.state == probe.StateIdle || st.state == probe.StateStreaming || st.state == probe.StateError:
+		return "backing off", sample.StateBackoff
+	case st.state == "" || st.state == sample.StateIdle || st.state == sample.StateStreaming || st.state == sample.StateError:
 		switch {
 		case st.drawnInflight > 0:
-			return "streaming", probe.StateStreaming
-		case st.state == probe.StateError:
-			return string(probe.StateError), probe.StateError
+			return "streaming", sample.StateStreaming
+		case st.state == sample.StateError:
+			return string(sample.StateError), sample.StateError
 		}
-		return "idle", probe.StateIdle
+		return "idle", sample.StateIdle
 	}
 	return string(st.state), st.state
 }

@@ -14,20 +14,20 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/metric"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
 	"tokscope/promexport"
 	"tokscope/record"
 	"tokscope/report"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
 // everySample is an ok request that defines every registered metric: a new connection (DNS,
 // connect, TLS), reasoning then an answer, usage with prompt and cached tokens.
-func everySample(t0 time.Time) probe.Sample {
+func everySample(t0 time.Time) sample.Sample {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	// The server's own clock: a llama.cpp-style timing with speculative decoding and a queue.
-	st := probe.NoServerTiming("llamacpp")
+	st := sample.NoServerTiming("llamacpp")
 	st.TTFTms, st.QueueMs, st.DecodeMs, st.DecodeTokens, st.DraftN, st.DraftAccepted = 31.25, 2.5, 80.5, 9, 12, 9
 	b := probetest.OK("e", "m", 1, t0).NewConn(ms(1.5), ms(2.25), ms(4.5)).Times(ms(9), ms(30)).Role(ms(35))
 	for i, at := range []float64{40, 50, 60, 65, 70, 90, 110, 130} {
@@ -37,12 +37,12 @@ func everySample(t0 time.Time) probe.Sample {
 			b.Chunk(ms(at), 5, 0)
 		}
 	}
-	return b.Tokens(9, probe.SourceUsage).Prompt(500, 100).EndAfter(ms(1)).With(func(s *probe.Sample) {
+	return b.Tokens(9, sample.SourceUsage).Prompt(500, 100).EndAfter(ms(1)).With(func(s *sample.Sample) {
 		s.ReasoningTokens, s.HTTPStatus, s.Server = 4, 200, &st
 	}).Sample()
 }
 
-func values(m *metric.Metric, s *probe.Sample) []float64 {
+func values(m *metric.Metric, s *sample.Sample) []float64 {
 	var vs []float64
 	m.Read(s, metric.Context{}, metric.AddFunc(func(v float64) { vs = append(vs, v) }))
 	return vs
@@ -174,14 +174,14 @@ func tableHasRow(table, label string) bool {
 	return false
 }
 
-func collected(eps []config.Endpoint, s *probe.Sample) *report.Collector {
+func collected(eps []config.Endpoint, s *sample.Sample) *report.Collector {
 	c := report.NewCollector(eps)
 	c.AddAt(0, s)
 	return c
 }
 
 // exposition is the Prometheus text of an Exporter that observed s.
-func exposition(t *testing.T, eps []config.Endpoint, s *probe.Sample) string {
+func exposition(t *testing.T, eps []config.Endpoint, s *sample.Sample) string {
 	t.Helper()
 	exp := promexport.New(eps)
 	exp.Observe(s)

@@ -21,6 +21,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -37,8 +38,8 @@ func TestRunReturnsPanicAsError(t *testing.T) {
 			}
 			return t0
 		}
-		events := make(chan probe.Event, 1)
-		events <- &probe.Status{Endpoint: 0, State: probe.StateIdle}
+		events := make(chan sample.Event, 1)
+		events <- &sample.Status{Endpoint: 0, State: sample.StateIdle}
 		err := Run(context.Background(), nil, testEndpoints(1), events, Options{Now: now})
 		fmt.Fprintf(os.Stderr, "RUN RETURNED: %v\n", err)
 		if errors.Is(err, tea.ErrProgramPanic) {
@@ -96,7 +97,7 @@ func TestTLSUnverifiedMarker(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			eps := testEndpoints(4)
 			eps[1].InsecureSkipVerify = true
-			m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+			m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
 			m = update(t, m, resize(size[0], size[1]))
 			m = update(t, m, eventsMsg{events: history(eps, 30)})
 			m = update(t, m, redrawMsg{})
@@ -187,8 +188,8 @@ func TestScreenNeverShowsKeys(t *testing.T) {
 	background, raced := map[int]int{}, map[int]bool{}
 	var messages []string
 	for ev := range r.Events() {
-		m = update(t, m, eventsMsg{events: []probe.Event{ev}})
-		if d, ok := ev.(*probe.Done); ok {
+		m = update(t, m, eventsMsg{events: []sample.Event{ev}})
+		if d, ok := ev.(*sample.Done); ok {
 			messages = append(messages, d.Sample.ErrorMessage)
 			if d.Stream != 0 {
 				raced[int(d.Endpoint)] = true

@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 // h2hResult runs a head-to-head Cmd (as bubbletea would, off the event loop) and returns its
@@ -115,7 +115,7 @@ func TestHeadToHeadNeedsTwoEndpoints(t *testing.T) {
 func TestReplayWithoutEngine(t *testing.T) {
 	eps := testEndpoints(2)
 	evs := history(eps, 5)
-	ch := make(chan probe.Event, len(evs))
+	ch := make(chan sample.Event, len(evs))
 	for _, ev := range evs {
 		ch <- ev
 	}
@@ -144,16 +144,16 @@ func TestDetailShowsRateLimits(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
 	ep, ms := m.eps[0], time.Millisecond
 	s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
-		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
-		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
+		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 42, -1
 	lim := probetest.Err(ep.Name, ep.Model, 7, t0.Add(-500*ms), "http_429", 429, "slow down").
 		Times(ms, 40*ms).EndAt(41 * ms).Sample()
 	lim.RetryAfter, lim.Backoff = 12*time.Second, 12*time.Second
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Done{Endpoint: 0, Sample: s},
-		&probe.Done{Endpoint: 0, Sample: lim},
-		&probe.Status{Endpoint: 0, State: probe.StateBackoff, Until: t0.Add(12 * time.Second), Backoff: 12 * time.Second},
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Done{Endpoint: 0, Sample: s},
+		&sample.Done{Endpoint: 0, Sample: lim},
+		&sample.Status{Endpoint: 0, State: sample.StateBackoff, Until: t0.Add(12 * time.Second), Backoff: 12 * time.Second},
 	}})
 	m = update(t, m, redrawMsg{})
 	m = press(t, m, "enter")

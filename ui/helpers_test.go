@@ -13,8 +13,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 func TestMain(m *testing.M) {
@@ -31,8 +31,8 @@ func pinned() time.Time { return t0 }
 
 // fakeEngine records what the UI asked of the Runner.
 type fakeEngine struct {
-	paused  map[probe.EndpointIndex]bool
-	conc    map[probe.EndpointIndex]int
+	paused  map[sample.EndpointIndex]bool
+	conc    map[sample.EndpointIndex]int
 	streams []string // "ep:prompt"
 	races   []string
 	nextID  uint64
@@ -40,19 +40,19 @@ type fakeEngine struct {
 }
 
 func newFakeEngine() *fakeEngine {
-	return &fakeEngine{paused: map[probe.EndpointIndex]bool{}, conc: map[probe.EndpointIndex]int{}}
+	return &fakeEngine{paused: map[sample.EndpointIndex]bool{}, conc: map[sample.EndpointIndex]int{}}
 }
 
-func (e *fakeEngine) SetPaused(ep probe.EndpointIndex, p bool)     { e.paused[ep] = p }
-func (e *fakeEngine) Paused(ep probe.EndpointIndex) bool           { return e.paused[ep] }
-func (e *fakeEngine) SetConcurrency(ep probe.EndpointIndex, n int) { e.conc[ep] = n }
-func (e *fakeEngine) Concurrency(ep probe.EndpointIndex) int {
+func (e *fakeEngine) SetPaused(ep sample.EndpointIndex, p bool)     { e.paused[ep] = p }
+func (e *fakeEngine) Paused(ep sample.EndpointIndex) bool           { return e.paused[ep] }
+func (e *fakeEngine) SetConcurrency(ep sample.EndpointIndex, n int) { e.conc[ep] = n }
+func (e *fakeEngine) Concurrency(ep sample.EndpointIndex) int {
 	if n, ok := e.conc[ep]; ok {
 		return n
 	}
 	return 1
 }
-func (e *fakeEngine) Stream(ep probe.EndpointIndex, prompt string) uint64 {
+func (e *fakeEngine) Stream(ep sample.EndpointIndex, prompt string) uint64 {
 	e.streams = append(e.streams, fmt.Sprintf("%d:%s", ep, prompt))
 	e.nextID++
 	return e.nextID
@@ -109,9 +109,9 @@ type request struct {
 // all but the last block of from the second request on under reuse, and OpenRouter does not
 // report. The first request of an endpoint opens its connection (DNS, connect, TLS over
 // https), the others reuse it. A failed request's headers come at 40 ms.
-func traffic(eps []config.Endpoint, plan []request) []probe.Sample {
+func traffic(eps []config.Endpoint, plan []request) []sample.Sample {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	out := make([]probe.Sample, 0, len(plan))
+	out := make([]sample.Sample, 0, len(plan))
 	for _, r := range plan {
 		ep := eps[r.i]
 		if r.kind != "" {
@@ -141,10 +141,10 @@ func traffic(eps []config.Endpoint, plan []request) []probe.Sample {
 		case strings.HasPrefix(ep.Name, "openrouter"):
 			cached = -1
 		}
-		b.Tokens(r.tokens, probe.SourceUsage).Prompt(530, cached).EndAfter(ms(1)).
-			With(func(s *probe.Sample) { s.ReasoningTokens, s.Cache = r.reasoning, ep.Cache })
+		b.Tokens(r.tokens, sample.SourceUsage).Prompt(530, cached).EndAfter(ms(1)).
+			With(func(s *sample.Sample) { s.ReasoningTokens, s.Cache = r.reasoning, ep.Cache })
 		if r.seq == 1 {
-			tls := probe.Absent
+			tls := sample.Absent
 			if strings.HasPrefix(ep.BaseURL, "https") {
 				tls = ms(24)
 			}
@@ -166,7 +166,7 @@ var profiles = []struct {
 
 // history is n finished requests per endpoint over the last minutes before t0, with a few
 // errors on endpoint 3 (rate limited) and the last request of endpoint 1 failing.
-func history(eps []config.Endpoint, n int) []probe.Event {
+func history(eps []config.Endpoint, n int) []sample.Event {
 	var plan []request
 	for seq := 1; seq <= n; seq++ {
 		for i := range eps {
@@ -182,21 +182,21 @@ func history(eps []config.Endpoint, n int) []probe.Event {
 			plan = append(plan, r)
 		}
 	}
-	var evs []probe.Event
+	var evs []sample.Event
 	for k, s := range traffic(eps, plan) {
-		evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(plan[k].i), Sample: s})
+		evs = append(evs, &sample.Done{Endpoint: sample.EndpointIndex(plan[k].i), Sample: s})
 	}
 	return evs
 }
 
 // inFlight are the events of requests in flight at t0 on every other endpoint: sent 2 s
 // before, first token 1.7 s before, tokens so far estimated (no per-chunk usage).
-func inFlight(eps []config.Endpoint, seq int) []probe.Event {
-	var evs []probe.Event
+func inFlight(eps []config.Endpoint, seq int) []sample.Event {
+	var evs []sample.Event
 	for i := 0; i < len(eps); i += 2 {
 		start := t0.Add(-2 * time.Second)
-		evs = append(evs, &probe.Started{Endpoint: probe.EndpointIndex(i), Seq: uint64(seq), At: start},
-			&probe.Progress{Endpoint: probe.EndpointIndex(i), Seq: uint64(seq), Start: start, At: 1900 * time.Millisecond,
+		evs = append(evs, &sample.Started{Endpoint: sample.EndpointIndex(i), Seq: uint64(seq), At: start},
+			&sample.Progress{Endpoint: sample.EndpointIndex(i), Seq: uint64(seq), Start: start, At: 1900 * time.Millisecond,
 				FirstEvent: 280 * time.Millisecond, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
 				Tokens: float64(40 + 30*i), Estimated: true, Chunks: 40 + 30*i, MaxTokens: 256})
 	}
@@ -207,7 +207,7 @@ func inFlight(eps []config.Endpoint, seq int) []probe.Event {
 func newTestModel(t testing.TB, n, w, h, requests int) (Model, *fakeEngine) {
 	t.Helper()
 	eng := newFakeEngine()
-	m := New(eng, testEndpoints(n), make(chan probe.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+	m := New(eng, testEndpoints(n), make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	if requests > 0 {
 		m = update(t, m, eventsMsg{events: history(m.eps, requests)})
@@ -248,18 +248,18 @@ func keyMsg(k string) tea.KeyMsg {
 
 // raceEvents is a race over every endpoint with id: started, some reasoning, text, one done
 // and one failed.
-func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
-	var evs []probe.Event
+func raceEvents(eps []config.Endpoint, id uint64) []sample.Event {
+	var evs []sample.Event
 	words := []string{"The ", "sky ", "looks ", "blue ", "because ", "air ", "molecules ", "scatter ",
 		"short ", "blue ", "wavelengths ", "of ", "sunlight ", "more ", "than ", "red ", "ones—", "Rayleigh ",
 		"scattering. ", "At ", "sunset ", "the ", "light ", "travels ", "further.\n\nSo ", "reds ", "remain."}
 	for i := range eps {
 		start := t0.Add(-4 * time.Second)
-		evs = append(evs, &probe.Started{Endpoint: probe.EndpointIndex(i), Seq: 1, Stream: id, At: start})
+		evs = append(evs, &sample.Started{Endpoint: sample.EndpointIndex(i), Seq: 1, Stream: id, At: start})
 		at := start.Add(time.Duration(profiles[i%len(profiles)].ttft) * time.Millisecond)
 		if i == 2 {
 			for j, w := range []string{"Okay, ", "the ", "user ", "asks ", "about ", "Rayleigh ", "scattering."} {
-				evs = append(evs, &probe.Delta{Endpoint: probe.EndpointIndex(i), Stream: id, At: at, Text: w, Reasoning: true, Tokens: 1})
+				evs = append(evs, &sample.Delta{Endpoint: sample.EndpointIndex(i), Stream: id, At: at, Text: w, Reasoning: true, Tokens: 1})
 				at = at.Add(time.Duration(20+j) * time.Millisecond)
 			}
 		}
@@ -275,22 +275,22 @@ func raceEvents(eps []config.Endpoint, id uint64) []probe.Event {
 			if j == 9 && i == 1 {
 				gap = 900 * time.Millisecond // a stall
 			}
-			evs = append(evs, &probe.Delta{Endpoint: probe.EndpointIndex(i), Stream: id, At: at, Text: w})
+			evs = append(evs, &sample.Delta{Endpoint: sample.EndpointIndex(i), Stream: id, At: at, Text: w})
 			chunks++
 			last = at
 			at = at.Add(gap)
 		}
 		// What the probe reported last: tokens so far estimated, 1.5 per chunk learned.
-		evs = append(evs, &probe.Progress{Endpoint: probe.EndpointIndex(i), Seq: 1, Stream: id, Start: start, At: last.Sub(start),
+		evs = append(evs, &sample.Progress{Endpoint: sample.EndpointIndex(i), Seq: 1, Stream: id, Start: start, At: last.Sub(start),
 			FirstEvent: first.Sub(start), FirstToken: first.Sub(start), FirstAnswer: first.Sub(start),
 			Tokens: 1.5 * float64(chunks), Estimated: true, Chunks: chunks, MaxTokens: 256})
 		if i == 0 {
 			s := traffic(eps, []request{{i: i, seq: 1, start: start, ttft: profiles[0].ttft, decode: profiles[0].decode, tokens: len(words)}})[0]
-			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Stream: id, Sample: s})
+			evs = append(evs, &sample.Done{Endpoint: sample.EndpointIndex(i), Stream: id, Sample: s})
 		}
 		if i == 3 {
 			s := traffic(eps, []request{{i: i, seq: 1, start: start, kind: "stream_error", message: "upstream provider error: overloaded", status: 200}})[0]
-			evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(i), Stream: id, Sample: s})
+			evs = append(evs, &sample.Done{Endpoint: sample.EndpointIndex(i), Stream: id, Sample: s})
 		}
 	}
 	return evs

@@ -4,7 +4,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Views own their input: a view with keys of its own (keyHandler) acts on them itself, and a
@@ -37,7 +37,7 @@ type keyResult struct {
 // eventObserver is a screen that takes events itself; Observe reports whether it changed
 // (the model then redraws it when it shows, at the stream pace).
 type eventObserver interface {
-	Observe(ev probe.Event) bool
+	Observe(ev sample.Event) bool
 }
 
 // liveScreen is a screen whose content moves with the clock while something runs (a
@@ -83,7 +83,7 @@ func (m *Model) finishKey(r keyResult) tea.Cmd {
 }
 
 // observeViews hands ev to the views that take events; it reports whether one changed.
-func (m *Model) observeViews(ev probe.Event) bool {
+func (m *Model) observeViews(ev sample.Event) bool {
 	changed := false
 	for _, v := range m.views {
 		if o, ok := v.(eventObserver); ok && o.Observe(ev) {

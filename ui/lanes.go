@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -72,28 +72,28 @@ func (v *lanesView) ShortHelp() []key.Binding {
 
 // Observe takes the session turns' Started, Progress and Done; it never claims an event
 // (the model goes on counting it).
-func (v *lanesView) Observe(ev probe.Event) bool {
+func (v *lanesView) Observe(ev sample.Event) bool {
 	switch e := ev.(type) {
-	case *probe.Started:
+	case *sample.Started:
 		if e.Session != nil && e.Endpoint.In(len(v.rows)) && e.Session.Lane > 0 {
 			v.seen = true
 			ep := int(e.Endpoint)
 			v.flying[ep][e.Seq] = &laneBar{start: e.At}
 			v.where[ep][e.Seq] = [2]int{e.Session.Lane, e.Session.Depth}
 		}
-	case *probe.Progress:
+	case *sample.Progress:
 		if e.Endpoint.In(len(v.rows)) {
 			if b := v.flying[int(e.Endpoint)][e.Seq]; b != nil && b.first.IsZero() && e.FirstToken > 0 {
 				b.first = e.Start.Add(e.FirstToken)
 			}
 		}
-	case *probe.Done:
+	case *sample.Done:
 		v.done(e)
 	}
 	return false
 }
 
-func (v *lanesView) done(e *probe.Done) {
+func (v *lanesView) done(e *sample.Done) {
 	s := &e.Sample
 	if s.Session == nil || s.Session.Lane <= 0 || !e.Endpoint.In(len(v.rows)) || s.Warmup {
 		return
@@ -102,8 +102,8 @@ func (v *lanesView) done(e *probe.Done) {
 	delete(v.flying[ep], s.Seq)
 	delete(v.where[ep], s.Seq)
 	v.seen = true
-	counted, good := stats.MeetsSLO(v.slos[ep], s, probe.TTFTFirstToken)
-	b := laneBar{start: s.Start, end: s.Start.Add(max(s.End, 0)), failed: s.Outcome != probe.OutcomeOK || counted && !good}
+	counted, good := stats.MeetsSLO(v.slos[ep], s, sample.TTFTFirstToken)
+	b := laneBar{start: s.Start, end: s.Start.Add(max(s.End, 0)), failed: s.Outcome != sample.OutcomeOK || counted && !good}
 	if s.FirstToken > 0 {
 		b.first = s.Start.Add(s.FirstToken)
 	}
@@ -277,14 +277,14 @@ func axisText(width int) string {
 
 // turnBreakdown is a finished turn's figures: where it ran, the gap before it, its time to
 // the first token and its decode, its tokens, and the cache: blocks, ideal and served.
-func turnBreakdown(s *probe.Sample) string {
+func turnBreakdown(s *sample.Sample) string {
 	st := s.Session
 	where := fmt.Sprintf("lane %d", st.Lane)
 	if st.Depth > 0 {
 		where += fmt.Sprintf(" sub-agent %d (depth %d)", st.ID, st.Depth)
 	}
 	out := fmt.Sprintf("%s turn %d · gap %s", where, st.Turn, fmtDur(st.Gap))
-	if s.Outcome != probe.OutcomeOK {
+	if s.Outcome != sample.OutcomeOK {
 		return out + " · " + string(s.Outcome) + " " + s.ErrorKind
 	}
 	out += "\n"

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/workload"
 )
@@ -25,19 +25,19 @@ func TestLanesView(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return now.Add(time.Duration(s-60) * time.Second) }
-	turn := func(seq uint64, lane, depth, start, first, end int, ok bool) *probe.Done {
-		s := probe.Sample{Seq: seq, Start: at(start), FirstToken: time.Duration(first-start) * time.Second,
-			End: time.Duration(end-start) * time.Second, LastToken: time.Duration(end-start) * time.Second, Outcome: probe.OutcomeOK,
+	turn := func(seq uint64, lane, depth, start, first, end int, ok bool) *sample.Done {
+		s := sample.Sample{Seq: seq, Start: at(start), FirstToken: time.Duration(first-start) * time.Second,
+			End: time.Duration(end-start) * time.Second, LastToken: time.Duration(end-start) * time.Second, Outcome: sample.OutcomeOK,
 			Session: &workload.SessionTurn{Lane: lane, Depth: depth}}
 		if !ok {
-			s.Outcome, s.FirstToken = probe.OutcomeError, probe.Absent
+			s.Outcome, s.FirstToken = sample.OutcomeError, sample.Absent
 		}
-		return &probe.Done{Sample: s}
+		return &sample.Done{Sample: s}
 	}
 	v.Observe(turn(1, 1, 0, 10, 14, 20, true))  // ░ 10–13, █ 14–20
 	v.Observe(turn(2, 1, 1, 25, 26, 30, true))  // a sub-agent, under lane 1
 	v.Observe(turn(3, 2, 0, 40, 40, 45, false)) // failed
-	v.Observe(&probe.Started{Seq: 4, At: at(50), Session: &workload.SessionTurn{Lane: 1}})
+	v.Observe(&sample.Started{Seq: 4, At: at(50), Session: &workload.SessionTurn{Lane: 1}})
 	if !v.InTabs() {
 		t.Fatal("not in the tabs after session turns")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sim"
 )
 
@@ -31,7 +32,7 @@ func (w watched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case eventsMsg:
 		now := time.Now()
 		for _, ev := range msg.events {
-			if p, ok := ev.(*probe.Progress); ok {
+			if p, ok := ev.(*sample.Progress); ok {
 				*w.lags = append(*w.lags, now.Sub(p.Start.Add(p.At)))
 			}
 		}
@@ -73,7 +74,7 @@ func BenchmarkLive64x8(b *testing.B) {
 		}
 		var reported atomic.Int64
 		runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Duration: run,
-			OnDone: []func(*probe.Sample){func(*probe.Sample) { reported.Add(1) }}})
+			OnDone: []func(*sample.Sample){func(*sample.Sample) { reported.Add(1) }}})
 		ctx, cancel := context.WithTimeout(context.Background(), 2*run)
 		runErr := make(chan error, 1)
 		go func() { runErr <- runner.Run(ctx) }()

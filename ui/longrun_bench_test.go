@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -61,7 +61,7 @@ func longRun(b *testing.B, target string) {
 	case "aggregator":
 		agg = stats.New(eps)
 	case "model":
-		m = New(nil, eps, make(chan probe.Event), Options{Now: now})
+		m = New(nil, eps, make(chan sample.Event), Options{Now: now})
 		next, _ := m.Update(resize(120, 40))
 		m = next.(Model)
 	}
@@ -70,27 +70,27 @@ func longRun(b *testing.B, target string) {
 	before := liveHeapMiB()
 	var half float64
 	var heaps []string // every 100k requests, for the log
-	batch := make([]probe.Event, 0, longRunBatch)
+	batch := make([]sample.Event, 0, longRunBatch)
 	batches := 0
 	b.StartTimer()
 	began := time.Now()
 	for i := range longRunRequests {
 		ep := i % longRunEndpoints
 		src := &pool[i%len(pool)]
-		d := &probe.Done{Endpoint: probe.EndpointIndex(ep), Sample: *src}
+		d := &sample.Done{Endpoint: sample.EndpointIndex(ep), Sample: *src}
 		s := &d.Sample
 		s.Endpoint, s.Model = eps[ep].Name, eps[ep].Model
 		s.Seq = uint64(i/longRunEndpoints + 1)
 		s.Start = clock
 		s.Chunks = slices.Clone(src.Chunks)
-		if s.Outcome == probe.OutcomeError {
+		if s.Outcome == sample.OutcomeError {
 			s.ErrorMessage = fmt.Sprintf("upstream error %d: overloaded", i) // never the same twice
 		}
 		clock = clock.Add(step)
 
 		switch target {
 		case "aggregator":
-			agg.AddAt(probe.EndpointIndex(ep), s)
+			agg.AddAt(sample.EndpointIndex(ep), s)
 			if i%2048 == 0 {
 				_ = agg.Snapshot(clock)
 			}
@@ -99,7 +99,7 @@ func longRun(b *testing.B, target string) {
 			if len(batch) == longRunBatch {
 				next, _ := m.Update(eventsMsg{events: batch})
 				m = next.(Model)
-				batch = make([]probe.Event, 0, longRunBatch) // the Model may keep the events it got
+				batch = make([]sample.Event, 0, longRunBatch) // the Model may keep the events it got
 				if batches++; batches%longRunRedraw == 0 {
 					next, _ = m.Update(redrawMsg{})
 					m = next.(Model)
@@ -142,7 +142,7 @@ func longRun(b *testing.B, target string) {
 
 // longRunPool is 1024 distinct finished requests per profile: ok ones at each test
 // profile's speed, and one in fifty failed.
-func longRunPool(eps []config.Endpoint) []probe.Sample {
+func longRunPool(eps []config.Endpoint) []sample.Sample {
 	plan := make([]request, 1024)
 	for i := range plan {
 		if i%50 == 49 {

@@ -12,7 +12,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/fanout"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
@@ -49,7 +49,7 @@ type Options struct {
 type Model struct {
 	eng    Engine
 	eps    []config.Endpoint
-	events <-chan probe.Event
+	events <-chan sample.Event
 	server <-chan servermetrics.Update // nil without server metrics
 	done   <-chan struct{}             // closed when Run's context ends; unblocks waitForEvent
 	now    func() time.Time
@@ -97,7 +97,7 @@ type Model struct {
 
 // New builds the model. eng may be nil (a read-only monitor: pause, concurrency and streams
 // are then unavailable). events is read until closed.
-func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Options) Model {
+func New(eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Options) Model {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -133,8 +133,8 @@ func New(eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Opti
 	for i, ep := range eps {
 		s := &endpointState{concurrency: max(ep.Concurrency, 1), tlsUnverified: ep.InsecureSkipVerify}
 		if eng != nil {
-			s.paused = eng.Paused(probe.EndpointIndex(i))
-			if c := eng.Concurrency(probe.EndpointIndex(i)); c > 0 {
+			s.paused = eng.Paused(sample.EndpointIndex(i))
+			if c := eng.Concurrency(sample.EndpointIndex(i)); c > 0 {
 				s.concurrency = c
 			}
 		}
@@ -236,7 +236,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 // sweep's steps, the report: each takes what it counts), then the views that take events
 // take theirs (an interactive stream's goes to the stream view only), and the others update
 // the endpoint's state.
-func (m *Model) handleEvent(ev probe.Event) {
+func (m *Model) handleEvent(ev sample.Event) {
 	counted := m.consumers.Observe(ev)
 	if m.observeViews(ev) {
 		m.streamDirty = true
@@ -246,13 +246,13 @@ func (m *Model) handleEvent(ev probe.Event) {
 		m.statsDirty = true
 	}
 	switch ev := ev.(type) {
-	case *probe.Started:
+	case *sample.Started:
 		if st := m.state(ev.Endpoint); st != nil && ev.Stream == 0 {
 			st.inflight++
 			st.version++
 			m.statsDirty = true
 		}
-	case *probe.Progress:
+	case *sample.Progress:
 		switch st := m.state(ev.Endpoint); {
 		case ev.Stream != 0:
 		case ev.Warmup && st != nil:
@@ -262,7 +262,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 		case counted:
 			m.lastData = m.now()
 		}
-	case *probe.Done:
+	case *sample.Done:
 		if st := m.state(ev.Endpoint); st != nil && ev.Stream == 0 {
 			st.inflight = max(0, st.inflight-1)
 			if ev.Sample.Warmup {
@@ -273,7 +273,7 @@ func (m *Model) handleEvent(ev probe.Event) {
 			m.statsDirty = true
 			m.lastData = m.now()
 		}
-	case *probe.Status:
+	case *sample.Status:
 		if st := m.state(ev.Endpoint); st != nil {
 			m.handleStatus(st, ev)
 		}
@@ -281,14 +281,14 @@ func (m *Model) handleEvent(ev probe.Event) {
 }
 
 // handleStatus takes the Runner's word on an endpoint's state.
-func (m *Model) handleStatus(st *endpointState, ev *probe.Status) {
+func (m *Model) handleStatus(st *endpointState, ev *sample.Status) {
 	st.state, st.until = ev.State, ev.Until
 	st.connPerRequest, st.reason = ev.ConnPerRequest, ev.Reason
 	if was := st.finishing; ev.InFlight != was {
 		st.finishing = ev.InFlight
 		defer m.renderFooter()
 	}
-	if ev.State == probe.StatePaused {
+	if ev.State == sample.StatePaused {
 		st.paused = true
 	} else if m.eng != nil {
 		st.paused = m.eng.Paused(ev.Endpoint)
@@ -305,7 +305,7 @@ func (m *Model) handleClosed() {
 	m.stopped = true
 	m.statsDirty = true
 	for _, st := range m.states {
-		st.state, st.inflight, st.drawnInflight, st.finishing = probe.StateStopped, 0, 0, 0
+		st.state, st.inflight, st.drawnInflight, st.finishing = sample.StateStopped, 0, 0, 0
 		st.version++
 	}
 	m.stopViews()
@@ -344,7 +344,7 @@ func (m *Model) handleClock() {
 	now := m.now()
 	busy := now.Sub(m.lastData) < stats.AggregateWindow+clockEvery
 	for _, st := range m.states {
-		if st.state == probe.StateBackoff || st.inflight > 0 {
+		if st.state == sample.StateBackoff || st.inflight > 0 {
 			busy = true
 		}
 	}
@@ -375,7 +375,7 @@ func (m *Model) takeSnapshot() {
 	m.snapVer++
 }
 
-func (m *Model) state(ep probe.EndpointIndex) *endpointState {
+func (m *Model) state(ep sample.EndpointIndex) *endpointState {
 	if !ep.In(len(m.states)) {
 		return nil
 	}

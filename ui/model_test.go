@@ -8,8 +8,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 )
 
 func isQuit(cmd tea.Cmd) bool {
@@ -156,13 +156,13 @@ func TestInteractiveDoneSkipsStatistics(t *testing.T) {
 	m = press(t, m, "4", "enter") // stream to endpoint 0, id 1
 	ep, ms := m.eps[0], time.Millisecond
 	s := probetest.OK(ep.Name, ep.Model, 1, t0).Times(300*time.Microsecond, 60*ms).Role(95*ms).
-		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
-		NewConn(1200*time.Microsecond, 800*time.Microsecond, probe.Absent). // the first request, over http
-		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Started{Endpoint: 0, Stream: 1, At: t0},
-		&probe.Delta{Endpoint: 0, Stream: 1, At: t0.Add(100 * time.Millisecond), Text: "hello"},
-		&probe.Done{Endpoint: 0, Stream: 1, Sample: s},
+		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		NewConn(1200*time.Microsecond, 800*time.Microsecond, sample.Absent). // the first request, over http
+		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Started{Endpoint: 0, Stream: 1, At: t0},
+		&sample.Delta{Endpoint: 0, Stream: 1, At: t0.Add(100 * time.Millisecond), Text: "hello"},
+		&sample.Done{Endpoint: 0, Stream: 1, Sample: s},
 	}})
 	m = update(t, m, redrawMsg{})
 	if got := m.snap.Endpoints[0].Requests; got != 0 {
@@ -176,9 +176,9 @@ func TestInteractiveDoneSkipsStatistics(t *testing.T) {
 func TestStaleStreamEventsIgnored(t *testing.T) {
 	m, _ := newTestModel(t, 2, 80, 24, 0)
 	m = press(t, m, "4", "enter", "enter") // ids 1 then 2
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Started{Endpoint: 0, Stream: 1, At: t0},
-		&probe.Delta{Endpoint: 0, Stream: 1, At: t0, Text: "stale text"},
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Started{Endpoint: 0, Stream: 1, At: t0},
+		&sample.Delta{Endpoint: 0, Stream: 1, At: t0, Text: "stale text"},
 	}})
 	m = update(t, m, redrawMsg{})
 	if strings.Contains(m.View(), "stale text") {
@@ -287,7 +287,7 @@ func TestHelpSaysHowToClose(t *testing.T) {
 // A replay (no engine) lists in its footer and help only keys that work there: nothing to
 // pause, resize, stream or race.
 func TestReplayListsOnlyWorkingKeys(t *testing.T) {
-	events := make(chan probe.Event)
+	events := make(chan sample.Event)
 	m := New(nil, testEndpoints(2), events, Options{Now: pinned, Replay: "run.jsonl"})
 	m = update(t, m, resize(120, 40))
 	for _, v := range []string{"1", "2", "3", "4"} {
@@ -313,9 +313,9 @@ func TestReplayListsOnlyWorkingKeys(t *testing.T) {
 
 func TestStatusEvents(t *testing.T) {
 	m, _ := newTestModel(t, 2, 80, 24, 0)
-	m = update(t, m, eventsMsg{events: []probe.Event{
-		&probe.Status{Endpoint: 1, State: probe.StateBackoff, Until: t0.Add(12 * time.Second), Backoff: 12 * time.Second, Concurrency: 3},
-		&probe.Started{Endpoint: 0, Seq: 1, At: t0},
+	m = update(t, m, eventsMsg{events: []sample.Event{
+		&sample.Status{Endpoint: 1, State: sample.StateBackoff, Until: t0.Add(12 * time.Second), Backoff: 12 * time.Second, Concurrency: 3},
+		&sample.Started{Endpoint: 0, Seq: 1, At: t0},
 	}})
 	m = update(t, m, redrawMsg{})
 	if !strings.Contains(m.View(), "backing off 12s") {
@@ -355,9 +355,9 @@ func TestIdleClockDoesNotRedraw(t *testing.T) {
 }
 
 func TestWaitForEventBatches(t *testing.T) {
-	ch := make(chan probe.Event, 2*maxBatch)
+	ch := make(chan sample.Event, 2*maxBatch)
 	for i := range 2*maxBatch - 10 {
-		ch <- &probe.Delta{Seq: uint64(i)}
+		ch <- &sample.Delta{Seq: uint64(i)}
 	}
 	msg := waitForEvent(ch, nil)().(eventsMsg)
 	if len(msg.events) != maxBatch || msg.closed {
@@ -370,7 +370,7 @@ func TestWaitForEventBatches(t *testing.T) {
 	}
 	done := make(chan struct{})
 	close(done)
-	if msg := waitForEvent(make(chan probe.Event), done)(); msg != nil {
+	if msg := waitForEvent(make(chan sample.Event), done)(); msg != nil {
 		t.Fatalf("a done context yields %v", msg)
 	}
 }
@@ -399,7 +399,7 @@ func TestSanitize(t *testing.T) {
 }
 
 func TestReadOnlyMonitor(t *testing.T) {
-	m := New(nil, testEndpoints(2), make(chan probe.Event), Options{Now: pinned})
+	m := New(nil, testEndpoints(2), make(chan sample.Event), Options{Now: pinned})
 	m = update(t, m, resize(80, 24))
 	m = press(t, m, "p", "+", "4", "enter")
 	if !strings.Contains(m.footer, "read-only") {
@@ -413,20 +413,20 @@ func TestReadOnlyMonitor(t *testing.T) {
 func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 	m, _ := newTestModel(t, 1, 80, 24, 3)
 	start := t0.Add(-2 * time.Second)
-	started := &probe.Started{Endpoint: 0, Seq: 10, At: start}
-	progress := &probe.Progress{Endpoint: 0, Seq: 10, Start: start, At: 1900 * time.Millisecond,
+	started := &sample.Started{Endpoint: 0, Seq: 10, At: start}
+	progress := &sample.Progress{Endpoint: 0, Seq: 10, Start: start, At: 1900 * time.Millisecond,
 		FirstEvent: 280 * time.Millisecond, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
 		Tokens: 40, Chunks: 40, MaxTokens: 256}
-	done := history(m.eps, 4)[3].(*probe.Done)
+	done := history(m.eps, 4)[3].(*sample.Done)
 	done.Sample.Seq = 10
 	steps := []struct {
 		name   string
-		events []probe.Event
+		events []sample.Event
 		want   bool // streaming
 	}{
-		{"idle status, then a request with its first token", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started, progress}, true},
-		{"the request ends before the Runner says streaming", []probe.Event{done, &probe.Status{Endpoint: 0, State: probe.StateStreaming}}, false},
-		{"a request sent, no token yet, the Runner still idle", []probe.Event{&probe.Status{Endpoint: 0, State: probe.StateIdle}, started}, true},
+		{"idle status, then a request with its first token", []sample.Event{&sample.Status{Endpoint: 0, State: sample.StateIdle}, started, progress}, true},
+		{"the request ends before the Runner says streaming", []sample.Event{done, &sample.Status{Endpoint: 0, State: sample.StateStreaming}}, false},
+		{"a request sent, no token yet, the Runner still idle", []sample.Event{&sample.Status{Endpoint: 0, State: sample.StateIdle}, started}, true},
 	}
 	for _, step := range steps {
 		m = update(t, m, eventsMsg{events: step.events})

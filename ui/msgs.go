@@ -5,7 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 )
 
@@ -29,7 +29,7 @@ const (
 // eventsMsg is a batch of events read from the Runner's channel, oldest first. closed says
 // the channel was closed after the batch.
 type eventsMsg struct {
-	events []probe.Event
+	events []sample.Event
 	closed bool
 }
 
@@ -65,9 +65,9 @@ func waitForServer(updates <-chan servermetrics.Update, done <-chan struct{}) te
 // waitForEvent blocks until the Runner sends an event (or closes the channel, or done is
 // closed), then takes what else is already queued, up to maxBatch, without blocking.
 // It is re-armed by Update after every eventsMsg: exactly one is in flight at a time.
-func waitForEvent(events <-chan probe.Event, done <-chan struct{}) tea.Cmd {
+func waitForEvent(events <-chan sample.Event, done <-chan struct{}) tea.Cmd {
 	return func() tea.Msg {
-		var first probe.Event
+		var first sample.Event
 		select {
 		case ev, ok := <-events:
 			if !ok {
@@ -77,7 +77,7 @@ func waitForEvent(events <-chan probe.Event, done <-chan struct{}) tea.Cmd {
 		case <-done:
 			return nil
 		}
-		batch := make([]probe.Event, 1, 16)
+		batch := make([]sample.Event, 1, 16)
 		batch[0] = first
 		for len(batch) < maxBatch {
 			select {

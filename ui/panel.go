@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -316,17 +316,17 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 // statusPrefix is the "429 Too Many Requests: " an HTTP error's message starts with.
 var statusPrefix = regexp.MustCompile(`^\d{3} [^:]{0,40}: `)
 
-func statusStyle(s *Styles, kind probe.State) lipgloss.Style {
+func statusStyle(s *Styles, kind sample.State) lipgloss.Style {
 	switch kind {
-	case probe.StateStreaming:
+	case sample.StateStreaming:
 		return s.StatusStreaming
-	case probe.StatePaused:
+	case sample.StatePaused:
 		return s.StatusPaused
-	case probe.StateBackoff:
+	case sample.StateBackoff:
 		return s.StatusBackoff
-	case probe.StateError:
+	case sample.StateError:
 		return s.StatusError
-	case probe.StateStopped:
+	case sample.StateStopped:
 		return s.StatusStopped
 	}
 	return s.StatusIdle

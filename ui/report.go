@@ -3,7 +3,7 @@ package ui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -13,7 +13,7 @@ import (
 // Update too and returns the work of writing, which the UI runs in a Cmd, off its loop.
 // (package cli implements it with package report; the UI does not draw reports itself.)
 type Reporter interface {
-	Observe(ev probe.Event) bool
+	Observe(ev sample.Event) bool
 	Reset()
 	// Save captures what the report will show: the statistics of snap and, during a
 	// sweep, its steps so far (nil otherwise). write writes the file and says where.

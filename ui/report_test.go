@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -20,8 +20,8 @@ type fakeReporter struct {
 	err              error
 }
 
-func (r *fakeReporter) Observe(probe.Event) bool { r.observed++; return true }
-func (r *fakeReporter) Reset()                   { r.resets++ }
+func (r *fakeReporter) Observe(sample.Event) bool { r.observed++; return true }
+func (r *fakeReporter) Reset()                    { r.resets++ }
 func (r *fakeReporter) Save(snap stats.Snapshot, _ *sweep.Report) func() (string, error) {
 	r.saved = append(r.saved, snap)
 	return func() (string, error) { return "/tmp/tokscope-report.html", r.err }
@@ -56,7 +56,7 @@ func runCmd(t *testing.T, m Model, cmd tea.Cmd) Model {
 // footer; the Reporter sees every finished request and every reset; the help names the key.
 func TestReportKeyWritesTheSessionReport(t *testing.T) {
 	rep := &fakeReporter{}
-	m := New(newFakeEngine(), testEndpoints(2), make(chan probe.Event), Options{Now: pinned, Reporter: rep})
+	m := New(newFakeEngine(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned, Reporter: rep})
 	m = update(t, m, resize(120, 40))
 	m = update(t, m, eventsMsg{events: history(m.eps, 5)})
 	if rep.observed != 10 {

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Run shows the UI full-screen (alternate screen) until the user quits or ctx is done. When
@@ -18,7 +18,7 @@ import (
 //
 // Run reads events on its own goroutines; it never closes it. It never writes logs to the
 // terminal.
-func Run(ctx context.Context, eng Engine, eps []config.Endpoint, events <-chan probe.Event, opts Options) error {
+func Run(ctx context.Context, eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // also unblocks a waitForEvent still in flight
 

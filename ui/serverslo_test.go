@@ -13,7 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 )
@@ -30,7 +30,7 @@ func sloModel(t testing.TB, w, h int) Model {
 	eps[0].Price = &config.Price{GPUHour: 2.5}
 	eps[3].Price = &config.Price{Input: 0.8, Output: 4}
 	updates := make(chan servermetrics.Update)
-	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, ServerMetrics: updates})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, ServerMetrics: updates})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: history(m.eps, 30)})
 	for _, u := range serverUpdates() {
@@ -115,7 +115,7 @@ func TestCardsShowSLOAndServer(t *testing.T) {
 // redraw and re-arms the Cmd that reads the scraper's channel.
 func TestServerUpdateMessage(t *testing.T) {
 	updates := make(chan servermetrics.Update, 1)
-	m := New(newFakeEngine(), testEndpoints(2), make(chan probe.Event), Options{Now: pinned, ServerMetrics: updates})
+	m := New(newFakeEngine(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned, ServerMetrics: updates})
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	u := servermetrics.Update{Endpoint: 1, Reading: servermetrics.Reading{Kind: servermetrics.KindTGI, At: t0,
 		Running: servermetrics.Value{V: 3, OK: true}}}

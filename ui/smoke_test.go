@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/exp/teatest"
+	"tokscope/sample"
 
-	"tokscope/probe"
+	"github.com/charmbracelet/x/exp/teatest"
 )
 
 // TestSmoke runs the real program: start, receive events, switch views, race, quit.
 func TestSmoke(t *testing.T) {
 	eng := newFakeEngine()
 	eps := testEndpoints(3)
-	events := make(chan probe.Event, 256)
+	events := make(chan sample.Event, 256)
 	defer close(events) // releases the event reader after the program ends
 	m := New(eng, eps, events, Options{Now: pinned, Prompt: "hello"})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
@@ -53,7 +53,7 @@ func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
 func TestDeltaFloodKeepsKeysResponsive(t *testing.T) {
 	eng := newFakeEngine()
 	eps := testEndpoints(2)
-	events := make(chan probe.Event, 1024)
+	events := make(chan sample.Event, 1024)
 	m := New(eng, eps, events, Options{Now: pinned})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	tm.Send(keyMsg("4"))
@@ -68,7 +68,7 @@ func TestDeltaFloodKeepsKeysResponsive(t *testing.T) {
 		for i := 0; ; i++ {
 			at = at.Add(time.Millisecond)
 			select {
-			case events <- &probe.Delta{Endpoint: probe.EndpointIndex(i % 2), Stream: 1, At: at, Text: "tok "}:
+			case events <- &sample.Delta{Endpoint: sample.EndpointIndex(i % 2), Stream: 1, At: at, Text: "tok "}:
 			case <-stop:
 				return
 			}

@@ -8,8 +8,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestServerTimingInViews(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	s := everySample(t0) // client TTFT 40 ms; 9 tokens
-	st := probe.NoServerTiming("vllm")
+	st := sample.NoServerTiming("vllm")
 	st.TTFTms, st.QueueMs, st.DecodeTPS = 26, 4.5, 47.9
 	s.Server = &st
 	agg := stats.New([]config.Endpoint{{Name: "e", Model: "m"}})
@@ -29,16 +29,16 @@ func TestServerTimingInViews(t *testing.T) {
 	if want := "srv ttft 26 ms · outside 14 ms · srv 47.9 tok/s"; got != want {
 		t.Errorf("card line %q, want %q", got, want)
 	}
-	if got := serverBreakdown([]*probe.Sample{&s}); got != "server: queue 4.5 · prefill 21.5 · outside 14.0 ms (vllm)" {
+	if got := serverBreakdown([]*sample.Sample{&s}); got != "server: queue 4.5 · prefill 21.5 · outside 14.0 ms (vllm)" {
 		t.Errorf("breakdown %q", got)
 	}
-	o := probe.NoServerTiming("ollama")
+	o := sample.NoServerTiming("ollama")
 	o.LoadMs, o.TTFTms = 300, 305
 	s.Server = &o
-	if got := serverBreakdown([]*probe.Sample{&s}); !strings.Contains(got, "model load 300.0 · prefill 5.0") {
+	if got := serverBreakdown([]*sample.Sample{&s}); !strings.Contains(got, "model load 300.0 · prefill 5.0") {
 		t.Errorf("ollama breakdown %q", got)
 	}
-	if serverBreakdown([]*probe.Sample{{}}) != "" {
+	if serverBreakdown([]*sample.Sample{{}}) != "" {
 		t.Error("a breakdown for a server that said nothing")
 	}
 }
@@ -50,12 +50,12 @@ func TestDetailNotesWrapNotCut(t *testing.T) {
 	for _, w := range []int{60, 80, 100, 120} {
 		m, _ := newTestModel(t, 1, w, 40, 5)
 		ep, ms := m.eps[0], time.Millisecond
-		st := probe.NoServerTiming("llamacpp")
+		st := sample.NoServerTiming("llamacpp")
 		st.TTFTms, st.QueueMs = 8480.3, 1200.5
 		s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-20*time.Second)).Times(300*time.Microsecond, 9000*ms).
-			Chunks(20, 16500*ms, 10*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
-			With(func(s *probe.Sample) { s.Server = &st }).Sample()
-		m = update(t, m, eventsMsg{events: []probe.Event{&probe.Done{Endpoint: 0, Sample: s}}})
+			Chunks(20, 16500*ms, 10*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
+			With(func(s *sample.Sample) { s.Server = &st }).Sample()
+		m = update(t, m, eventsMsg{events: []sample.Event{&sample.Done{Endpoint: 0, Sample: s}}})
 		m = update(t, m, redrawMsg{})
 		m = press(t, m, "enter")
 		view := ansi.Strip(m.View())

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Bounds of a live stream pane.
@@ -56,8 +56,8 @@ type streamPane struct {
 	reasoning, answer   []byte
 	chunks              int
 	gaps                []float64
-	done                *probe.Sample
-	progress            probe.Progress // the latest; Chunks == 0 until the first
+	done                *sample.Sample
+	progress            sample.Progress // the latest; Chunks == 0 until the first
 	version             uint64
 	strip               *spark
 	view                string
@@ -155,21 +155,21 @@ func (r *streamRun) finished() bool {
 }
 
 // pane finds the pane an event belongs to; events of older runs are ignored.
-func (v *streamView) pane(stream uint64, ep probe.EndpointIndex) *streamPane {
+func (v *streamView) pane(stream uint64, ep sample.EndpointIndex) *streamPane {
 	if v.run == nil || stream != v.run.id {
 		return nil
 	}
 	return v.run.byEP[int(ep)]
 }
 
-func (v *streamView) Started(ev *probe.Started) {
+func (v *streamView) Started(ev *sample.Started) {
 	if p := v.pane(ev.Stream, ev.Endpoint); p != nil {
 		p.started = ev.At
 		p.version++
 	}
 }
 
-func (v *streamView) Delta(ev *probe.Delta) {
+func (v *streamView) Delta(ev *sample.Delta) {
 	p := v.pane(ev.Stream, ev.Endpoint)
 	if p == nil {
 		return
@@ -195,14 +195,14 @@ func (v *streamView) Delta(ev *probe.Delta) {
 
 // Progress takes a stream's token count so far (the probe's per-chunk estimate when the
 // server sends no per-chunk usage).
-func (v *streamView) Progress(ev *probe.Progress) {
+func (v *streamView) Progress(ev *sample.Progress) {
 	if p := v.pane(ev.Stream, ev.Endpoint); p != nil {
 		p.progress = *ev
 		p.version++
 	}
 }
 
-func (v *streamView) Done(ev *probe.Done) {
+func (v *streamView) Done(ev *sample.Done) {
 	if p := v.pane(ev.Stream, ev.Endpoint); p != nil {
 		s := ev.Sample
 		p.done = &s
@@ -341,7 +341,7 @@ func (v *streamView) stopped() bool { return v.run != nil && v.run.stopped }
 func (v *streamView) paneTitle(p *streamPane, now time.Time, w int) string {
 	s := v.styles
 	status, style := paneStatus(s, p, v.stopped())
-	if p.done != nil && p.done.Outcome == probe.OutcomeError && ansi.StringWidth(p.name+" "+status) > w {
+	if p.done != nil && p.done.Outcome == sample.OutcomeError && ansi.StringWidth(p.name+" "+status) > w {
 		status = "error"
 	}
 	if el := v.paneElapsed(p, now); el != "" && ansi.StringWidth(p.name+" "+status+" "+el) <= w {
@@ -353,12 +353,12 @@ func (v *streamView) paneTitle(p *streamPane, now time.Time, w int) string {
 // paneStatus is the pane's status word and its style; stopped: the run was cut short.
 func paneStatus(s *Styles, p *streamPane, stopped bool) (string, lipgloss.Style) {
 	switch {
-	case p.done != nil && p.done.Outcome == probe.OutcomeError:
+	case p.done != nil && p.done.Outcome == sample.OutcomeError:
 		if p.done.ErrorKind == "" {
 			return "error", s.StatusError
 		}
 		return p.done.ErrorKind, s.StatusError
-	case p.done != nil && p.done.Outcome == probe.OutcomeTruncated:
+	case p.done != nil && p.done.Outcome == sample.OutcomeTruncated:
 		return "truncated", s.Warn
 	case p.done != nil:
 		return "done", s.Good
@@ -377,7 +377,7 @@ func paneStatus(s *Styles, p *streamPane, stopped bool) (string, lipgloss.Style)
 // a third of the pane; cut only past that).
 func (v *streamView) paneText(p *streamPane, w, h int) []string {
 	s := v.styles
-	failed := p.done != nil && p.done.Outcome == probe.OutcomeError
+	failed := p.done != nil && p.done.Outcome == sample.OutcomeError
 	textH := h
 	var errLines []string
 	if failed {
@@ -451,7 +451,7 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 	s := v.styles
 	L, V := s.Label.Render, s.Value.Render
 	if d := p.done; d != nil {
-		if d.Outcome == probe.OutcomeError {
+		if d.Outcome == sample.OutcomeError {
 			return figureFit(w, s.Bad.Render("failed")+L(" after ")+V(itoa(p.chunks))+L(" chunks"),
 				s.Bad.Render("failed")+L(" · ")+V(itoa(p.chunks))+L(" chunks"),
 				s.Bad.Render("failed")+L(" ")+V(itoa(p.chunks))+L(" ch"))
@@ -479,7 +479,7 @@ func (v *streamView) figures(p *streamPane, now time.Time, w int) string {
 		if pr.Estimated {
 			mark = "≈"
 		}
-		if d, ok := pr.TTFT(probe.TTFTFirstToken); ok {
+		if d, ok := pr.TTFT(sample.TTFTFirstToken); ok {
 			ttft = durMs(d) + "ms"
 		}
 		if r, ok := pr.DecodeRate(); ok {

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/ansi"
+	"tokscope/sample"
 
-	"tokscope/probe"
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestPaneStatus(t *testing.T) {
@@ -21,10 +21,10 @@ func TestPaneStatus(t *testing.T) {
 		{"sent", streamPane{started: t0}, false, "sent"},
 		{"streaming", streamPane{started: t0, chunks: 3}, false, "streaming"},
 		{"cut short by the end of the events", streamPane{started: t0, chunks: 3}, true, "stopped"},
-		{"done", streamPane{done: &probe.Sample{Outcome: probe.OutcomeOK}}, true, "done"},
-		{"truncated", streamPane{done: &probe.Sample{Outcome: probe.OutcomeTruncated}}, false, "truncated"},
-		{"error kind", streamPane{done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: "http_429"}}, false, "http_429"},
-		{"error without a kind", streamPane{done: &probe.Sample{Outcome: probe.OutcomeError}}, false, "error"},
+		{"done", streamPane{done: &sample.Sample{Outcome: sample.OutcomeOK}}, true, "done"},
+		{"truncated", streamPane{done: &sample.Sample{Outcome: sample.OutcomeTruncated}}, false, "truncated"},
+		{"error kind", streamPane{done: &sample.Sample{Outcome: sample.OutcomeError, ErrorKind: "http_429"}}, false, "http_429"},
+		{"error without a kind", streamPane{done: &sample.Sample{Outcome: sample.OutcomeError}}, false, "error"},
 	} {
 		if got, _ := paneStatus(&st, &tc.pane, tc.stopped); got != tc.want {
 			t.Errorf("%s: paneStatus = %q, want %q", tc.name, got, tc.want)
@@ -42,9 +42,9 @@ func TestPaneTitleKeepsTheName(t *testing.T) {
 		w    int
 		want string
 	}{
-		{"long kind falls back to error", streamPane{name: "flaky-cloud", done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: probe.ErrStreamError}}, 21, "flaky-cloud error 0ms"}, // with the elapsed time, as it fits,
-		{"kind that fits stays", streamPane{name: "flaky-cloud", done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: "http_500"}}, 21, "flaky-cloud  http_500"},
-		{"wide pane keeps the kind", streamPane{name: "flaky-cloud", done: &probe.Sample{Outcome: probe.OutcomeError, ErrorKind: probe.ErrStreamError}}, 40, "flaky-cloud             stream_error 0ms"},
+		{"long kind falls back to error", streamPane{name: "flaky-cloud", done: &sample.Sample{Outcome: sample.OutcomeError, ErrorKind: sample.ErrStreamError}}, 21, "flaky-cloud error 0ms"}, // with the elapsed time, as it fits,
+		{"kind that fits stays", streamPane{name: "flaky-cloud", done: &sample.Sample{Outcome: sample.OutcomeError, ErrorKind: "http_500"}}, 21, "flaky-cloud  http_500"},
+		{"wide pane keeps the kind", streamPane{name: "flaky-cloud", done: &sample.Sample{Outcome: sample.OutcomeError, ErrorKind: sample.ErrStreamError}}, 40, "flaky-cloud             stream_error 0ms"},
 	} {
 		if got := ansi.Strip(v.paneTitle(&tc.pane, t0, tc.w)); got != tc.want {
 			t.Errorf("%s: paneTitle(w=%d) = %q, want %q", tc.name, tc.w, got, tc.want)
@@ -95,8 +95,8 @@ func TestStripLabel(t *testing.T) {
 func TestFailedPaneWrapsItsError(t *testing.T) {
 	st := DefaultStyles()
 	v := newStreamView(common{styles: &st}, "", nil, testEndpoints(1))
-	p := &streamPane{name: "flaky-cloud", chunks: 10, done: &probe.Sample{Outcome: probe.OutcomeError,
-		ErrorKind: probe.ErrStreamError, ErrorMessage: "error inside the stream: upstream overloaded"}}
+	p := &streamPane{name: "flaky-cloud", chunks: 10, done: &sample.Sample{Outcome: sample.OutcomeError,
+		ErrorKind: sample.ErrStreamError, ErrorMessage: "error inside the stream: upstream overloaded"}}
 	rows := v.paneText(p, 21, 9)
 	if len(rows) != 9 {
 		t.Fatalf("%d rows, want 9", len(rows))

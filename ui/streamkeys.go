@@ -4,7 +4,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // The stream view's input: its keys (/ edits the prompt, enter streams it, ctrl+r races it;
@@ -60,7 +60,7 @@ func (v *streamView) startStream(f *frame, race bool) keyResult {
 			eps[i] = i
 		}
 	} else {
-		id = v.eng.Stream(probe.EndpointIndex(f.sel), prompt)
+		id = v.eng.Stream(sample.EndpointIndex(f.sel), prompt)
 	}
 	if id == 0 { // the Runner has stopped
 		return keyResult{notice: "could not start the stream: the probes have stopped", bad: true}
@@ -71,24 +71,24 @@ func (v *streamView) startStream(f *frame, race bool) keyResult {
 
 // Observe takes the events of interactive streams (Stream != 0); the background requests'
 // are the statistics'.
-func (v *streamView) Observe(ev probe.Event) bool {
+func (v *streamView) Observe(ev sample.Event) bool {
 	switch ev := ev.(type) {
-	case *probe.Started:
+	case *sample.Started:
 		if ev.Stream != 0 {
 			v.Started(ev)
 			return true
 		}
-	case *probe.Delta:
+	case *sample.Delta:
 		if ev.Stream != 0 {
 			v.Delta(ev)
 			return true
 		}
-	case *probe.Progress:
+	case *sample.Progress:
 		if ev.Stream != 0 {
 			v.Progress(ev)
 			return true
 		}
-	case *probe.Done:
+	case *sample.Done:
 		if ev.Stream != 0 {
 			v.Done(ev)
 			return true

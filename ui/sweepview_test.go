@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"tokscope/config"
-	"tokscope/probe"
 	"tokscope/probe/probetest"
+	"tokscope/sample"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -23,7 +23,7 @@ var sweepPlan = sweep.Plan{Concurrency: []int{1, 2, 4, 8, 16}, StepDuration: 30 
 // sweepEvents scripts a sweep over eps whose steps began at t0−100 s, −70 s, −40 s and −10 s:
 // three steps are over (and final at t0), the fourth runs with 20 s left. Each endpoint runs
 // the step's concurrency of back-to-back streams that slow down as it grows.
-func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
+func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []sample.Event {
 	var plan []request
 	seq := 0
 	for k := range 4 {
@@ -52,9 +52,9 @@ func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []probe.Event {
 			}
 		}
 	}
-	var evs []probe.Event
+	var evs []sample.Event
 	for k, s := range traffic(eps, plan) {
-		evs = append(evs, &probe.Done{Endpoint: probe.EndpointIndex(plan[k].i), Sample: s})
+		evs = append(evs, &sample.Done{Endpoint: sample.EndpointIndex(plan[k].i), Sample: s})
 	}
 	return evs
 }
@@ -64,7 +64,7 @@ func newSweepModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
 	sw := sweep.New(sweepPlan, n, 0)
-	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: pinned, Sweep: sw})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Sweep: sw})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: sweepEvents(sw, eps)})
 	m = update(t, m, redrawMsg{})
@@ -76,12 +76,12 @@ type fakeArrivals struct {
 	*fakeEngine
 }
 
-func (fakeArrivals) Arrivals(ep probe.EndpointIndex) (uint64, uint64) {
+func (fakeArrivals) Arrivals(ep sample.EndpointIndex) (uint64, uint64) {
 	return uint64(100 + 10*ep), uint64(ep * ep)
 }
 
 // Waiting: the last endpoint is overloaded, two arrivals wait (for 12.8 s and 3 s).
-func (fakeArrivals) Waiting(ep probe.EndpointIndex) []time.Time {
+func (fakeArrivals) Waiting(ep sample.EndpointIndex) []time.Time {
 	if ep != 3 {
 		return nil
 	}
@@ -92,11 +92,11 @@ func (fakeArrivals) Waiting(ep probe.EndpointIndex) []time.Time {
 func newRateModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
-	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan probe.Event), Options{Now: pinned, Stats: []stats.Option{stats.WithRate(2)}})
+	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan sample.Event), Options{Now: pinned, Stats: []stats.Option{stats.WithRate(2)}})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	evs := history(eps, 30)
 	for i, ev := range evs {
-		if d, ok := ev.(*probe.Done); ok {
+		if d, ok := ev.(*sample.Done); ok {
 			d.Sample.Queue = time.Duration(float64(i%9)*float64(d.Endpoint+1)*37) * time.Millisecond
 		}
 	}
@@ -188,7 +188,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	clock := func() time.Time { return now }
 	eps := testEndpoints(1)
 	sw := sweep.New(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, 1, 0)
-	m := New(newFakeEngine(), eps, make(chan probe.Event), Options{Now: clock, Sweep: sw})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Sweep: sw})
 	m = update(t, m, resize(120, 40))
 	if !strings.Contains(m.View(), "waiting for the warm-ups") || !strings.Contains(m.View(), "no step finished yet") {
 		t.Fatalf("before the first step:\n%s", m.View())
@@ -196,10 +196,10 @@ func TestSweepFillsInLive(t *testing.T) {
 	sw.Begin(t0)
 	ep, ms := eps[0], time.Millisecond
 	s := probetest.OK(ep.Name, ep.Model, 1, t0.Add(time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
-		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, probe.SourceUsage).Prompt(530, 0).EndAfter(ms).
-		NewConn(1200*time.Microsecond, 800*time.Microsecond, probe.Absent). // the first request, over http
-		With(func(s *probe.Sample) { s.Cache = ep.Cache }).Sample()
-	m = update(t, m, eventsMsg{events: []probe.Event{&probe.Done{Endpoint: 0, Sample: s}}})
+		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
+		NewConn(1200*time.Microsecond, 800*time.Microsecond, sample.Absent). // the first request, over http
+		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()
+	m = update(t, m, eventsMsg{events: []sample.Event{&sample.Done{Endpoint: 0, Sample: s}}})
 	now = t0.Add(3 * time.Second)
 	m = update(t, m, redrawMsg{})
 	if !strings.Contains(m.View(), "step 1/2") || !strings.Contains(m.View(), "running") {

@@ -13,6 +13,7 @@ import (
 	"tokscope/calibrate"
 	"tokscope/config"
 	"tokscope/probe"
+	"tokscope/sample"
 	"tokscope/sim"
 	"tokscope/stats"
 )
@@ -57,10 +58,10 @@ func timingRun(b *testing.B, tui bool) calibrate.Result {
 		eps = append(eps, ep)
 	}
 	var mu sync.Mutex
-	var samples []probe.Sample
+	var samples []sample.Sample
 	reported := 0
-	runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Requests: timingRequests, OnDone: []func(*probe.Sample){
-		func(s *probe.Sample) {
+	runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Requests: timingRequests, OnDone: []func(*sample.Sample){
+		func(s *sample.Sample) {
 			mu.Lock()
 			defer mu.Unlock()
 			reported++
@@ -100,7 +101,7 @@ func timingRun(b *testing.B, tui bool) calibrate.Result {
 	} else {
 		agg := stats.New(eps)
 		for ev := range runner.Events() {
-			if d, ok := ev.(*probe.Done); ok {
+			if d, ok := ev.(*sample.Done); ok {
 				agg.AddAt(d.Endpoint, &d.Sample)
 				received++
 			}

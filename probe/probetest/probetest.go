@@ -7,23 +7,23 @@ package probetest
 import (
 	"time"
 
-	"tokscope/probe"
+	"tokscope/sample"
 )
 
 // Builder is a Sample under construction; its methods set a part and return the Builder.
-type Builder struct{ s probe.Sample }
+type Builder struct{ s sample.Sample }
 
 // OK starts a finished ok request (finish_reason stop) of endpoint and model, number seq,
 // started at start, as the probe reports one on a reused connection: no DNS, connect or TLS
 // phase, no rate-limit headers (-1), its token count from usage. Every instant is Absent until
 // set; Chunk and Chunks set the token instants, EndAfter or EndAt the end.
 func OK(endpoint, model string, seq uint64, start time.Time) *Builder {
-	return &Builder{s: probe.Sample{
+	return &Builder{s: sample.Sample{
 		Endpoint: endpoint, Model: model, Seq: seq, Start: start,
-		DNS: probe.Absent, Connect: probe.Absent, TLS: probe.Absent, Reused: true,
-		FirstEvent: probe.Absent, FirstToken: probe.Absent, FirstAnswer: probe.Absent,
-		LastToken: probe.Absent, End: probe.Absent,
-		Source: probe.SourceUsage, Outcome: probe.OutcomeOK, FinishReason: "stop",
+		DNS: sample.Absent, Connect: sample.Absent, TLS: sample.Absent, Reused: true,
+		FirstEvent: sample.Absent, FirstToken: sample.Absent, FirstAnswer: sample.Absent,
+		LastToken: sample.Absent, End: sample.Absent,
+		Source: sample.SourceUsage, Outcome: sample.OutcomeOK, FinishReason: "stop",
 		RateLimitRemainingRequests: -1, RateLimitRemainingTokens: -1,
 	}}
 }
@@ -33,7 +33,7 @@ func OK(endpoint, model string, seq uint64, start time.Time) *Builder {
 func Err(endpoint, model string, seq uint64, start time.Time, kind string, status int, msg string) *Builder {
 	b := OK(endpoint, model, seq, start)
 	b.s.Reused = false
-	b.s.Outcome, b.s.FinishReason, b.s.Source = probe.OutcomeError, "", ""
+	b.s.Outcome, b.s.FinishReason, b.s.Source = sample.OutcomeError, "", ""
 	b.s.ErrorKind, b.s.HTTPStatus, b.s.ErrorMessage = kind, status, msg
 	return b
 }
@@ -46,7 +46,7 @@ func (b *Builder) Times(wrote, headers time.Duration) *Builder {
 
 // Role adds a role-only chunk (no token) at at: the first event, before the first token.
 func (b *Builder) Role(at time.Duration) *Builder {
-	b.s.Chunks = append(b.s.Chunks, probe.Chunk{At: at})
+	b.s.Chunks = append(b.s.Chunks, sample.Chunk{At: at})
 	b.event(at)
 	return b
 }
@@ -55,12 +55,12 @@ func (b *Builder) Role(at time.Duration) *Builder {
 // one sets the first token (and the first event, if none came before), the first with content
 // the first answer; each is the last token so far.
 func (b *Builder) Chunk(at time.Duration, content, reasoning int) *Builder {
-	b.s.Chunks = append(b.s.Chunks, probe.Chunk{At: at, Content: content, Reasoning: reasoning})
+	b.s.Chunks = append(b.s.Chunks, sample.Chunk{At: at, Content: content, Reasoning: reasoning})
 	b.event(at)
-	if b.s.FirstToken == probe.Absent {
+	if b.s.FirstToken == sample.Absent {
 		b.s.FirstToken = at
 	}
-	if content > 0 && b.s.FirstAnswer == probe.Absent {
+	if content > 0 && b.s.FirstAnswer == sample.Absent {
 		b.s.FirstAnswer = at
 	}
 	b.s.LastToken = at
@@ -89,17 +89,17 @@ func (b *Builder) ChunksAt(content int, at ...time.Duration) *Builder {
 // 1 ms after the last chunk. A test that needs another shape spells it with the parts.
 func (b *Builder) Stream(ttft time.Duration, n int, gap time.Duration, tokens int) *Builder {
 	return b.Times(ttft/4, ttft/2).Role(ttft-time.Millisecond).Chunks(n, ttft, gap, 4).
-		Tokens(tokens, probe.SourceUsage).EndAfter(time.Millisecond)
+		Tokens(tokens, sample.SourceUsage).EndAfter(time.Millisecond)
 }
 
 func (b *Builder) event(at time.Duration) {
-	if b.s.FirstEvent == probe.Absent {
+	if b.s.FirstEvent == sample.Absent {
 		b.s.FirstEvent = at
 	}
 }
 
 // Tokens sets N, the output tokens, and where the count came from.
-func (b *Builder) Tokens(n int, src probe.TokenSource) *Builder {
+func (b *Builder) Tokens(n int, src sample.TokenSource) *Builder {
 	b.s.Tokens, b.s.Source = n, src
 	return b
 }
@@ -112,7 +112,7 @@ func (b *Builder) Prompt(tokens, cached int) *Builder {
 }
 
 // NewConn makes the request the one that opened its connection: its DNS, connect and TLS
-// phases (probe.Absent for a phase that did not happen, as TLS over http).
+// phases (sample.Absent for a phase that did not happen, as TLS over http).
 func (b *Builder) NewConn(dns, connect, tls time.Duration) *Builder {
 	b.s.DNS, b.s.Connect, b.s.TLS, b.s.Reused = dns, connect, tls, false
 	return b
@@ -121,7 +121,7 @@ func (b *Builder) NewConn(dns, connect, tls time.Duration) *Builder {
 // EndAfter ends the request d after its last token (after its headers when it had none).
 func (b *Builder) EndAfter(d time.Duration) *Builder {
 	last := b.s.LastToken
-	if last == probe.Absent {
+	if last == sample.Absent {
 		last = b.s.Headers
 	}
 	b.s.End = last + d
@@ -136,20 +136,20 @@ func (b *Builder) EndAt(d time.Duration) *Builder {
 
 // With changes anything else of the Sample (the prompt side, the cache mode, a connection
 // that was not reused, rate-limit headers…).
-func (b *Builder) With(f func(*probe.Sample)) *Builder {
+func (b *Builder) With(f func(*sample.Sample)) *Builder {
 	f(&b.s)
 	return b
 }
 
 // Sample is the Sample built so far (a copy: the Builder may go on).
-func (b *Builder) Sample() probe.Sample {
+func (b *Builder) Sample() sample.Sample {
 	s := b.s
-	s.Chunks = append([]probe.Chunk(nil), b.s.Chunks...)
+	s.Chunks = append([]sample.Chunk(nil), b.s.Chunks...)
 	return s
 }
 
-// Ptr is Sample's address, for the consumers that take a *probe.Sample.
-func (b *Builder) Ptr() *probe.Sample {
+// Ptr is Sample's address, for the consumers that take a *sample.Sample.
+func (b *Builder) Ptr() *sample.Sample {
 	s := b.Sample()
 	return &s
 }

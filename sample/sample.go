@@ -1,8 +1,9 @@
-// Package probe is the measurement engine: one streamed request becomes one Sample, and a
-// Runner schedules the request loops of every endpoint and emits Events.
-//
-// It reads config and must not import stats, export, ui, bubbletea or lipgloss.
-package probe
+// Package sample is the vocabulary every package speaks about a run: the Sample (what happened
+// to one streamed request, instant by instant), the Events a run emits, and the figures derived
+// from them (TTFT, decode rate, ITL, the server's own clock). It is a leaf: probe makes Samples,
+// and the packages that only read them (metric, stats, record, export, report, the exporters)
+// import this package and not the engine.
+package sample
 
 import (
 	"time"
@@ -167,4 +168,18 @@ func (s *Sample) KeepMicroseconds() {
 	for i := range s.Chunks {
 		s.Chunks[i].At = s.Chunks[i].At.Round(time.Microsecond)
 	}
+}
+
+// The clocks that stamp a request's reads (Sample.Clock).
+const (
+	ClockKernel = "kernel" // every chunk (and the first response byte) by the kernel's receive time
+	ClockUser   = "user"   // time.Now() after the read, for at least one of them
+)
+
+// RunEnd says how a run ended, for its summary.
+type RunEnd struct {
+	Finished bool          // the run ended (Duration, Stop, Requests), not abandoned with its ctx
+	Grace    time.Duration // the grace the requests in flight had
+	Waited   time.Duration // how long the run waited for them (≤ Grace unless cut at once)
+	Cut      bool          // some requests were still running when the grace was over
 }
