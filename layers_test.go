@@ -25,7 +25,7 @@ var importLayers = [][]string{
 
 // testSupport are the packages that only tests import (shared test helpers): they have no
 // layer, and no product package may import them.
-var testSupport = map[string]bool{"probe/probetest": true, "cli/clitest": true, "export/exporttest": true}
+var testSupport = map[string]bool{"sample/sampletest": true, "cli/clitest": true, "export/exporttest": true}
 
 // TestImportLayers keeps the import arrows one way: every product package has a layer, and
 // imports only tokscope packages below it (tests may import anything).

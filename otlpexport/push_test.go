@@ -12,9 +12,9 @@ import (
 
 	"tokscope/config"
 	"tokscope/otlpexport"
-	"tokscope/probe/probetest"
 	"tokscope/promexport"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 const ms = time.Millisecond
@@ -47,7 +47,7 @@ func TestPushNamesAttributesValues(t *testing.T) {
 	rcv := newReceiver(t)
 	eps := testEndpoints()
 	exp := promexport.New(eps)
-	exp.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
+	exp.Observe(sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
 		ChunksAt(3, 20*ms, 30*ms, 45*ms).Tokens(9, sample.SourceUsage).Prompt(100, 0).EndAfter(ms).Ptr())
 	exp.Observe(&sample.Sample{Endpoint: "groq", Model: "llama", Seq: 1, Outcome: sample.OutcomeError, ErrorKind: "http_429"})
 
@@ -57,7 +57,7 @@ func TestPushNamesAttributesValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "two periodic pushes", func() bool { return rcv.count() >= 2 })
-	exp.Observe(probetest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
+	exp.Observe(sampletest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
 		ChunksAt(3, 40*ms, 50*ms).Tokens(6, sample.SourceUsage).Prompt(50, 0).EndAfter(ms).Ptr()) // only the push at exit has it
 	if err := push.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)

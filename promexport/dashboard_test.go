@@ -11,8 +11,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 const dashboardFile = "../grafana/tokscope-dashboard.json"
@@ -55,7 +55,7 @@ func exposedSeries(t *testing.T) map[string][]string {
 	t.Helper()
 	e := New(testEndpoints())
 	// Families that only exist once observed.
-	e.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).
+	e.Observe(sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).
 		ChunksAt(3, 20*ms, 30*ms).Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr())
 	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 2, Outcome: sample.OutcomeError, ErrorKind: "http_500"})
 	families, err := e.Registry().Gather()

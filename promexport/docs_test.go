@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/workload"
 )
 
@@ -35,7 +35,7 @@ func TestDocsNameEveryFamily(t *testing.T) {
 	e := New([]config.Endpoint{{Name: "e", Model: "m", API: config.APIChat}})
 	t0 := time.Unix(1000, 0)
 	for i, turn := range []int{1, 2} {
-		e.Observe(probetest.OK("e", "m", uint64(i+1), t0).Chunks(3, 50*time.Millisecond, 10*time.Millisecond, 3).
+		e.Observe(sampletest.OK("e", "m", uint64(i+1), t0).Chunks(3, 50*time.Millisecond, 10*time.Millisecond, 3).
 			Tokens(3, sample.SourceUsage).With(func(s *sample.Sample) {
 			s.Turn, s.PromptTokens, s.CachedTokens = turn, 100, 40
 			if turn == 2 { // an agent session's turn: the session counters are created at the first

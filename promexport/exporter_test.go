@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 const ms = time.Millisecond
@@ -129,16 +129,16 @@ func TestObserveExposition(t *testing.T) {
 	url := serve(t, e)
 
 	// A: TTFT 100 ms, TTFB 50 ms, gaps 20/30/100 ms, 7 tokens over 150 ms → TPOT 25 ms.
-	a := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
+	a := sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
 		ChunksAt(3, 100*ms, 120*ms, 150*ms, 250*ms).Tokens(7, sample.SourceUsage).EndAt(260 * ms).Ptr()
 	// B: TTFT 1.5 s, TTFB 200 ms, one gap of 5 ms, 2 tokens → TPOT 5 ms.
-	b := probetest.OK("local", "m1", 2, time.Time{}).Times(0, 200*ms).Role(201*ms).
+	b := sampletest.OK("local", "m1", 2, time.Time{}).Times(0, 200*ms).Role(201*ms).
 		ChunksAt(3, 1500*ms, 1505*ms).Tokens(2, sample.SourceEstimate).EndAt(1510 * ms).Ptr()
 	// C: one token: TTFT 30 ms, no gap, no TPOT.
-	c := probetest.OK("local", "m1", 3, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 30*ms).
+	c := sampletest.OK("local", "m1", 3, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 30*ms).
 		Tokens(1, sample.SourceUsage).EndAt(40 * ms).Ptr()
 	// D: truncated — counts as a request, never in latency or tokens.
-	d := probetest.OK("local", "m1", 4, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 7*ms, 9*ms).
+	d := sampletest.OK("local", "m1", 4, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 7*ms, 9*ms).
 		Tokens(50, sample.SourceUsage).EndAt(20 * ms).Ptr()
 	d.Outcome, d.FinishReason = sample.OutcomeTruncated, ""
 	// E: a 429.
@@ -146,7 +146,7 @@ func TestObserveExposition(t *testing.T) {
 		FirstToken: sample.Absent, LastToken: sample.Absent, End: 4 * ms,
 		Outcome: sample.OutcomeError, ErrorKind: "http_429", HTTPStatus: 429}
 	// F: a warm-up with absurd numbers: must leave no trace.
-	f := probetest.OK("local", "m1", 6, time.Time{}).Times(0, 9000*ms).Role(9001*ms).
+	f := sampletest.OK("local", "m1", 6, time.Time{}).Times(0, 9000*ms).Role(9001*ms).
 		ChunksAt(3, 9100*ms, 9200*ms).Tokens(1000, sample.SourceUsage).EndAt(9300 * ms).Ptr()
 	f.Warmup = true
 	// G: a stream error on the other endpoint, whose API code rides on the kind.
@@ -276,7 +276,7 @@ func TestConcurrentObserve(t *testing.T) {
 			for i := range each {
 				seq := uint64(w*each + i + 1)
 				e.Started("local", seq)
-				e.Observe(probetest.OK("local", "m1", seq, time.Time{}).Times(0, 10*ms).Role(11*ms).
+				e.Observe(sampletest.OK("local", "m1", seq, time.Time{}).Times(0, 10*ms).Role(11*ms).
 					ChunksAt(3, 20*ms, 30*ms).Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr())
 			}
 		})
@@ -312,7 +312,7 @@ func TestNoSecretsInExposition(t *testing.T) {
 	url := serve(t, e)
 	for i, ep := range eps {
 		e.Started(ep.Name, 1)
-		e.Observe(probetest.OK(ep.Name, "m1", uint64(i+2), time.Time{}).Times(0, 10*ms).Role(11*ms).
+		e.Observe(sampletest.OK(ep.Name, "m1", uint64(i+2), time.Time{}).Times(0, 10*ms).Role(11*ms).
 			ChunksAt(3, 20*ms, 30*ms).Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr())
 	}
 	body := scrapeBody(t, url)
@@ -445,17 +445,17 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 		{"in flight", func() { progress(1, 10) }, 10},
 		{"a late Progress counts nothing twice", func() { progress(1, 8) }, 10},
 		{"usage above the estimate", func() {
-			e.Observe(probetest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
+			e.Observe(sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 5*ms).Role(6*ms).
 				ChunksAt(3, 10*ms, 20*ms).Tokens(12, sample.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 12},
 		{"estimate above the usage: 3 owed", func() {
 			progress(2, 9)
-			e.Observe(probetest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
+			e.Observe(sampletest.OK("local", "m1", 2, time.Time{}).Times(0, 5*ms).Role(6*ms).
 				ChunksAt(3, 10*ms, 20*ms).Tokens(6, sample.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 21},
 		{"a failed request pays the 3 owed, then owes its 4", func() {
 			progress(3, 4)
-			s := probetest.OK("local", "m1", 3, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 10*ms).
+			s := sampletest.OK("local", "m1", 3, time.Time{}).Times(0, 5*ms).Role(6*ms).ChunksAt(3, 10*ms).
 				Tokens(4, sample.SourceUsage).EndAt(30 * ms).Ptr()
 			s.Outcome, s.ErrorKind = sample.OutcomeError, "stream_error"
 			e.Observe(s)
@@ -468,7 +468,7 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 		{"later tokens pay the 4 owed first", func() { progress(6, 5) }, 23},
 		{"then count", func() { progress(6, 10) }, 28},
 		{"and end exact", func() {
-			e.Observe(probetest.OK("local", "m1", 6, time.Time{}).Times(0, 5*ms).Role(6*ms).
+			e.Observe(sampletest.OK("local", "m1", 6, time.Time{}).Times(0, 5*ms).Role(6*ms).
 				ChunksAt(3, 10*ms, 20*ms).Tokens(10, sample.SourceUsage).EndAt(30 * ms).Ptr())
 		}, 28},
 	}
@@ -486,7 +486,7 @@ func TestTokensCountLiveAndReconcile(t *testing.T) {
 func TestObserveCut(t *testing.T) {
 	e := New(testEndpoints())
 	url := serve(t, e)
-	cut := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 20*ms).Role(21*ms).ChunksAt(3, 40*ms, 60*ms).
+	cut := sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 20*ms).Role(21*ms).ChunksAt(3, 40*ms, 60*ms).
 		Tokens(2, sample.SourceUsage).EndAt(70 * ms).Ptr()
 	cut.Outcome, cut.ErrorKind, cut.FinishReason, cut.Cut = sample.OutcomeError, sample.ErrCanceled, "", true
 	e.Observe(cut)

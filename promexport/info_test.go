@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // tokscope_endpoint_info says each endpoint's API, at 1, from the first scrape: a configured
@@ -28,11 +28,11 @@ func TestEndpointInfoNamesTheAPI(t *testing.T) {
 		t.Errorf("%d info series before any request, want 2", n)
 	}
 
-	s := probetest.OK("extra", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
+	s := sampletest.OK("extra", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
 		Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr()
 	s.API = config.APIOllama
 	e.Observe(s)
-	remote := probetest.OK("remote", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).
+	remote := sampletest.OK("remote", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).
 		ChunksAt(3, 20*ms, 30*ms).Tokens(2, sample.SourceUsage).EndAt(40 * ms).Ptr()
 	remote.Model, remote.API = "m2", config.APIAnthropic
 	e.Observe(remote)

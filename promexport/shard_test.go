@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // A sharded run labels every series shard="I", the runtime's and the process's too, so that
@@ -13,7 +13,7 @@ import (
 func TestShardLabelOnEverySeries(t *testing.T) {
 	for _, shard := range []string{"", "2"} {
 		e := New(testEndpoints(), WithShard(shard))
-		s := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
+		s := sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 50*ms).Role(51*ms).
 			ChunksAt(3, 100*ms, 120*ms).Tokens(2, sample.SourceUsage).EndAt(130 * ms).Ptr()
 		e.Started("local", 1)
 		e.Observe(s)

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // TestTurnMetrics: the cache-hit counters hold the requests that reported both counts, and
@@ -15,7 +15,7 @@ func TestTurnMetrics(t *testing.T) {
 	e := New([]config.Endpoint{{Name: "e", Model: "m"}})
 	t0 := time.Unix(1000, 0)
 	for i, tr := range []struct{ turn, prompt, cached int }{{1, 66, 14}, {2, 143, 72}, {3, 218, 144}, {1, 500, -1}} {
-		s := probetest.OK("e", "m", uint64(i+1), t0).Chunks(3, 50*time.Millisecond, 10*time.Millisecond, 3).
+		s := sampletest.OK("e", "m", uint64(i+1), t0).Chunks(3, 50*time.Millisecond, 10*time.Millisecond, 3).
 			Tokens(3, sample.SourceUsage).With(func(s *sample.Sample) {
 			s.Turn, s.PromptTokens, s.CachedTokens = tr.turn, tr.prompt, tr.cached
 		}).Ptr()

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // TestRequestTokensHistogram: ok requests add one output observation each, and one input
@@ -13,10 +13,10 @@ import (
 func TestRequestTokensHistogram(t *testing.T) {
 	e := New(testEndpoints())
 	url := serve(t, e)
-	a := probetest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
+	a := sampletest.OK("local", "m1", 1, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms, 30*ms).
 		Tokens(5, sample.SourceUsage).EndAt(40 * ms).Ptr()
 	a.PromptTokens = 100
-	b := probetest.OK("local", "m1", 2, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms).
+	b := sampletest.OK("local", "m1", 2, time.Time{}).Times(0, 10*ms).Role(11*ms).ChunksAt(3, 20*ms).
 		Tokens(300, sample.SourceUsage).EndAt(40 * ms).Ptr() // no usage prompt count
 	failed := &sample.Sample{Endpoint: "local", Model: "m1", Seq: 3, Outcome: sample.OutcomeError,
 		ErrorKind: "http_500", Tokens: 7, PromptTokens: 9}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/stats"
 )
 
@@ -52,10 +52,10 @@ func synthRun(eps []synthEndpoint, perEndpoint, streams int, varyPrompt bool) ([
 			ttft := time.Duration(float64(ep.ttft) * (0.7 + 0.6*rng.Float64()) * (1 + float64(prompt)/8000))
 			var s sample.Sample
 			if rng.Float64() < ep.errRate {
-				s = probetest.Err(ep.name, ep.model, uint64(seq+1), clock[k], "http_500", 500, "internal server error").
+				s = sampletest.Err(ep.name, ep.model, uint64(seq+1), clock[k], "http_500", 500, "internal server error").
 					Times(200*time.Microsecond, ttft/2).EndAt(ttft/2).Prompt(prompt, 0).Sample()
 			} else {
-				b := probetest.OK(ep.name, ep.model, uint64(seq+1), clock[k]).Times(200*time.Microsecond, ttft/2).Prompt(prompt, 0)
+				b := sampletest.OK(ep.name, ep.model, uint64(seq+1), clock[k]).Times(200*time.Microsecond, ttft/2).Prompt(prompt, 0)
 				at, tps := ttft, ep.tps*(0.9+0.2*rng.Float64())
 				for i := range ep.tokens {
 					if i > 0 {

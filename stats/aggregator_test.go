@@ -11,8 +11,8 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/servermetrics"
 	"tokscope/workload"
 )
@@ -47,7 +47,7 @@ func TestDistributions(t *testing.T) {
 	// Three requests: TTFT 100/200/300 ms, 11 content chunks 100 ms apart, 11 tokens, so
 	// decode = 10 tok/s, TPOT = 100 ms, e2e = 11/(ttft+1 s).
 	for i, ttft := range []time.Duration{100 * msD, 200 * msD, 300 * msD} {
-		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(ttft, 11, 100*msD, 11).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(ttft, 11, 100*msD, 11).Ptr())
 	}
 	st := a.Snapshot(t0.Add(5 * time.Second)).Endpoints[0]
 	w := st.Whole
@@ -102,7 +102,7 @@ func TestQuantilesResolution(t *testing.T) {
 	a := newAgg()
 	// TTFT 1..1000 ms in 1 ms steps, plus sub-ms values on endpoint b.
 	for i := 1; i <= 1000; i++ {
-		a.Add(probetest.OK("a", "m", 0, t0).Stream(time.Duration(i)*msD, 2, 10*msD, 2).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, t0).Stream(time.Duration(i)*msD, 2, 10*msD, 2).Ptr())
 	}
 	s := &sample.Sample{Endpoint: "b", Start: t0, Outcome: sample.OutcomeOK, FirstToken: 1234 * time.Microsecond,
 		Headers: sample.Absent, FirstEvent: sample.Absent, FirstAnswer: sample.Absent, LastToken: sample.Absent,
@@ -123,23 +123,23 @@ func TestQuantilesResolution(t *testing.T) {
 
 func TestCountsAndErrorExclusion(t *testing.T) {
 	a := newAgg()
-	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0.Add(time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).
+	a.Add(sampletest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr())
+	a.Add(sampletest.Err("a", "", 0, t0.Add(time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).
 		EndAt(6 * msD).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
+	a.Add(sampletest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0.Add(3*time.Second), "timeout", 429, "boom timeout").Times(msD, 5*msD).
+	a.Add(sampletest.Err("a", "", 0, t0.Add(3*time.Second), "timeout", 429, "boom timeout").Times(msD, 5*msD).
 		EndAt(6 * msD).Ptr())
-	tr := probetest.OK("a", "m", 0, t0).Stream(1*msD, 5, 900*msD, 500).Ptr() // would skew every figure if it counted
+	tr := sampletest.OK("a", "m", 0, t0).Stream(1*msD, 5, 900*msD, 500).Ptr() // would skew every figure if it counted
 	tr.Outcome, tr.FinishReason = sample.OutcomeTruncated, ""
 	a.Add(tr)
-	wu := probetest.OK("a", "m", 0, t0).Stream(5000*msD, 5, 10*msD, 5).Ptr()
+	wu := sampletest.OK("a", "m", 0, t0).Stream(5000*msD, 5, 10*msD, 5).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
-	wuErr := probetest.Err("a", "", 0, t0, "dns", 429, "boom dns").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+	wuErr := sampletest.Err("a", "", 0, t0, "dns", 429, "boom dns").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	wuErr.Warmup = true
 	a.Add(wuErr)
-	weird := probetest.Err("a", "", 0, t0.Add(4*time.Second), "", 429, "boom ").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+	weird := sampletest.Err("a", "", 0, t0.Add(4*time.Second), "", 429, "boom ").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	weird.Outcome = ""
 	a.Add(weird)
 
@@ -172,7 +172,7 @@ func TestCountsAndErrorExclusion(t *testing.T) {
 
 func TestRecentWindowExpiry(t *testing.T) {
 	a := newAgg()
-	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr() // finishes at t0 + 121 ms, in second t0
+	s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr() // finishes at t0 + 121 ms, in second t0
 	a.Add(s)
 	for _, c := range []struct {
 		after time.Duration
@@ -184,13 +184,13 @@ func TestRecentWindowExpiry(t *testing.T) {
 		}
 	}
 	// 60 s later the same slot is reused: the old second is dropped, not merged.
-	a.Add(probetest.OK("a", "m", 0, t0.Add(60*time.Second)).Stream(300*msD, 3, 10*msD, 3).Ptr())
+	a.Add(sampletest.OK("a", "m", 0, t0.Add(60*time.Second)).Stream(300*msD, 3, 10*msD, 3).Ptr())
 	st := a.Snapshot(t0.Add(60 * time.Second)).Endpoints[0]
 	if st.Recent.TTFT.Count != 1 || st.Recent.TTFT.Mean != 300 || st.Whole.TTFT.Count != 2 {
 		t.Errorf("slot reuse: recent %+v whole %d", st.Recent.TTFT, st.Whole.TTFT.Count)
 	}
 	// A sample that finished more than a window before the newest enters the whole run only.
-	a.Add(probetest.OK("a", "m", 0, t0.Add(-5*time.Second)).Stream(50*msD, 3, 10*msD, 3).Ptr())
+	a.Add(sampletest.OK("a", "m", 0, t0.Add(-5*time.Second)).Stream(50*msD, 3, 10*msD, 3).Ptr())
 	st = a.Snapshot(t0.Add(60 * time.Second)).Endpoints[0]
 	if st.Recent.TTFT.Count != 1 || st.Whole.TTFT.Count != 3 || st.Whole.TTFT.Min != 50 {
 		t.Errorf("late sample: recent %d whole %+v", st.Recent.TTFT.Count, st.Whole.TTFT)
@@ -198,7 +198,7 @@ func TestRecentWindowExpiry(t *testing.T) {
 	// The window spans many slots and merges them, with exact mean/min/max.
 	b := newAgg()
 	for i := range 120 {
-		b.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).
+		b.Add(sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).
 			Stream(time.Duration(i+1)*msD, 3, 10*msD, 3).Ptr())
 	}
 	st = b.Snapshot(t0.Add(119*time.Second + 500*msD)).Endpoints[0]
@@ -216,9 +216,9 @@ func TestRecentWindowExpiry(t *testing.T) {
 func TestAggregateTPS(t *testing.T) {
 	a := newAgg()
 	// Endpoint a: 10 chunks 100 ms apart from t0+1 s, 20 tokens by usage → 2 per chunk.
-	a.Add(probetest.OK("a", "m", 0, t0).Stream(time.Second, 10, 100*msD, 20).Ptr())
+	a.Add(sampletest.OK("a", "m", 0, t0).Stream(time.Second, 10, 100*msD, 20).Ptr())
 	// Endpoint b: per-chunk token counts, reported as 1,2,3 but usage says 12 → scaled ×2.
-	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 3, 100*msD, 12).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(500*msD, 3, 100*msD, 12).Ptr()
 	s.Endpoint = "b"
 	s.Chunks[1].Tokens, s.Chunks[2].Tokens, s.Chunks[3].Tokens = 1, 2, 3
 	a.Add(s)
@@ -241,14 +241,14 @@ func TestAggregateTPS(t *testing.T) {
 	// Concurrent streams of one endpoint add up.
 	c := newAgg()
 	for i := range 4 {
-		c.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*msD)).Stream(100*msD, 50, 20*msD, 50).Ptr())
+		c.Add(sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*msD)).Stream(100*msD, 50, 20*msD, 50).Ptr())
 	}
 	exact(t, "4 streams", c.Snapshot(t0.Add(20 * time.Second)).Endpoints[0].AggregateTPS, 0)
 	exact(t, "4 streams live", c.Snapshot(t0.Add(10 * time.Second)).Endpoints[0].AggregateTPS, 200.0/9.9)
 
 	// Errors and truncations never enter the aggregate.
 	d := newAgg()
-	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr()
+	tr := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 5).Ptr()
 	tr.Outcome = sample.OutcomeTruncated
 	d.Add(tr)
 	exact(t, "truncated", d.Snapshot(t0.Add(time.Second)).Endpoints[0].AggregateTPS, 0)
@@ -259,21 +259,21 @@ func TestTokenSources(t *testing.T) {
 	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "" {
 		t.Errorf("no requests: %q", got)
 	}
-	e := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	e := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	e.Source = sample.SourceEstimate
 	a.Add(e)
 	a.Add(e)
 	// No source; must not make the endpoint "mixed".
-	errS := probetest.Err("a", "", 0, t0, "timeout", 429, "boom timeout").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+	errS := sampletest.Err("a", "", 0, t0, "timeout", 429, "boom timeout").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	a.Add(errS)
 	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "estimate" {
 		t.Errorf("all estimate: %q", got)
 	}
-	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()) // usage
+	a.Add(sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()) // usage
 	if got := a.Snapshot(t0).Endpoints[0].TokenSource; got != "mixed" {
 		t.Errorf("estimate+usage: %q", got)
 	}
-	c := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	c := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	c.Endpoint, c.Source = "b", sample.SourceChunks
 	a.Add(c)
 	if got := a.Snapshot(t0).Endpoints[1].TokenSource; got != "chunks" {
@@ -283,7 +283,7 @@ func TestTokenSources(t *testing.T) {
 
 func TestPhasesAndConnection(t *testing.T) {
 	a := newAgg()
-	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 21, 10*msD, 21).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 21, 10*msD, 21).Ptr()
 	// A fresh connection with every phase, and a reasoning model: 11 reasoning chunks then
 	// 10 content chunks, 11 reasoning tokens.
 	s.Reused, s.DNS, s.Connect, s.TLS = false, 2*msD, 3*msD, 4*msD
@@ -307,11 +307,11 @@ func TestResetAndBounds(t *testing.T) {
 	a := newAgg()
 	for i := range 1500 {
 		at := t0.Add(time.Duration(i) * time.Second)
-		a.Add(probetest.OK("a", "m", 0, at).Stream(100*msD, 3, 10*msD, 3).Ptr())
-		a.Add(probetest.Err("a", "", 0, at, "stall", 429, "boom stall").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, at).Stream(100*msD, 3, 10*msD, 3).Ptr())
+		a.Add(sampletest.Err("a", "", 0, at, "stall", 429, "boom stall").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
 	for _, d := range []time.Duration{3 * time.Second, 2 * time.Second} { // 429s' back-offs, carried by their requests
-		limited := probetest.Err("a", "", 0, t0.Add(1499*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+		limited := sampletest.Err("a", "", 0, t0.Add(1499*time.Second), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 		limited.Backoff = d
 		a.Add(limited)
 	}
@@ -338,7 +338,7 @@ func TestResetAndBounds(t *testing.T) {
 		z.BackoffTotal != 0 || z.TokenSource != "" || z.OutputTokens != 0 || z.Queue.Count != 0 || z.LastTTFT != nil {
 		t.Errorf("after Reset: %+v", z)
 	}
-	a.Add(probetest.OK("a", "m", 0, t0.Add(1500*time.Second)).Stream(42*msD, 3, 10*msD, 3).Ptr())
+	a.Add(sampletest.OK("a", "m", 0, t0.Add(1500*time.Second)).Stream(42*msD, 3, 10*msD, 3).Ptr())
 	z = a.Snapshot(t0.Add(1501 * time.Second)).Endpoints[0]
 	if z.Whole.TTFT.Count != 1 || z.Recent.TTFT.Mean != 42 || z.AggregateTPS == 0 {
 		t.Errorf("after Reset and Add: %+v", z.Whole.TTFT)
@@ -347,7 +347,7 @@ func TestResetAndBounds(t *testing.T) {
 
 func TestUnknownEndpointIsAdded(t *testing.T) {
 	a := newAgg()
-	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	s.Endpoint, s.Model = "replayed", "mx"
 	a.Add(s)
 	a.AddAt(2, s)
@@ -360,8 +360,8 @@ func TestUnknownEndpointIsAdded(t *testing.T) {
 // Snapshots share nothing mutable with the Aggregator: run with -race.
 func TestSnapshotIsolated(t *testing.T) {
 	a := newAgg()
-	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
-	a.Add(probetest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+	a.Add(sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
+	a.Add(sampletest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	snaps := make(chan Snapshot)
 	done := make(chan struct{})
 	go func() {
@@ -377,8 +377,8 @@ func TestSnapshotIsolated(t *testing.T) {
 	}()
 	for i := range 200 {
 		snaps <- a.Snapshot(t0)
-		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*msD)).Stream(100*msD, 3, 10*msD, 3).Ptr())
-		a.Add(probetest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*msD)).Stream(100*msD, 3, 10*msD, 3).Ptr())
+		a.Add(sampletest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
 	close(snaps)
 	<-done
@@ -421,7 +421,7 @@ func realistic(n int) []*sample.Sample {
 	samples := make([]*sample.Sample, n)
 	for i := range samples {
 		ttft, gap := time.Duration(80+i%50)*msD, time.Duration(10+i%5)*msD
-		samples[i] = probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(ttft, 256, gap, 256).Ptr()
+		samples[i] = sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(ttft, 256, gap, 256).Ptr()
 	}
 	return samples
 }
@@ -450,7 +450,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			a.Add(&s)
 		}
 		if i%10 == 0 {
-			a.Add(probetest.Err("a", "", 0, t0.Add(time.Duration(i)*100*msD), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+			a.Add(sampletest.Err("a", "", 0, t0.Add(time.Duration(i)*100*msD), "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 		}
 	}
 	now := t0.Add(300 * time.Second)
@@ -483,7 +483,7 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a", Model: "m", BaseURL: "http://x/v1", SLO: config.SLO{TTFT: time.Second},
 		Price: &config.Price{Output: 1}}, {Name: "b", Model: "n"}})
 	for i := range 5 {
-		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
+		s := sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Reused, s.DNS, s.Connect, s.TLS, s.Queue = false, 2*msD, 3*msD, 4*msD, 5*msD
 		for j := 1; j <= 11; j++ {
 			s.Chunks[j].Content, s.Chunks[j].Reasoning = 0, 5
@@ -496,20 +496,20 @@ func TestSnapshotFillsEveryField(t *testing.T) {
 		s.Conversation, s.Turn = 1, i+1 // a conversation: figures by turn
 		a.Add(s)
 	}
-	sess := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr() // an agent session's turn
+	sess := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr() // an agent session's turn
 	sess.Session = &workload.SessionTurn{ID: 7, Root: 7, Lane: 1, Turn: 1, SessionTurns: 1, PromptTokens: 10}
 	a.Add(sess)
-	limited := probetest.Err("a", "", 0, t0, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+	limited := sampletest.Err("a", "", 0, t0, "http_429", 429, "boom http_429").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens, limited.RetryAfter = 3, 1200, 2*time.Second
 	limited.Backoff = time.Second
 	a.Add(limited)
-	tr := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	tr := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	tr.Outcome = sample.OutcomeTruncated
 	a.Add(tr)
-	wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	wu := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
-	cut := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	cut := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	cut.Outcome, cut.ErrorKind, cut.Cut = sample.OutcomeError, sample.ErrCanceled, true
 	a.Add(cut)
 	WithRate(2)(a)
@@ -557,7 +557,7 @@ func TestQueueIncludesWaitingArrivals(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a"}})
 	WithRate(4)(a)
 	for i := range 4 {
-		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
+		s := sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Queue = 200 * msD
 		a.Add(s)
 	}

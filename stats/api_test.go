@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // Every endpoint's snapshot names its API: a configured endpoint's from its config, a
@@ -17,9 +17,9 @@ func TestSnapshotNamesTheAPI(t *testing.T) {
 	bare := config.Endpoint{Name: "bare", Model: "m"} // built without an API: the probe speaks chat
 	a := New([]config.Endpoint{claude, bare})
 	start := time.Now()
-	a.Add(probetest.OK("replayed", "m", 1, start).Chunks(3, 10*time.Millisecond, time.Millisecond, 4).Tokens(3, sample.SourceUsage).
+	a.Add(sampletest.OK("replayed", "m", 1, start).Chunks(3, 10*time.Millisecond, time.Millisecond, 4).Tokens(3, sample.SourceUsage).
 		With(func(s *sample.Sample) { s.API = config.APIOllama }).Ptr())
-	a.Add(probetest.OK("claude", "m", 1, start).Chunks(3, 10*time.Millisecond, time.Millisecond, 4).Tokens(3, sample.SourceUsage).
+	a.Add(sampletest.OK("claude", "m", 1, start).Chunks(3, 10*time.Millisecond, time.Millisecond, 4).Tokens(3, sample.SourceUsage).
 		With(func(s *sample.Sample) { s.API = config.APIChat }).Ptr()) // never overrides the config's
 	got := map[string]string{}
 	for _, e := range a.Snapshot(start.Add(time.Second)).Endpoints {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/servermetrics"
 )
 
@@ -25,7 +25,7 @@ func gpuUpdate(at time.Time, energyJ float64, span time.Duration, watts float64)
 func TestGPUTokensPerJoule(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	// Ten one-token chunks, 300 ms apart, at t0−0.3 s … t0+2.4 s: six lie in (t0, t0+2 s].
-	sample := probetest.OK("gpu", "m", 1, t0.Add(-500*time.Millisecond)).
+	sample := sampletest.OK("gpu", "m", 1, t0.Add(-500*time.Millisecond)).
 		Chunks(10, 200*time.Millisecond, 300*time.Millisecond, 1).Tokens(10, sample.SourceUsage).
 		EndAfter(3 * time.Second).Ptr()
 	ups := []servermetrics.Update{

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // normal is n values around mean with standard deviation sd, from a fixed seed.
@@ -106,9 +106,9 @@ func TestHeadToHeadFromAggregator(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a"}, {Name: "b"}})
 	for i := range 30 {
 		at := t0.Add(time.Duration(i) * time.Second)
-		s := probetest.OK("a", "m", 0, at).Stream(time.Duration(100+i%7)*msD, 11, 10*msD, 11).Ptr()
+		s := sampletest.OK("a", "m", 0, at).Stream(time.Duration(100+i%7)*msD, 11, 10*msD, 11).Ptr()
 		a.AddAt(0, s)
-		s = probetest.OK("a", "m", 0, at).Stream(time.Duration(200+i%7)*msD, 11, 20*msD, 11).Ptr()
+		s = sampletest.OK("a", "m", 0, at).Stream(time.Duration(200+i%7)*msD, 11, 20*msD, 11).Ptr()
 		s.Endpoint = "b"
 		a.AddAt(1, s)
 	}
@@ -137,7 +137,7 @@ func TestTTFTFrom(t *testing.T) {
 	} {
 		a := newAgg()
 		WithTTFTFrom(c.from)(a)
-		a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr())
 		snap := a.Snapshot(t0.Add(2 * time.Second))
 		e := snap.Endpoints[0]
 		exact(t, string(c.from)+" ttft p50", e.Whole.TTFT.P50, c.ttft)
@@ -153,7 +153,7 @@ func TestTTFTFrom(t *testing.T) {
 	// A reasoning request: first-answer is later than first-token.
 	a := newAgg()
 	WithTTFTFrom(sample.TTFTFirstAnswer)(a)
-	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 11, 100*msD, 11).Ptr()
 	s.FirstAnswer = 400 * msD
 	a.Add(s)
 	exact(t, "first-answer ttft", a.Snapshot(t0).Endpoints[0].Whole.TTFT.P50, 400)
@@ -165,27 +165,27 @@ func TestRateLimitsAndBackoff(t *testing.T) {
 	if e.RateLimitRemainingRequests != -1 || e.RateLimitRemainingTokens != -1 || !e.RateLimitAt.IsZero() || e.LastRetryAfter != 0 {
 		t.Fatalf("no headers yet: %+v", e)
 	}
-	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 10*msD, 11).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 11, 10*msD, 11).Ptr()
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 99, 40000
 	a.Add(s)
-	older := probetest.OK("a", "m", 0, t0.Add(-time.Second)).Stream(100*msD, 11, 10*msD, 11).
+	older := sampletest.OK("a", "m", 0, t0.Add(-time.Second)).Stream(100*msD, 11, 10*msD, 11).
 		Ptr() // finished later, started earlier
 	older.RateLimitRemainingRequests = 100
 	a.Add(older)
-	plain := probetest.OK("a", "m", 0, t0.Add(time.Second)).Stream(100*msD, 11, 10*msD, 11).
+	plain := sampletest.OK("a", "m", 0, t0.Add(time.Second)).Stream(100*msD, 11, 10*msD, 11).
 		Ptr() // no headers: keeps the last seen
 	a.Add(plain)
-	limited := probetest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
+	limited := sampletest.Err("a", "", 0, t0.Add(2*time.Second), "http_429", 429, "boom http_429").
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	limited.RateLimitRemainingRequests, limited.RateLimitRemainingTokens = 0, -1
 	limited.RetryAfter, limited.Backoff = 12*time.Second, 12*time.Second // the back-off it started
 	a.Add(limited)
-	again := probetest.Err("a", "", 0, t0.Add(2500*time.Millisecond), "http_429", 429, "boom http_429").
+	again := sampletest.Err("a", "", 0, t0.Add(2500*time.Millisecond), "http_429", 429, "boom http_429").
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr() // a second 429, without Retry-After: its own back-off
 	again.RateLimitRemainingRequests, again.RateLimitRemainingTokens = -1, -1
 	again.Backoff = 3 * time.Second
 	a.Add(again)
-	warm := probetest.OK("a", "m", 0, t0.Add(3*time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr()
+	warm := sampletest.OK("a", "m", 0, t0.Add(3*time.Second)).Stream(100*msD, 11, 10*msD, 11).Ptr()
 	warm.Warmup, warm.RateLimitRemainingRequests, warm.RateLimitRemainingTokens = true, -1, 5
 	a.Add(warm)
 

@@ -5,15 +5,15 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
+	"tokscope/sample/sampletest"
 )
 
 // The bars count the same gaps as Recent.ITL: each of the window, none older.
 func TestRecentITLCountsTheRecentGaps(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a"}})
 	// 11 chunks 10 ms apart: 10 gaps of 10 ms; then, 2 s later, 5 chunks 40 ms apart: 4 gaps.
-	a.AddAt(0, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 10*msD, 11).Ptr())
-	a.AddAt(0, probetest.OK("a", "m", 0, t0.Add(2*time.Second)).Stream(100*msD, 5, 40*msD, 5).Ptr())
+	a.AddAt(0, sampletest.OK("a", "m", 0, t0).Stream(100*msD, 11, 10*msD, 11).Ptr())
+	a.AddAt(0, sampletest.OK("a", "m", 0, t0.Add(2*time.Second)).Stream(100*msD, 5, 40*msD, 5).Ptr())
 	bounds := []float64{5, 10, 30, 50, 1e18}
 	now := t0.Add(5 * time.Second)
 	got := a.RecentITL(0, now, bounds)

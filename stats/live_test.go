@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // progressOf is the Progress a request like s would have reported with its first n token
@@ -43,7 +43,7 @@ func sumTokens(st EndpointStats) float64 {
 // are then those of an Aggregator that only ever saw the Done.
 func TestProgressCountsTokensAsTheyArrive(t *testing.T) {
 	// 40 chunks 50 ms apart from t0+0.5 s (last at t0+2.45 s), 80 tokens by usage.
-	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 80).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 80).Ptr()
 	s.Seq = 7
 	a := newAgg()
 	a.Observe(progressOf(s, 7, 1))
@@ -96,7 +96,7 @@ func TestProgressCountsTokensAsTheyArrive(t *testing.T) {
 // A request that fails takes back every live figure: errors never count in speed or latency
 // figures, in flight or not.
 func TestFailedRequestTakesBackItsProgress(t *testing.T) {
-	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 80).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 80).Ptr()
 	s.Seq = 3
 	a := newAgg()
 	a.Observe(progressOf(s, 3, 30))
@@ -121,7 +121,7 @@ func TestFailedRequestTakesBackItsProgress(t *testing.T) {
 
 // Warm-ups and interactive requests report Progress too; none of it counts.
 func TestProgressOfWarmupsAndStreamsIgnored(t *testing.T) {
-	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 10, 50*msD, 10).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(500*msD, 10, 50*msD, 10).Ptr()
 	a := newAgg()
 	w := progressOf(s, 1, 10)
 	w.Warmup = true
@@ -140,7 +140,7 @@ func TestProgressOfWarmupsAndStreamsIgnored(t *testing.T) {
 func TestSecondsGapsAndZeros(t *testing.T) {
 	a := newAgg()
 	// In flight from t0+10 s, first token at t0+12.5 s: seconds 10 and 11 are zeros.
-	s := probetest.OK("a", "m", 0, t0.Add(10*time.Second)).Stream(2500*msD, 10, 50*msD, 10).Ptr()
+	s := sampletest.OK("a", "m", 0, t0.Add(10*time.Second)).Stream(2500*msD, 10, 50*msD, 10).Ptr()
 	s.Seq = 1
 	a.Observe(progressOf(s, 1, 5))
 	st := a.Snapshot(t0.Add(13*time.Second + 300*msD)).Endpoints[0]
@@ -168,7 +168,7 @@ func TestSecondsGapsAndZeros(t *testing.T) {
 // Reset while requests stream: what they counted before stays out of the new figures, and
 // their further tokens count from the reset on.
 func TestResetWithRequestsInFlight(t *testing.T) {
-	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 40).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 40).Ptr()
 	s.Seq = 1
 	a := newAgg()
 	a.Observe(progressOf(s, 1, 20))
@@ -182,7 +182,7 @@ func TestResetWithRequestsInFlight(t *testing.T) {
 // A request cut by the end of the run (Sample.Cut) keeps its TTFT, in the per-second series
 // too; its tokens leave the speed figures, as docs/metrics.md says of cut requests.
 func TestCutRequestKeepsItsTTFTOnly(t *testing.T) {
-	s := probetest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 40).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(500*msD, 40, 50*msD, 40).Ptr()
 	s.Seq = 5
 	a := newAgg()
 	a.Observe(progressOf(s, 5, 20))

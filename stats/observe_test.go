@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // Observe is what headless, replay and the UI feed events through: counted Done samples and
@@ -15,8 +15,8 @@ import (
 func TestObserve(t *testing.T) {
 	a := newAgg()
 	now := time.Now()
-	ok := probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()
-	limited := probetest.Err("a", "", 0, now, "http_429", 429, "boom http_429").Times(msD, 5*msD).
+	ok := sampletest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Sample()
+	limited := sampletest.Err("a", "", 0, now, "http_429", 429, "boom http_429").Times(msD, 5*msD).
 		EndAt(6 * msD).Sample()
 	limited.Backoff = 2 * time.Second
 	cases := []struct {
@@ -52,7 +52,7 @@ func TestTokenCountQuantilesAreWhole(t *testing.T) {
 	a := newAgg()
 	now := time.Now()
 	for i, n := range []int{785, 785, 786, 4099, 123457} {
-		s := probetest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Ptr()
+		s := sampletest.OK("a", "m", 0, now).Stream(50*time.Millisecond, 4, 10*time.Millisecond, 4).Ptr()
 		s.Seq = uint64(i + 1)
 		s.PromptTokens, s.CachedTokens = n, n/2
 		a.AddAt(0, s)

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"tokscope/metric"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // A counted request that paid for loading the model is marked and kept out of the TTFT
@@ -18,12 +18,12 @@ func TestModelLoadKeptOutOfTTFT(t *testing.T) {
 		st.LoadMs, st.TTFTms, st.DecodeMs, st.DecodeTokens = loadMs, loadMs+5, 100, 21
 		s.Server = &st
 	}
-	wu := probetest.OK("a", "m", 0, t0).Stream(400*msD, 3, 10*msD, 3).Ptr()
+	wu := sampletest.OK("a", "m", 0, t0).Stream(400*msD, 3, 10*msD, 3).Ptr()
 	wu.Warmup = true
 	load(wu, 300)
 	a.Add(wu)
 	for i := range 4 {
-		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i+1)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
+		s := sampletest.OK("a", "m", 0, t0.Add(time.Duration(i+1)*time.Second)).Stream(100*msD, 21, 10*msD, 21).Ptr()
 		s.Seq = uint64(i + 2)
 		load(s, 1)
 		if i == 0 {

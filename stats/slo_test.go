@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/servermetrics"
 )
 
@@ -15,7 +15,7 @@ const ns = time.Nanosecond
 
 // Exactly at an objective meets it; one nanosecond over misses it.
 func TestSLOBoundaries(t *testing.T) {
-	noTTFT := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	noTTFT := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	noTTFT.FirstToken, noTTFT.FirstAnswer = sample.Absent, sample.Absent
 	for i := range noTTFT.Chunks {
 		noTTFT.Chunks[i].Content = 0
@@ -27,32 +27,32 @@ func TestSLOBoundaries(t *testing.T) {
 		good bool
 		miss string
 	}{
-		{"ttft at", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).Stream(500*msD, 3, 10*msD, 3).
+		{"ttft at", config.SLO{TTFT: 500 * msD}, sampletest.OK("a", "m", 0, t0).Stream(500*msD, 3, 10*msD, 3).
 			Ptr(), true, ""},
-		{"ttft over", config.SLO{TTFT: 500 * msD}, probetest.OK("a", "m", 0, t0).
+		{"ttft over", config.SLO{TTFT: 500 * msD}, sampletest.OK("a", "m", 0, t0).
 			Stream(500*msD+ns, 3, 10*msD, 3).Ptr(), false, "ttft"},
 		{"ttft never came", config.SLO{TTFT: 500 * msD}, noTTFT, false, "ttft"},
 		// TPOT = 10 gaps of 50 ms over 10 tokens after the first.
-		{"tpot at", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD, 11).
+		{"tpot at", config.SLO{TPOT: 50 * msD}, sampletest.OK("a", "m", 0, t0).Stream(100*msD, 11, 50*msD, 11).
 			Ptr(), true, ""},
-		{"tpot over", config.SLO{TPOT: 50 * msD}, probetest.OK("a", "m", 0, t0).
+		{"tpot over", config.SLO{TPOT: 50 * msD}, sampletest.OK("a", "m", 0, t0).
 			Stream(100*msD, 11, 50*msD+ns, 11).Ptr(), false, "tpot"},
-		{"tpot of one token", config.SLO{TPOT: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 1).
+		{"tpot of one token", config.SLO{TPOT: ns}, sampletest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 1).
 			Ptr(), true, ""},
 		// e2e = t0 → last chunk = 500 ms + 10 × 50 ms.
-		{"e2e at", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).
+		{"e2e at", config.SLO{E2E: time.Second}, sampletest.OK("a", "m", 0, t0).
 			Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
-		{"e2e over", config.SLO{E2E: time.Second}, probetest.OK("a", "m", 0, t0).
+		{"e2e over", config.SLO{E2E: time.Second}, sampletest.OK("a", "m", 0, t0).
 			Stream(500*msD, 11, 50*msD+ns, 11).Ptr(), false, "e2e"},
 		// itl = the longest gap between token-bearing chunks.
-		{"itl at", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD, 4).
+		{"itl at", config.SLO{ITL: 200 * msD}, sampletest.OK("a", "m", 0, t0).Stream(100*msD, 4, 200*msD, 4).
 			Ptr(), true, ""},
-		{"itl over", config.SLO{ITL: 200 * msD}, probetest.OK("a", "m", 0, t0).
+		{"itl over", config.SLO{ITL: 200 * msD}, sampletest.OK("a", "m", 0, t0).
 			Stream(100*msD, 4, 200*msD+ns, 4).Ptr(), false, "itl"},
-		{"itl of one chunk", config.SLO{ITL: ns}, probetest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 5).
+		{"itl of one chunk", config.SLO{ITL: ns}, sampletest.OK("a", "m", 0, t0).Stream(100*msD, 1, 0, 5).
 			Ptr(), true, ""},
 		{"every objective at once", config.SLO{TTFT: 500 * msD, TPOT: 50 * msD, E2E: time.Second, ITL: 50 * msD},
-			probetest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
+			sampletest.OK("a", "m", 0, t0).Stream(500*msD, 11, 50*msD, 11).Ptr(), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := New([]config.Endpoint{{Name: "a", SLO: tc.slo}})
@@ -82,20 +82,20 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 	slo := config.SLO{TTFT: 300 * msD, ITL: 50 * msD}
 	a := New([]config.Endpoint{{Name: "a", SLO: slo}})
 	for i := range 8 {
-		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr())
 	}
-	a.Add(probetest.OK("a", "m", 0, t0.Add(8*time.Second)).Stream(400*msD, 5, 60*msD, 5).Ptr()) // misses ttft and itl
-	a.Add(probetest.Err("a", "", 0, t0.Add(8*time.Second), "http_500", 429, "boom http_500").
+	a.Add(sampletest.OK("a", "m", 0, t0.Add(8*time.Second)).Stream(400*msD, 5, 60*msD, 5).Ptr()) // misses ttft and itl
+	a.Add(sampletest.Err("a", "", 0, t0.Add(8*time.Second), "http_500", 429, "boom http_500").
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-	tr := probetest.OK("a", "m", 0, t0.Add(9*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr()
+	tr := sampletest.OK("a", "m", 0, t0.Add(9*time.Second)).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	tr.Outcome = sample.OutcomeTruncated
 	a.Add(tr)
-	a.Add(probetest.Err("a", "", 0, t0.Add(9*time.Second), sample.ErrCanceled, 429, "boom "+sample.ErrCanceled).
+	a.Add(sampletest.Err("a", "", 0, t0.Add(9*time.Second), sample.ErrCanceled, 429, "boom "+sample.ErrCanceled).
 		Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-	wu := probetest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
+	wu := sampletest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	wu.Warmup = true
 	a.Add(wu)
-	inter := probetest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
+	inter := sampletest.OK("a", "m", 0, t0).Stream(200*msD, 5, 20*msD, 5).Ptr()
 	inter.Stream = 7
 	a.Add(inter)
 
@@ -119,7 +119,7 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 func TestSLORecentBreach(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a", SLO: config.SLO{TPOT: 20 * msD}}})
 	for i := range 10 {
-		a.Add(probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(100*msD, 5, 10*msD, 5).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*100*msD)).Stream(100*msD, 5, 10*msD, 5).Ptr())
 	}
 	later := t0.Add(100 * time.Second)
 	for i := range 10 {
@@ -127,7 +127,7 @@ func TestSLORecentBreach(t *testing.T) {
 		if i < 3 {
 			gap = 30 * msD // TPOT 30 ms
 		}
-		a.Add(probetest.OK("a", "m", 0, later.Add(time.Duration(i)*100*msD)).Stream(100*msD, 5, gap, 5).Ptr())
+		a.Add(sampletest.OK("a", "m", 0, later.Add(time.Duration(i)*100*msD)).Stream(100*msD, 5, gap, 5).Ptr())
 	}
 	st := a.Snapshot(later.Add(5 * time.Second)).Endpoints[0].SLO
 	if st.Attainment != 17.0/20 || st.RecentCounted != 10 || st.RecentAttainment != 0.7 {
@@ -143,13 +143,13 @@ func TestSLORecentBreach(t *testing.T) {
 	}
 	WithSLOTarget(0.95)(a)
 	for i := range 5 {
-		a.Add(probetest.Err("a", "", 0, later.Add(6*time.Second+time.Duration(i)), "http_503", 429, "boom http_503").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
+		a.Add(sampletest.Err("a", "", 0, later.Add(6*time.Second+time.Duration(i)), "http_503", 429, "boom http_503").Times(msD, 5*msD).EndAt(6 * msD).Ptr())
 	}
 	if st := a.Snapshot(later.Add(7 * time.Second)).Endpoints[0].SLO; !st.Breach || st.Worst != "tpot" {
 		t.Fatalf("breach %v worst %q", st.Breach, st.Worst)
 	}
 	b := New([]config.Endpoint{{Name: "b", SLO: config.SLO{TTFT: time.Second}}})
-	b.AddAt(0, probetest.Err("a", "", 0, t0, "http_503", 429, "boom http_503").Times(msD, 5*msD).EndAt(6*msD).Ptr())
+	b.AddAt(0, sampletest.Err("a", "", 0, t0, "http_503", 429, "boom http_503").Times(msD, 5*msD).EndAt(6*msD).Ptr())
 	if st := b.Snapshot(t0.Add(time.Second)).Endpoints[0].SLO; !st.Breach || st.Worst != "errors" {
 		t.Fatalf("failures alone: breach %v worst %q, want errors", st.Breach, st.Worst)
 	}
@@ -157,14 +157,14 @@ func TestSLORecentBreach(t *testing.T) {
 
 func TestSLONoneAndReplay(t *testing.T) {
 	a := New(nil)
-	a.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
+	a.Add(sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
 	if st := a.Snapshot(t0.Add(time.Second)).Endpoints[0]; st.SLO != nil || st.Cost != nil || st.Server != nil {
 		t.Fatalf("no objectives, price or scrape: nil figures, got %+v %+v %+v", st.SLO, st.Cost, st.Server)
 	}
 	// --slo on a replay: cli gives the replay's endpoints (all of them known before the first
 	// record) the objectives, and New judges their requests.
 	r := New([]config.Endpoint{{Name: "a", SLO: config.SLO{TTFT: 50 * msD}}})
-	r.Add(probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
+	r.Add(sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr())
 	if st := r.Snapshot(t0.Add(time.Second)).Endpoints[0].SLO; st == nil || st.Counted != 1 || st.Good != 0 {
 		t.Fatalf("replayed endpoint: %+v", st)
 	}
@@ -174,17 +174,17 @@ func TestCost(t *testing.T) {
 	tokens := func() *Aggregator {
 		a := New([]config.Endpoint{{Name: "a", Price: &config.Price{Input: 0.15, Output: 0.6}}})
 		for i := range 4 {
-			s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 5, 10*msD, 500).Ptr()
+			s := sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(100*msD, 5, 10*msD, 500).Ptr()
 			s.PromptTokens = 1000
 			a.Add(s)
 		}
-		a.Add(probetest.Err("a", "", 0, t0.Add(5*time.Second), "http_429", 429, "boom http_429").
+		a.Add(sampletest.Err("a", "", 0, t0.Add(5*time.Second), "http_429", 429, "boom http_429").
 			Times(msD, 5*msD).EndAt(6 * msD).Ptr())
-		tr := probetest.OK("a", "m", 0, t0.Add(6*time.Second)).Stream(100*msD, 5, 10*msD, 100).
+		tr := sampletest.OK("a", "m", 0, t0.Add(6*time.Second)).Stream(100*msD, 5, 10*msD, 100).
 			Ptr() // a cut stream: no usage, no prompt count
 		tr.Outcome = sample.OutcomeTruncated
 		a.Add(tr)
-		wu := probetest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 9999).Ptr()
+		wu := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 5, 10*msD, 9999).Ptr()
 		wu.Warmup, wu.PromptTokens = true, 9999
 		a.Add(wu)
 		return a
@@ -201,7 +201,7 @@ func TestCost(t *testing.T) {
 	gpu := New([]config.Endpoint{{Name: "g", Price: &config.Price{GPUHour: 2}}})
 	// Three requests over exactly half an hour: the last one (141 ms long) ends at 30 min.
 	for _, start := range []time.Duration{0, 10 * time.Minute, 30*time.Minute - 141*msD} {
-		gpu.AddAt(0, probetest.OK("a", "m", 0, t0.Add(start)).Stream(100*msD, 5, 10*msD, 700).Ptr())
+		gpu.AddAt(0, sampletest.OK("a", "m", 0, t0.Add(start)).Stream(100*msD, 5, 10*msD, 700).Ptr())
 	}
 	c = gpu.Snapshot(t0.Add(time.Hour)).Endpoints[0].Cost // idle after the run: not billed
 	// Half an hour at 2 USD/h; 2100 tokens in 1800 s is 1.1667 tok/s, so 1M tokens take

@@ -7,8 +7,8 @@ import (
 
 	"tokscope/config"
 	"tokscope/metric"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // TestTurnsAndCacheHit: the capture's three turns (66, 143, 218 prompt tokens, 14, 72, 144
@@ -19,7 +19,7 @@ func TestTurnsAndCacheHit(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	for i, tr := range []struct{ turn, prompt, cached int }{{1, 66, 14}, {2, 143, 72}, {3, 218, 144}, {1, 500, -1}} {
 		ttft := time.Duration(100-20*tr.turn) * time.Millisecond
-		s := probetest.OK("e", "m", uint64(i+1), t0.Add(time.Duration(i)*time.Second)).
+		s := sampletest.OK("e", "m", uint64(i+1), t0.Add(time.Duration(i)*time.Second)).
 			Chunks(4, ttft, 10*time.Millisecond, 3).Tokens(4, sample.SourceUsage).
 			With(func(s *sample.Sample) {
 				s.Turn, s.Conversation = tr.turn, 1
@@ -46,7 +46,7 @@ func TestTurnsAndCacheHit(t *testing.T) {
 	}
 
 	b := New([]config.Endpoint{{Name: "e"}})
-	b.AddAt(0, probetest.OK("e", "m", 1, t0).Chunks(2, 50*time.Millisecond, 10*time.Millisecond, 3).Tokens(2, sample.SourceUsage).Ptr())
+	b.AddAt(0, sampletest.OK("e", "m", 1, t0).Chunks(2, 50*time.Millisecond, 10*time.Millisecond, 3).Tokens(2, sample.SourceUsage).Ptr())
 	if st := b.Snapshot(t0.Add(time.Second)).Endpoints[0]; st.Turns != nil || st.CacheHitRate != nil {
 		t.Errorf("single requests without usage: turns %v rate %v", st.Turns, st.CacheHitRate)
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
+	"tokscope/sample/sampletest"
 )
 
 // TestWorkloadFigures: prompt and cached tokens from usage (an unreported cached count is
@@ -15,15 +15,15 @@ func TestWorkloadFigures(t *testing.T) {
 	a := New([]config.Endpoint{{Name: "a", Model: "m", Cache: config.CacheBust}, {Name: "b", Model: "m"}})
 	cached := []int{-1, 0, 300}
 	for i, c := range cached {
-		s := probetest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(200*msD, 10, 10*msD, 10).Ptr()
+		s := sampletest.OK("a", "m", 0, t0.Add(time.Duration(i)*time.Second)).Stream(200*msD, 10, 10*msD, 10).Ptr()
 		s.PromptTokens, s.CachedTokens, s.Cache = 1000, c, config.CacheBust
 		s.OutputTarget = 10 + 5*i // the first reaches its target, the others do not
 		a.Add(s)
 	}
-	noUsage := probetest.OK("a", "m", 0, t0).Stream(200*msD, 10, 10*msD, 10).Ptr()
+	noUsage := sampletest.OK("a", "m", 0, t0).Stream(200*msD, 10, 10*msD, 10).Ptr()
 	noUsage.CachedTokens = -1
 	a.Add(noUsage) // no prompt tokens, no cached tokens: in neither distribution, nor prefill
-	failed := probetest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
+	failed := sampletest.Err("a", "", 0, t0, "http_500", 429, "boom http_500").Times(msD, 5*msD).EndAt(6 * msD).Ptr()
 	failed.OutputTarget, failed.Cache = 10, config.CacheBust
 	a.Add(failed)
 
@@ -67,14 +67,14 @@ func TestWorkloadFigures(t *testing.T) {
 	// A replay knows the mode from its records only; records of both modes are "mixed".
 	r := New([]config.Endpoint{{Name: "a", Model: "m"}})
 	for _, mode := range []string{config.CacheReuse, config.CacheReuse, ""} {
-		s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+		s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 		s.Cache = mode
 		r.Add(s)
 	}
 	if c := r.Snapshot(t0.Add(time.Second)).Endpoints[0].Cache; c != config.CacheReuse {
 		t.Errorf("replayed cache %q", c)
 	}
-	s := probetest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
+	s := sampletest.OK("a", "m", 0, t0).Stream(100*msD, 3, 10*msD, 3).Ptr()
 	s.Cache = config.CacheBust
 	r.Add(s)
 	if c := r.Snapshot(t0.Add(time.Second)).Endpoints[0].Cache; c != "mixed" {

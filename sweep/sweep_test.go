@@ -11,8 +11,8 @@ import (
 
 	"tokscope/config"
 	"tokscope/probe"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/sim"
 )
 
@@ -36,16 +36,16 @@ func TestStepAttribution(t *testing.T) {
 	// Before the first step: a warm-up (no step) and a counted request (step 1). Each request
 	// is written at 1 ms, its headers half way to its first token, one token per chunk.
 	const ms = time.Millisecond
-	w := probetest.OK("a", "m", 1, at(-2)).Times(ms, 50*ms).Chunks(10, 100*ms, 10*ms, 3).
+	w := sampletest.OK("a", "m", 1, at(-2)).Times(ms, 50*ms).Chunks(10, 100*ms, 10*ms, 3).
 		Tokens(10, sample.SourceUsage).EndAfter(0).Sample()
 	w.Warmup = true
 	done(w)
 	sw.Begin(at(0))
 	// Its tokens at -0.4 … 0.5.
-	done(probetest.OK("a", "m", 2, at(-0.5)).Times(ms, 50*ms).Chunks(10, 100*ms, 100*ms, 3).
+	done(sampletest.OK("a", "m", 2, at(-0.5)).Times(ms, 50*ms).Chunks(10, 100*ms, 100*ms, 3).
 		Tokens(10, sample.SourceUsage).EndAfter(0).Sample())
 	// Step 1: one request entirely inside, one crossing into step 2 (10 tokens: 5 in each window).
-	done(probetest.OK("a", "m", 3, at(2)).Times(ms, 0).Chunks(20, 0, 50*ms, 3).Tokens(20, sample.SourceUsage).
+	done(sampletest.OK("a", "m", 3, at(2)).Times(ms, 0).Chunks(20, 0, 50*ms, 3).Tokens(20, sample.SourceUsage).
 		EndAfter(0).Sample())
 	tr.Observe(&sample.Started{Endpoint: 0, Seq: 4, At: at(9.5)})
 	sw.Begin(at(10))
@@ -54,21 +54,21 @@ func TestStepAttribution(t *testing.T) {
 		t.Fatal("step 1 final while a request it started is in flight")
 	}
 	// Its tokens at 9.5 … 10.4.
-	done(probetest.OK("a", "m", 4, at(9.5)).Times(ms, 0).Chunks(10, 0, 100*ms, 3).
+	done(sampletest.OK("a", "m", 4, at(9.5)).Times(ms, 0).Chunks(10, 0, 100*ms, 3).
 		Tokens(10, sample.SourceUsage).EndAfter(0).Sample())
 	if p := tr.Progress(); p.Finished != 1 || p.Step != 1 || p.Concurrency != 2 || p.Left != 9*time.Second {
 		t.Fatalf("progress %+v, want step 1 final, step 2 of c2 running with 9 s left", p)
 	}
 	// Step 2: an error and a request; step 3: one request; then one started after the end.
-	done(probetest.Err("a", "m", 5, at(12), "http_500", 500, "").Times(ms, 5*ms).EndAt(5 * ms).Sample())
-	done(probetest.OK("a", "m", 6, at(13)).Times(ms, 0).Chunks(30, 0, 100*ms, 3).
+	done(sampletest.Err("a", "m", 5, at(12), "http_500", 500, "").Times(ms, 5*ms).EndAt(5 * ms).Sample())
+	done(sampletest.OK("a", "m", 6, at(13)).Times(ms, 0).Chunks(30, 0, 100*ms, 3).
 		Tokens(30, sample.SourceUsage).EndAfter(0).Sample())
 	sw.Begin(at(20))
-	done(probetest.OK("a", "m", 7, at(21)).Times(ms, 100*ms).Chunks(40, 200*ms, 100*ms, 3).
+	done(sampletest.OK("a", "m", 7, at(21)).Times(ms, 100*ms).Chunks(40, 200*ms, 100*ms, 3).
 		Tokens(40, sample.SourceUsage).EndAfter(0).Sample())
 	sw.Finish(at(30))
 	// In the drain: no step.
-	done(probetest.OK("a", "m", 8, at(30.1)).Times(ms, 0).Chunks(50, 0, ms, 3).Tokens(50, sample.SourceUsage).
+	done(sampletest.OK("a", "m", 8, at(30.1)).Times(ms, 0).Chunks(50, 0, ms, 3).Tokens(50, sample.SourceUsage).
 		EndAfter(0).Sample())
 	clk.t = at(30.1)
 	if tr.Refresh(); tr.Complete() {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // The detail view says when an endpoint's server closes every connection (connect time is
@@ -14,7 +14,7 @@ import (
 func TestDetailSaysConnPerRequest(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
 	ep, ms := m.eps[0], time.Millisecond
-	s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+	s := sampletest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
 		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
 		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()
 	m = update(t, m, eventsMsg{events: []sample.Event{
@@ -65,7 +65,7 @@ func TestFooterSaysFinishing(t *testing.T) {
 func TestCardSaysWhyItBacksOff(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
 	ep, ms := m.eps[0], time.Millisecond
-	e := probetest.Err(ep.Name, ep.Model, 6, t0.Add(-time.Second), "http_404", 404, "404 Not Found: The model does not exist").
+	e := sampletest.Err(ep.Name, ep.Model, 6, t0.Add(-time.Second), "http_404", 404, "404 Not Found: The model does not exist").
 		Times(ms, 40*ms).EndAt(41 * ms).Sample()
 	m = update(t, m, eventsMsg{events: []sample.Event{
 		&sample.Done{Endpoint: 0, Sample: e},

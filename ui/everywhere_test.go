@@ -14,11 +14,11 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/metric"
-	"tokscope/probe/probetest"
 	"tokscope/promexport"
 	"tokscope/record"
 	"tokscope/report"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/stats"
 )
 
@@ -29,7 +29,7 @@ func everySample(t0 time.Time) sample.Sample {
 	// The server's own clock: a llama.cpp-style timing with speculative decoding and a queue.
 	st := sample.NoServerTiming("llamacpp")
 	st.TTFTms, st.QueueMs, st.DecodeMs, st.DecodeTokens, st.DraftN, st.DraftAccepted = 31.25, 2.5, 80.5, 9, 12, 9
-	b := probetest.OK("e", "m", 1, t0).NewConn(ms(1.5), ms(2.25), ms(4.5)).Times(ms(9), ms(30)).Role(ms(35))
+	b := sampletest.OK("e", "m", 1, t0).NewConn(ms(1.5), ms(2.25), ms(4.5)).Times(ms(9), ms(30)).Role(ms(35))
 	for i, at := range []float64{40, 50, 60, 65, 70, 90, 110, 130} {
 		if i < 4 {
 			b.Chunk(ms(at), 0, 5)

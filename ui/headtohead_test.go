@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 // h2hResult runs a head-to-head Cmd (as bubbletea would, off the event loop) and returns its
@@ -143,11 +143,11 @@ func TestReplayWithoutEngine(t *testing.T) {
 func TestDetailShowsRateLimits(t *testing.T) {
 	m, _ := newTestModel(t, 2, 120, 40, 5)
 	ep, ms := m.eps[0], time.Millisecond
-	s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+	s := sampletest.OK(ep.Name, ep.Model, 6, t0.Add(-time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
 		Chunks(20, 100*ms, 10*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
 		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()
 	s.RateLimitRemainingRequests, s.RateLimitRemainingTokens = 42, -1
-	lim := probetest.Err(ep.Name, ep.Model, 7, t0.Add(-500*ms), "http_429", 429, "slow down").
+	lim := sampletest.Err(ep.Name, ep.Model, 7, t0.Add(-500*ms), "http_429", 429, "slow down").
 		Times(ms, 40*ms).EndAt(41 * ms).Sample()
 	lim.RetryAfter, lim.Backoff = 12*time.Second, 12*time.Second
 	m = update(t, m, eventsMsg{events: []sample.Event{

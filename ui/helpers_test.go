@@ -13,8 +13,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 func TestMain(m *testing.M) {
@@ -115,11 +115,11 @@ func traffic(eps []config.Endpoint, plan []request) []sample.Sample {
 	for _, r := range plan {
 		ep := eps[r.i]
 		if r.kind != "" {
-			out = append(out, probetest.Err(ep.Name, ep.Model, uint64(r.seq), r.start, r.kind, r.status, r.message).
+			out = append(out, sampletest.Err(ep.Name, ep.Model, uint64(r.seq), r.start, r.kind, r.status, r.message).
 				Times(ms(1), ms(40)).EndAt(ms(41)).Sample())
 			continue
 		}
-		b := probetest.OK(ep.Name, ep.Model, uint64(r.seq), r.start).Times(ms(0.3), ms(r.ttft*0.6)).
+		b := sampletest.OK(ep.Name, ep.Model, uint64(r.seq), r.start).Times(ms(0.3), ms(r.ttft*0.6)).
 			Role(ms(r.ttft * 0.95))
 		at := r.ttft
 		for k := range r.tokens {

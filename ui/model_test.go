@@ -8,8 +8,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 )
 
 func isQuit(cmd tea.Cmd) bool {
@@ -155,7 +155,7 @@ func TestInteractiveDoneSkipsStatistics(t *testing.T) {
 	m, _ := newTestModel(t, 2, 80, 24, 0)
 	m = press(t, m, "4", "enter") // stream to endpoint 0, id 1
 	ep, ms := m.eps[0], time.Millisecond
-	s := probetest.OK(ep.Name, ep.Model, 1, t0).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+	s := sampletest.OK(ep.Name, ep.Model, 1, t0).Times(300*time.Microsecond, 60*ms).Role(95*ms).
 		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
 		NewConn(1200*time.Microsecond, 800*time.Microsecond, sample.Absent). // the first request, over http
 		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()

@@ -8,8 +8,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/stats"
 )
 
@@ -52,7 +52,7 @@ func TestDetailNotesWrapNotCut(t *testing.T) {
 		ep, ms := m.eps[0], time.Millisecond
 		st := sample.NoServerTiming("llamacpp")
 		st.TTFTms, st.QueueMs = 8480.3, 1200.5
-		s := probetest.OK(ep.Name, ep.Model, 6, t0.Add(-20*time.Second)).Times(300*time.Microsecond, 9000*ms).
+		s := sampletest.OK(ep.Name, ep.Model, 6, t0.Add(-20*time.Second)).Times(300*time.Microsecond, 9000*ms).
 			Chunks(20, 16500*ms, 10*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
 			With(func(s *sample.Sample) { s.Server = &st }).Sample()
 		m = update(t, m, eventsMsg{events: []sample.Event{&sample.Done{Endpoint: 0, Sample: s}}})

@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"tokscope/config"
-	"tokscope/probe/probetest"
 	"tokscope/sample"
+	"tokscope/sample/sampletest"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -195,7 +195,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	}
 	sw.Begin(t0)
 	ep, ms := eps[0], time.Millisecond
-	s := probetest.OK(ep.Name, ep.Model, 1, t0.Add(time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
+	s := sampletest.OK(ep.Name, ep.Model, 1, t0.Add(time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
 		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
 		NewConn(1200*time.Microsecond, 800*time.Microsecond, sample.Absent). // the first request, over http
 		With(func(s *sample.Sample) { s.Cache = ep.Cache }).Sample()

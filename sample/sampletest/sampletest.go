@@ -1,8 +1,8 @@
-// Package probetest builds probe.Samples by hand for the tests of the packages that consume
+// Package sampletest builds probe.Samples by hand for the tests of the packages that consume
 // them (stats, sweep, promexport, ui, export, report, …): one builder, so that a new Sample
 // field or a changed default is written once. It is test support: only _test.go files import
 // it (TestImportLayers checks that no product package does).
-package probetest
+package sampletest
 
 import (
 	"time"
