@@ -164,7 +164,7 @@ func workloadLines(e *stats.EndpointStats) []string {
 func metricRow(id metric.ID, w *stats.Window, estimated bool) TableRow {
 	m, d := metric.Get(id), w.Of(id)
 	label := m.Label
-	if m.FromN && estimated {
+	if m.FromOutputTokens && estimated {
 		label += " ≈"
 	}
 	return countRow(m, tableRow(label, d), d)

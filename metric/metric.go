@@ -110,27 +110,27 @@ type Metric struct {
 	Unit   string // "ms", "tok/s", "tokens", ""
 	Kind   Kind
 	Better Better
-	// FromN: derived from the output token count N, so approximate (≈) when N is estimated.
-	FromN bool
+	// FromOutputTokens: derived from the output token count N, so approximate (≈) when N is estimated.
+	FromOutputTokens bool
 	// Read adds each value the Sample defines, in Kind's display unit: none when the metric is
 	// undefined for it, one for most, several for ITL (every gap).
 	Read func(s *sample.Sample, c Context, add Adder)
-	// OnCut: also read off a request cut by the end of the run (docs/metrics.md: a TTFT that had
+	// ReadOnCut: also read off a request cut by the end of the run (docs/metrics.md: a TTFT that had
 	// arrived counts; nothing else of a cut request does).
-	OnCut bool
+	ReadOnCut bool
 
 	Group Group
-	// Sub is the metric's key inside its Group's JSON block ("ttft_ms" in "server_timing"); "" is Key.
-	Sub     string
-	JSON    JSONShape
-	Table   bool     // a row of the table summary (and so of the report's summary table)
-	Compare []Column // the compare view's columns; none: not in the compare view
-	Prom    *Prom    // nil: not exported as a Prometheus histogram
+	// KeyInGroup is the metric's key inside its Group's JSON block ("ttft_ms" in "server_timing"); "" is Key.
+	KeyInGroup string
+	JSON       JSONShape
+	Table      bool     // a row of the table summary (and so of the report's summary table)
+	Compare    []Column // the compare view's columns; none: not in the compare view
+	Prom       *Prom    // nil: not exported as a Prometheus histogram
 	// Chart: the report draws the metric's distribution (a CDF over ok requests); nil: none.
 	Chart *Chart
-	// Many: Read yields many values per Sample (ITL: every gap), so the report keeps them in a
+	// ManyPerSample: Read yields many values per Sample (ITL: every gap), so the report keeps them in a
 	// bounded histogram rather than one value per request.
-	Many bool
+	ManyPerSample bool
 }
 
 // Chart is how the report draws a metric's distribution. Its id is "dist-" + ID.
@@ -145,8 +145,8 @@ const okNote = "Cumulative distribution over ok requests; dots mark the summary'
 // JSONKey is the metric's key in the JSON summary, within its Group's block when it has one
 // (Server: "server_timing").
 func (m *Metric) JSONKey() string {
-	if m.Sub != "" {
-		return m.Sub
+	if m.KeyInGroup != "" {
+		return m.KeyInGroup
 	}
 	return m.Key
 }

@@ -48,7 +48,7 @@ var All = [NumIDs]Metric{
 		Table: true,
 		Prom: &Prom{"tokscope_time_to_first_byte_seconds",
 			"Time from sending the request to the first response byte (ok requests).", TTFBBuckets}},
-	TTFT: {Key: "ttft_ms", Label: "TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, OnCut: true,
+	TTFT: {Key: "ttft_ms", Label: "TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, ReadOnCut: true,
 		Read: dur(func(s *sample.Sample, c Context) (time.Duration, bool) {
 			if s.Server.ModelLoad() { // the server was loading the model: not its serving speed
 				return 0, false
@@ -62,15 +62,15 @@ var All = [NumIDs]Metric{
 	TTFA: {Key: "ttfa_ms", Label: "TTFA ms", Unit: "ms", Kind: Duration, Better: Lower,
 		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TTFA() }),
 		Table: true, Compare: []Column{{"ttfa p50", P50, 9}}},
-	DecodeTPS: {Key: "decode_tps", Label: "decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true,
+	DecodeTPS: {Key: "decode_tps", Label: "decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromOutputTokens: true,
 		Read: value(func(s *sample.Sample) (float64, bool) { return s.DecodeRate() }),
 		Chart: &Chart{"decode", "Decode speed per request", "decode tok/s (per request)", "fraction of ok requests",
 			"Cumulative distribution of each ok request's (N − 1) / (last token − first token); dots mark the summary's p50, p90 and p99.", false},
 		Table: true, Compare: []Column{{"dec p50", P50, 3}, {"dec p10", P10, 5}}},
-	E2ETPS: {Key: "e2e_tps", Label: "e2e tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true,
+	E2ETPS: {Key: "e2e_tps", Label: "e2e tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromOutputTokens: true,
 		Read:  value(func(s *sample.Sample) (float64, bool) { return s.E2ERate() }),
 		Table: true, Compare: []Column{{"e2e p50", P50, 6}}},
-	TPOT: {Key: "tpot_ms", Label: "TPOT ms", Unit: "ms", Kind: Duration, Better: Lower, FromN: true,
+	TPOT: {Key: "tpot_ms", Label: "TPOT ms", Unit: "ms", Kind: Duration, Better: Lower, FromOutputTokens: true,
 		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TPOT() }),
 		Table: true, Compare: []Column{{"tpot p50", P50, 16}},
 		Chart: &Chart{"tpot", "Time per output token", "TPOT (ms per token, per request)", "fraction of ok requests",
@@ -83,7 +83,7 @@ var All = [NumIDs]Metric{
 				add.Add(ms(gap))
 			}
 		},
-		Table: true, Compare: []Column{{"itl p99", P99, 7}}, Many: true,
+		Table: true, Compare: []Column{{"itl p99", P99, 7}}, ManyPerSample: true,
 		Chart: &Chart{"itl", "Inter-token latency distribution", "gap between token-bearing chunks (ms, log scale)", "fraction of gaps",
 			"Every gap between consecutive chunks carrying text, over ok requests; dots mark the summary's p50, p90 and p99.", true},
 		Prom: &Prom{"tokscope_inter_chunk_latency_seconds",
@@ -91,7 +91,7 @@ var All = [NumIDs]Metric{
 	MaxGap: {Key: "max_gap_ms", Label: "max gap ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
 		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.MaxGap() }),
 		Table: true, Compare: []Column{{"max gap", Max, 8}}},
-	TokensPerChunk: {Key: "tokens_per_chunk", Label: "tokens/chunk", Kind: Ratio, JSON: Mean, FromN: true,
+	TokensPerChunk: {Key: "tokens_per_chunk", Label: "tokens/chunk", Kind: Ratio, JSON: Mean, FromOutputTokens: true,
 		Read:  value(func(s *sample.Sample) (float64, bool) { return s.TokensPerChunk() }),
 		Table: true, Compare: []Column{{"tok/chk", P50, 11}}},
 	PromptTokens: {Key: "prompt_tokens", Label: "prompt tokens", Unit: "tokens", Kind: Count, Group: Workload,
@@ -122,12 +122,12 @@ var All = [NumIDs]Metric{
 	// Figures of the views only (the detail view's phases and connection setup).
 	TTFEvent: {Key: "ttfe_ms", Label: "first event ms", Unit: "ms", Kind: Duration, Better: Lower, JSON: None,
 		Read: dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TTFEvent() })},
-	ReasoningTPS: {Key: "reasoning_tps", Label: "reasoning tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true, JSON: None,
+	ReasoningTPS: {Key: "reasoning_tps", Label: "reasoning tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromOutputTokens: true, JSON: None,
 		Read: value(func(s *sample.Sample) (float64, bool) {
 			p, ok := s.PhaseSplit()
 			return p.ReasoningRate, ok && p.ReasoningOK
 		})},
-	AnswerTPS: {Key: "answer_tps", Label: "answer tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromN: true, JSON: None,
+	AnswerTPS: {Key: "answer_tps", Label: "answer tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromOutputTokens: true, JSON: None,
 		Read: value(func(s *sample.Sample) (float64, bool) {
 			p, ok := s.PhaseSplit()
 			return p.AnswerRate, ok && p.AnswerOK
@@ -150,7 +150,7 @@ var All = [NumIDs]Metric{
 	// The server's own clock (sample.ServerTiming), in the JSON's "server_timing" block. The
 	// report draws them in its "client and server" section beside the client's, not as CDFs
 	// of their own (a server that says nothing would leave empty charts).
-	ServerTTFT: {Key: "server_ttft_ms", Sub: "ttft_ms", Label: "srv TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
+	ServerTTFT: {Key: "server_ttft_ms", KeyInGroup: "ttft_ms", Label: "srv TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
 		Read: value(func(s *sample.Sample) (float64, bool) {
 			if t := s.Server; t != nil && t.TTFTms >= 0 && !t.ModelLoad() {
 				return float64(t.TTFTms), true
@@ -160,7 +160,7 @@ var All = [NumIDs]Metric{
 		Table: true, Compare: []Column{{"srv ttft", P50, 18}},
 		Prom: &Prom{"tokscope_server_time_to_first_token_seconds",
 			"The server's own time to first token, as its response said (llama.cpp prompt_ms, vLLM time_to_first_token_ms, Ollama load+prompt_eval).", TTFTBuckets}},
-	ServerQueue: {Key: "server_queue_ms", Sub: "queue_ms", Label: "srv queue ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
+	ServerQueue: {Key: "server_queue_ms", KeyInGroup: "queue_ms", Label: "srv queue ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Server,
 		Read: value(func(s *sample.Sample) (float64, bool) {
 			if t := s.Server; t != nil && t.QueueMs >= 0 {
 				return float64(t.QueueMs), true
@@ -170,7 +170,7 @@ var All = [NumIDs]Metric{
 		Table: true,
 		Prom: &Prom{"tokscope_server_queue_seconds",
 			"The server's own queue time per request (vLLM queue_time_ms).", TTFTBuckets}},
-	ServerDecodeTPS: {Key: "server_decode_tps", Sub: "decode_tps", Label: "srv decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, Group: Server,
+	ServerDecodeTPS: {Key: "server_decode_tps", KeyInGroup: "decode_tps", Label: "srv decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, Group: Server,
 		Read:  value(func(s *sample.Sample) (float64, bool) { return s.Server.DecodeRate() }),
 		Table: true, Compare: []Column{{"srv dec", P50, 20}},
 		Prom: &Prom{"tokscope_server_decode_tokens_per_second",

@@ -296,7 +296,7 @@ func (e *Exporter) Observe(s *sample.Sample) {
 func (e *Exporter) observeMetrics(s *sample.Sample, name, model string, cut bool) {
 	for i := range metric.All {
 		m, h := &metric.All[i], e.hists[i]
-		if h == nil || (cut && !m.OnCut) {
+		if h == nil || (cut && !m.ReadOnCut) {
 			continue
 		}
 		var o prometheus.Observer

@@ -43,7 +43,7 @@ type endpointSeries struct {
 	// in, in millionths of a token: integer sums do not depend on the order of addition.
 	tokens map[int64]int64
 	// values and hists hold what the distribution charts draw, by metric.ID, for the
-	// registered metrics with a Chart: one value per counted request, or (Many: ITL, every gap)
+	// registered metrics with a Chart: one value per counted request, or (ManyPerSample: ITL, every gap)
 	// a bounded histogram.
 	values [metric.NumIDs][]float64
 	hists  [metric.NumIDs]logHistogram
@@ -60,7 +60,7 @@ func newEndpointSeries(name, model string) *endpointSeries {
 func (e *endpointSeries) resetCharts() {
 	for i := range metric.All {
 		e.values[i] = nil
-		if metric.All[i].Chart != nil && metric.All[i].Many {
+		if metric.All[i].Chart != nil && metric.All[i].ManyPerSample {
 			e.hists[i] = newLogHistogram()
 		}
 	}
@@ -72,7 +72,7 @@ func (e *endpointSeries) addCharts(s *sample.Sample, c metric.Context) {
 		m := &metric.All[i]
 		switch {
 		case m.Chart == nil:
-		case m.Many:
+		case m.ManyPerSample:
 			m.Read(s, c, metric.AddFunc(e.hists[i].add))
 		default:
 			m.Read(s, c, metric.AddFunc(func(v float64) { e.values[i] = append(e.values[i], v) }))

@@ -236,7 +236,7 @@ func addDistribution(c *chart, id metric.ID, eps []endpointRef) {
 			whole = e.stats.Whole
 		}
 		curve := cdfOf(e.series.values[id])
-		if metric.Get(id).Many {
+		if metric.Get(id).ManyPerSample {
 			xs, ys := histogramCDF(&e.series.hists[id])
 			curve = [2][]float64{xs, ys}
 		}

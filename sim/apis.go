@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-// The five APIs the simulator serves, on every profile, with the same engine, schedule and
+// The five APIs the simulator serves, on every profile, with the same backend, schedule and
 // faults: their paths, request shapes and stream framing follow the captures of llama.cpp
 // b10470 and Ollama 0.17.4 (../shared/fixtures/servers/).
 const (
@@ -48,7 +48,7 @@ func (s *Server) BaseURLFor(profile, api string) string {
 	return s.BaseURL(profile)
 }
 
-// parseRequest reads a request of api into the chat request the engine shapes: its messages
+// parseRequest reads a request of api into the chat request the backend shapes: its messages
 // (for the prompt's tokens), limit, min_tokens, stream and usage options.
 //
 //	completions  prompt (a string or strings: one user message each), max_tokens, min_tokens

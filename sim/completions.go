@@ -158,7 +158,7 @@ func (d draw) faultChunk(chunks int) int {
 
 // schedule yields the target send time of each token chunk: the first at first, each next
 // one its token count / the decode speed later, ± Jitter. The speed is TokensPerSecond slowed
-// by the requests running in the engine at the moment the gap is computed, which is when the
+// by the requests running in the backend at the moment the gap is computed, which is when the
 // previous chunk has been sent. Targets are absolute, so time lost sleeping or writing is
 // caught up rather than accumulated.
 type schedule struct {
@@ -167,13 +167,13 @@ type schedule struct {
 	slowdown float64
 	jitter   float64
 	rng      *rand.Rand
-	eng      *engine // nil: no contention
+	eng      *backend // nil: no contention
 	next     time.Time
 	i        int
-	step     time.Duration // Profile.Step: chunks leave on the engine's step boundaries
+	step     time.Duration // Profile.Step: chunks leave on the backend's step boundaries
 }
 
-func newSchedule(p Profile, out output, d draw, first time.Time, eng *engine) *schedule {
+func newSchedule(p Profile, out output, d draw, first time.Time, eng *backend) *schedule {
 	sc := &schedule{out: out, tps: p.TokensPerSecond, slowdown: p.BatchSlowdown, jitter: p.Jitter,
 		rng: d.rng, eng: eng, next: first}
 	if eng != nil {
@@ -205,9 +205,9 @@ func (sc *schedule) speed() float64 {
 	return sc.tps / (1 + sc.slowdown*float64(max(sc.eng.running.Load()-1, 0)))
 }
 
-// job is an admitted request's life in its engine.
+// job is an admitted request's life in its backend.
 type job struct {
-	eng       *engine
+	eng       *backend
 	t         *ticket
 	prompt    prompt
 	cached    int // prompt tokens served by the prefix cache
@@ -219,7 +219,7 @@ type job struct {
 // prefix cache is asked, and the first token is due after the jittered TTFT plus the prefill
 // of the uncached prompt tokens.
 func (c *call) begin() *job {
-	p, eng := c.ep.profile, c.ep.engine
+	p, eng := c.ep.profile, c.ep.backend
 	j := &job{eng: eng, t: c.ticket, prompt: c.out.prompt}
 	j.cached = eng.lookup(j.prompt)
 	first := c.ticket.at.Add(c.draw.ttft)
@@ -336,7 +336,7 @@ type call struct {
 	// clock (kstamp), before the handler ran; zero unless Options.TrackSends stamps them.
 	received time.Time
 	wt       *waiter
-	ticket   *ticket // its place in the engine; nil for a 429 or 500 answer
+	ticket   *ticket // its place in the backend; nil for a 429 or 500 answer
 	api      string  // APIChat, APICompletions, ...
 }
 
@@ -389,8 +389,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep *endpoint, api
 		return
 	}
 
-	c.ticket = ep.engine.enqueue(c.arrival, c.out.prompt.tokens)
-	defer ep.engine.leave(c.ticket)
+	c.ticket = ep.backend.enqueue(c.arrival, c.out.prompt.tokens)
+	defer ep.backend.leave(c.ticket)
 	if c.req.Stream {
 		s.stream(c)
 	} else {
@@ -399,7 +399,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep *endpoint, api
 }
 
 // complete answers a non-streaming request once the whole simulated generation has elapsed.
-// It walks the schedule chunk by chunk all the same, so that the engine's counters and the
+// It walks the schedule chunk by chunk all the same, so that the backend's counters and the
 // contention it causes are those of a stream.
 func (s *Server) complete(c *call) {
 	if err := c.wt.on(c.ticket.ready); err != nil {

@@ -73,7 +73,7 @@ type streamWriter struct {
 	admitted, first time.Time // admission and the first token (Ollama's durations)
 	// The server's own clock (servertiming.go): arrival, the last token, the model load;
 	// whether the stream ends with llama.cpp's timings, vLLM's metrics.
-	// scheduled: the engine's admission (a batch slot), before which the request queued.
+	// scheduled: the backend's admission (a batch slot), before which the request queued.
 	arrival, last, scheduled time.Time
 	load                     time.Duration
 	timings, metrics         bool

@@ -26,7 +26,7 @@ type GPU struct {
 }
 
 // busyMeter integrates the running requests over time: slot·seconds, the GPUs' work. Its
-// methods are called with engine.mu held.
+// methods are called with backend.mu held.
 type busyMeter struct {
 	start, last time.Time
 	slotSeconds float64 // ∫ running dt up to last
@@ -48,7 +48,7 @@ type gpuState struct {
 	energyJ, watts, util, kvUsage float64
 }
 
-func (e *engine) gpuAt(now time.Time, g GPU, slots int) gpuState {
+func (e *backend) gpuAt(now time.Time, g GPU, slots int) gpuState {
 	e.mu.Lock()
 	running := e.running.Load()
 	e.busy.advance(now, running)
@@ -74,7 +74,7 @@ func (s *Server) GPUEnergy(profile string) (float64, bool) {
 	if !ok || ep.profile.GPU.Count == 0 {
 		return 0, false
 	}
-	return ep.engine.gpuAt(time.Now(), ep.profile.GPU, ep.profile.MaxRunning).energyJ, true
+	return ep.backend.gpuAt(time.Now(), ep.profile.GPU, ep.profile.MaxRunning).energyJ, true
 }
 
 // GPUMetricsURL returns the profile's dcgm-style exposition (--gpu-metrics).
@@ -109,7 +109,7 @@ func (c gpuCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c gpuCollector) Collect(ch chan<- prometheus.Metric) {
 	g := c.ep.profile.GPU
-	st := c.ep.engine.gpuAt(time.Now(), g, c.ep.profile.MaxRunning)
+	st := c.ep.backend.gpuAt(time.Now(), g, c.ep.profile.MaxRunning)
 	for _, f := range dcgmFamilies {
 		if f.energy && g.NoEnergy {
 			continue
@@ -139,7 +139,7 @@ func newGPUHandler(ep *endpoint) (*metricsHandler, error) {
 		ep.profile.GPU.Model = "NVIDIA H100 80GB HBM3"
 	}
 	now := time.Now() // the GPUs idle from the server's start
-	ep.engine.busy.start, ep.engine.busy.last = now, now
+	ep.backend.busy.start, ep.backend.busy.last = now, now
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(gpuCollector{ep}); err != nil {
 		return nil, err

@@ -37,19 +37,19 @@ func vllmDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, []string{"model_name", "engine"}, nil)
 }
 
-// engineCollector reports the state of some endpoints' engines at each scrape: those it
+// backendCollector reports the state of some endpoints' backends at each scrape: those it
 // returns then (a schedule's profile joins the server's /metrics when first asked for).
-type engineCollector func() []*endpoint
+type backendCollector func() []*endpoint
 
-func (ec engineCollector) Describe(ch chan<- *prometheus.Desc) {
+func (ec backendCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range vllmFamilies {
 		ch <- f.desc
 	}
 }
 
-func (ec engineCollector) Collect(ch chan<- prometheus.Metric) {
+func (ec backendCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, ep := range ec() {
-		st := ep.engine.state()
+		st := ep.backend.state()
 		for _, f := range vllmFamilies {
 			ch <- prometheus.MustNewConstMetric(f.desc, f.typ, f.value(st), ep.profile.Model, ep.engineLabel)
 		}
@@ -64,7 +64,7 @@ type metricsHandler struct {
 
 func newMetricsHandler(eps func() []*endpoint) (*metricsHandler, error) {
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(engineCollector(eps)); err != nil {
+	if err := reg.Register(backendCollector(eps)); err != nil {
 		return nil, err
 	}
 	return &metricsHandler{registry: reg}, nil

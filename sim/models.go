@@ -14,7 +14,7 @@ import (
 // /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and /api/chat choose
 // the profile by the request's "model" — a profile's Name (or its Model), or a schedule
 // (schedule.go), which becomes a profile of its own the first time it is asked for and stays
-// (its engine, slots, cache and /metrics series shared by every later request naming it).
+// (its backend, slots, cache and /metrics series shared by every later request naming it).
 // /v1/models and /api/tags list the profiles.
 
 // maxSchedules bounds the profiles schedules may add to a server, so that a client sending

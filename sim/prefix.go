@@ -146,7 +146,7 @@ func withReply(messages []chatMessage, answer string, blockTokens int) prompt {
 
 // served caches the blocks of a request's prompt with its reply (withReply) once its answer
 // was sent whole.
-func (e *engine) served(pr prompt) {
+func (e *backend) served(pr prompt) {
 	if e != nil && e.cache != nil && len(pr.blocks) > 0 {
 		e.cache.insert(pr.blocks)
 	}

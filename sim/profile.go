@@ -51,7 +51,7 @@ type Profile struct {
 	// aggregate tok/s n·TokensPerSecond/(1 + BatchSlowdown·(n−1)) grows sub-linearly towards
 	// TokensPerSecond/BatchSlowdown. 0 = no contention (every stream decodes at TokensPerSecond).
 	BatchSlowdown float64
-	// Step puts every chunk on the engine's decode-step clock, as a batching server sends
+	// Step puts every chunk on the backend's decode-step clock, as a batching server sends
 	// them: a chunk goes out at the first step boundary (multiples of Step since the server
 	// started) at or after its own time, so the chunks of all running streams leave together,
 	// once a step. 0 = each stream on its own clock.

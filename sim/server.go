@@ -82,11 +82,11 @@ type endpoint struct {
 	requests  atomic.Int64
 	// metricsAsked counts requests that asked for vLLM's metrics (IncludeMetricsSeen).
 	metricsAsked atomic.Int64
-	engine       *engine
+	backend      *backend
 	metrics      *metricsHandler // /<profile>/metrics; nil with NoMetrics
 	// gpuMetrics is /<profile>/gpu/metrics (gpu.go); nil without GPU.Count.
 	gpuMetrics *metricsHandler
-	// engineLabel is the engine label of its series: "0", or "1", "2", ... for the further
+	// engineLabel is the backend label of its series: "0", or "1", "2", ... for the further
 	// exposed profiles with the same Model.
 	engineLabel string
 
@@ -148,7 +148,7 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 	return s, nil
 }
 
-// add serves one more profile: its engine, its GPU and per-profile metrics, and its place in
+// add serves one more profile: its backend, its GPU and per-profile metrics, and its place in
 // /metrics unless NoMetrics.
 func (s *Server) add(p Profile) (*endpoint, error) {
 	p, err := p.normalized()
@@ -163,7 +163,7 @@ func (s *Server) add(p Profile) (*endpoint, error) {
 	if s.maxProfiles > 0 && len(s.order) >= s.maxProfiles {
 		return nil, fmt.Errorf("this server serves %d schedules already, the most it takes", maxSchedules)
 	}
-	ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), engine: newEngine(p)}
+	ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), backend: newEngine(p)}
 	if p.GPU.Count > 0 {
 		if ep.gpuMetrics, err = newGPUHandler(ep); err != nil {
 			return nil, err

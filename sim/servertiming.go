@@ -15,7 +15,7 @@ import (
 //	  token, predicted_n, prompt_n = prompt − cached, cache_n = cached (with PrefixCache);
 //	vLLM `metrics` (Profile.VLLMMetrics, only when the request says "include_metrics": true;
 //	  chat and completions): time_to_first_token_ms = arrival to the first token (queueing
-//	  included), queue_time_ms = arrival to the engine's admission (a batch slot: Clock.Scheduled),
+//	  included), queue_time_ms = arrival to the backend's admission (a batch slot: Clock.Scheduled),
 //	  generation_time_ms = first to last
 //	  token, mean_itl_ms and tokens_per_second = (n − 1) over it;
 //	Ollama's done line (always): load_duration (Profile.ModelLoad on the profile's first
@@ -26,7 +26,7 @@ import (
 // instants they came from.
 
 // Clock is the server's clock of one response: the instants its reported figures are made of.
-// Scheduled is when the engine gave the request a batch slot (arrival when one was free);
+// Scheduled is when the backend gave the request a batch slot (arrival when one was free);
 // Admitted when its prefill began (after the headers went out and the slot was there).
 type Clock struct {
 	Arrival, Scheduled, Admitted, First, Last time.Time

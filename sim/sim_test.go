@@ -339,11 +339,11 @@ func TestDrawJitterBounds(t *testing.T) {
 	}
 }
 
-// With Step, the chunks of every stream leave on the engine's step boundaries, as a batching
+// With Step, the chunks of every stream leave on the backend's step boundaries, as a batching
 // server sends them: three streams started 65 and 135 ms apart (on their own clocks their
 // chunks would be spread over the 200 ms step, 65-70 ms from each other, and never all fall
 // within 40 ms of one boundary) send every frame of content at most 40 ms after a multiple of
-// 200 ms since the engine started. The step is long so that the 40 ms can be a loaded
+// 200 ms since the backend started. The step is long so that the 40 ms can be a loaded
 // machine's lateness: with a 40 ms step and an 8 ms bound, frames left 10-28 ms late under
 // -race on a busy 2-core machine.
 func TestStepClock(t *testing.T) {
@@ -361,7 +361,7 @@ func TestStepClock(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	epoch := s.endpoints["p"].engine.epoch
+	epoch := s.endpoints["p"].backend.epoch
 	for i, id := range ids {
 		frames := 0
 		for _, f := range s.Sends(id) {

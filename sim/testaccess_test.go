@@ -37,5 +37,5 @@ func (s *Server) State(profile string) (State, bool) {
 	if !ok {
 		return State{}, false
 	}
-	return ep.engine.state(), true
+	return ep.backend.state(), true
 }

@@ -67,12 +67,12 @@ func (m *metricSet) record(s *sample.Sample, c metric.Context) {
 	}
 }
 
-// recordCut adds the metrics that count for a request cut by the end of the run (OnCut);
+// recordCut adds the metrics that count for a request cut by the end of the run (ReadOnCut);
 // it reports whether there was any.
 func (m *metricSet) recordCut(s *sample.Sample, c metric.Context) bool {
 	got := false
 	for i := range metric.All {
-		if metric.All[i].OnCut {
+		if metric.All[i].ReadOnCut {
 			metric.All[i].Read(s, c, metric.AddFunc(func(v float64) { m[i].record(v); got = true }))
 		}
 	}

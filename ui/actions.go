@@ -102,15 +102,15 @@ func (m *Model) move(dx, dy int) tea.Cmd {
 func (m *Model) noEngine() tea.Cmd { return m.setNotice("no engine: read-only monitor", true) }
 
 func (m *Model) togglePause() tea.Cmd {
-	if m.eng == nil {
+	if m.controls == nil {
 		return m.noEngine()
 	}
 	if len(m.eps) == 0 {
 		return nil
 	}
 	ep := sample.EndpointIndex(m.sel)
-	paused := !m.eng.Paused(ep)
-	m.eng.SetPaused(ep, paused)
+	paused := !m.controls.Paused(ep)
+	m.controls.SetPaused(ep, paused)
 	st := m.states[m.sel]
 	st.paused = paused
 	st.version++
@@ -123,17 +123,17 @@ func (m *Model) togglePause() tea.Cmd {
 }
 
 func (m *Model) togglePauseAll() tea.Cmd {
-	if m.eng == nil {
+	if m.controls == nil {
 		return m.noEngine()
 	}
 	pause := false
 	for i := range sample.EndpointIndex(len(m.eps)) {
-		if !m.eng.Paused(i) {
+		if !m.controls.Paused(i) {
 			pause = true
 		}
 	}
 	for i, st := range m.states {
-		m.eng.SetPaused(sample.EndpointIndex(i), pause)
+		m.controls.SetPaused(sample.EndpointIndex(i), pause)
 		st.paused = pause
 		st.version++
 	}
@@ -145,15 +145,15 @@ func (m *Model) togglePauseAll() tea.Cmd {
 }
 
 func (m *Model) changeConcurrency(delta int) tea.Cmd {
-	if m.eng == nil {
+	if m.controls == nil {
 		return m.noEngine()
 	}
 	if len(m.eps) == 0 {
 		return nil
 	}
 	ep := sample.EndpointIndex(m.sel)
-	n := clamp(m.eng.Concurrency(ep)+delta, 1, maxConcurrency)
-	m.eng.SetConcurrency(ep, n)
+	n := clamp(m.controls.Concurrency(ep)+delta, 1, maxConcurrency)
+	m.controls.SetConcurrency(ep, n)
 	st := m.states[m.sel]
 	st.concurrency = n
 	st.version++
@@ -192,7 +192,7 @@ func (m *Model) resetStats() tea.Cmd {
 	for _, st := range m.states {
 		st.reset()
 	}
-	m.h2h.reset()
+	m.headToHead.reset()
 	m.takeSnapshot()
 	m.statsDirty = false
 	m.renderBody()

@@ -78,7 +78,7 @@ func registryColumns(keep func(metric.ID) bool) []column {
 		}
 		for _, c := range m.Compare {
 			cols = append(cols, distCol(c.Title, func(w *stats.Window) stats.Dist { return w.Of(id) },
-				quantile(c.Of), kindFormat(m.Kind), int(m.Better), m.FromN, c.Rank))
+				quantile(c.Of), kindFormat(m.Kind), int(m.Better), m.FromOutputTokens, c.Rank))
 		}
 	}
 	return cols
@@ -200,20 +200,20 @@ type compareView struct {
 	order      []int
 	key        compareKey
 	body       string
-	h2h        *headToHead // filled by the Model (headtohead.go); nil shows no section
+	headToHead *headToHead // filled by the Model (headtohead.go); nil shows no section
 }
 
 // compareKey is what the table was drawn from; equal keys mean nothing to redraw.
 type compareKey struct {
 	w, h, sel, sortCol, page int
 	reverse                  bool
-	snap, h2h                uint64
+	snap, headToHead         uint64
 }
 
-// newCompareView builds the table of eps, with the head-to-head rows of h2h.
-func newCompareView(c common, eps []config.Endpoint, h2h *headToHead) *compareView {
+// newCompareView builds the table of eps, with the head-to-head rows of headToHead.
+func newCompareView(c common, eps []config.Endpoint, headToHead *headToHead) *compareView {
 	n := len(eps)
-	v := &compareView{common: c, n: n, sortCol: sortConfig, h2h: h2h, cols: columnsFor(eps)}
+	v := &compareView{common: c, n: n, sortCol: sortConfig, headToHead: headToHead, cols: columnsFor(eps)}
 	v.order = make([]int, n)
 	for i := range v.order {
 		v.order[i] = i
@@ -338,11 +338,11 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 // Render draws the table and, as far as there is room below it, the head-to-head section
 // and the bars.
 func (c *compareView) Render(f *frame) string {
-	var h2hVer uint64
-	if c.h2h != nil {
-		h2hVer = c.h2h.version
+	var headToHeadVersion uint64
+	if c.headToHead != nil {
+		headToHeadVersion = c.headToHead.version
 	}
-	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.page, c.reverse, f.snapVer, h2hVer}
+	k := compareKey{c.w, c.h, f.sel, c.sortCol, c.page, c.reverse, f.snapVersion, headToHeadVersion}
 	if k == c.key && c.body != "" {
 		return c.body
 	}
@@ -371,9 +371,9 @@ func (c *compareView) Render(f *frame) string {
 	}
 	lines = append(lines, c.styles.Muted.Render(c.legend()))
 
-	if h2h := c.h2hTable(eps, c.order, c.h-len(lines)-3, c.w); len(h2h) > 0 {
+	if headToHead := c.h2hTable(eps, c.order, c.h-len(lines)-3, c.w); len(headToHead) > 0 {
 		lines = append(lines, "")
-		lines = append(lines, h2h...)
+		lines = append(lines, headToHead...)
 	}
 	if bars := c.bars(eps, c.h-len(lines)-1, wd.name); bars != "" {
 		lines = append(lines, "", bars)

@@ -85,7 +85,7 @@ func (d *dashboard) Render(f *frame) string {
 				break
 			}
 			p, st := d.panels[i], f.states[i]
-			p.Update(&f.snap.Endpoints[i], st, f.snapVer, f.now)
+			p.Update(&f.snap.Endpoints[i], st, f.snapVersion, f.now)
 			cards = append(cards, p.View(i == f.sel, markOf(&f.snap.Endpoints[i], st)))
 		}
 		if len(cards) == 0 {

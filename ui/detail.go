@@ -61,7 +61,7 @@ func (d *detailView) ShortHelp() []key.Binding {
 func (d *detailView) Render(f *frame) string {
 	es, st := &f.snap.Endpoints[f.sel], f.states[f.sel]
 	status, kind := st.status(f.now)
-	k := detailKey{d.w, d.h, f.sel, f.snapVer, st.version, status}
+	k := detailKey{d.w, d.h, f.sel, f.snapVersion, st.version, status}
 	if k == d.key && d.body != "" {
 		return d.body
 	}

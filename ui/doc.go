@@ -26,11 +26,11 @@
 //
 // Events arrive through one re-armed tea.Cmd (waitForEvent) in batches. Update (model.go)
 // gives each event to the sweep's Tracker (load.go), then: interactive-stream events to the
-// stream view; Samples and states to the endpoint's state (engine.go) and the stats
+// stream view; Samples and states to the endpoint's state (controls.go) and the stats
 // Aggregator. Nothing is drawn then: a redraw tick, armed only while something is dirty,
 // takes one Snapshot and renders the active view from a frame (the Snapshot, the endpoint
 // states, the selection, the clock). Views redraw only what changed; View only joins the
-// cached header, body and footer. Keys (actions.go) act on the Engine (the Runner) and on
+// cached header, body and footer. Keys (actions.go) act on the Controls (the Runner) and on
 // the model, never on the network directly.
 //
 // Ownership: Update is the only writer of every piece of UI state and of the Aggregator
@@ -38,5 +38,5 @@
 //
 // It is the only package that imports bubbletea, bubbles, lipgloss or ntcharts. It imports
 // config, probe, stats and sweep, and never go-openai: the Runner is reached through the
-// Engine interface.
+// Controls interface.
 package ui

@@ -109,13 +109,13 @@ func (m *Model) refreshHeadToHead() tea.Cmd {
 	if m.view != viewCompare || len(m.eps) < 2 {
 		return nil
 	}
-	return m.h2h.want(&m.snap)
+	return m.headToHead.want(&m.snap)
 }
 
 // handleHeadToHead takes a result, redraws the compare view, and asks again if the values
 // changed while it was computed.
 func (m *Model) handleHeadToHead(msg headToHeadMsg) tea.Cmd {
-	if m.h2h.done(msg) && m.view == viewCompare {
+	if m.headToHead.done(msg) && m.view == viewCompare {
 		m.renderBody()
 	}
 	return m.refreshHeadToHead()
@@ -143,7 +143,7 @@ var h2hShortHeads = [2]string{"ttft", "decode"}
 // most rows of them, in width w; nil when there is nothing to show. Columns are as wide as
 // their contents; the long verdicts, then the CI, go when the width is short.
 func (c *compareView) h2hTable(eps []stats.EndpointStats, order []int, rows, w int) []string {
-	h := c.h2h
+	h := c.headToHead
 	if h == nil || !h.computed || len(eps) < 2 || rows < 1 {
 		return nil
 	}

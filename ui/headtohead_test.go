@@ -43,7 +43,7 @@ func TestCompareHeadToHead(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			m, _ := newTestModel(t, 4, size[0], size[1], 30)
-			if m.h2h.inFlight {
+			if m.headToHead.inFlight {
 				t.Fatal("computed outside the compare view")
 			}
 			m, cmd := updateCmd(t, m, keyMsg("2"))
@@ -87,7 +87,7 @@ func TestHeadToHeadRecomputesOnNewDataAndDropsStaleResults(t *testing.T) {
 	m, cmd = updateCmd(t, m, first)
 	second := h2hResult(t, cmd) // the result came back: the changed data is computed next
 	m = update(t, m, second)
-	v := m.h2h.version
+	v := m.headToHead.version
 
 	// Reset drops results computed before it.
 	m = update(t, m, eventsMsg{events: history(m.eps, 13)[36:]})
@@ -95,8 +95,8 @@ func TestHeadToHeadRecomputesOnNewDataAndDropsStaleResults(t *testing.T) {
 	stale := h2hResult(t, cmd)
 	m = press(t, m, "r", "y")
 	m, _ = updateCmd(t, m, stale)
-	if m.h2h.computed || len(m.h2h.rows) != 0 || m.h2h.version == v {
-		t.Errorf("a result from before the reset was kept: %+v", m.h2h)
+	if m.headToHead.computed || len(m.headToHead.rows) != 0 || m.headToHead.version == v {
+		t.Errorf("a result from before the reset was kept: %+v", m.headToHead)
 	}
 	if strings.Contains(m.View(), "slower") {
 		t.Errorf("stale verdicts shown after reset:\n%s", m.View())
@@ -181,8 +181,8 @@ func TestHeadToHeadPausesAfterSlowComputation(t *testing.T) {
 	if m, cmd = updateCmd(t, m, redrawMsg{}); cmd != nil {
 		t.Error("recomputed right after a slow computation")
 	}
-	m.h2h.lastDone = time.Now().Add(-5 * time.Second) // the pause is over
-	if m = update(t, m, clockMsg{}); !m.h2h.inFlight {
+	m.headToHead.lastDone = time.Now().Add(-5 * time.Second) // the pause is over
+	if m = update(t, m, clockMsg{}); !m.headToHead.inFlight {
 		t.Error("the clock did not restart the computation after the pause")
 	}
 }

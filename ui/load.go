@@ -21,11 +21,11 @@ type openLoopStats interface {
 // sweep opens on the sweep view.
 func (m *Model) initLoad(opts Options) {
 	if opts.Sweep != nil {
-		m.swp = opts.Sweep.Track(m.eps, m.now, opts.Stats...)
+		m.sweepTracker = opts.Sweep.Track(m.eps, m.now, opts.Stats...)
 		m.view = viewSweep
 	}
 	if opts.Search != nil {
-		m.srch = opts.Search
+		m.capacitySearch = opts.Search
 		m.view = viewSweep
 	}
 	if a, ok := m.agg.(openLoopStats); ok {
@@ -35,14 +35,14 @@ func (m *Model) initLoad(opts Options) {
 
 // closeLoad: the events ended; the sweep keeps the steps that ended.
 func (m *Model) closeLoad() {
-	if m.swp != nil {
-		m.swp.Close()
+	if m.sweepTracker != nil {
+		m.sweepTracker.Close()
 	}
 }
 
 // refreshSweep runs on the clock: a step can end, and become final, without any event.
 func (m *Model) refreshSweep() {
-	if m.swp != nil && m.swp.Refresh() && m.view == viewSweep || m.srch != nil && m.view == viewSweep {
+	if m.sweepTracker != nil && m.sweepTracker.Refresh() && m.view == viewSweep || m.capacitySearch != nil && m.view == viewSweep {
 		m.renderBody() // a search's running step shows its time and requests so far
 	}
 }
@@ -52,7 +52,7 @@ func (m *Model) pollArrivals() {
 	if m.rate <= 0 {
 		return
 	}
-	src, ok := m.eng.(stats.ArrivalSource)
+	src, ok := m.controls.(stats.ArrivalSource)
 	a, ok2 := m.agg.(openLoopStats)
 	if ok && ok2 {
 		a.PollArrivals(src)

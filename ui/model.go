@@ -47,20 +47,20 @@ type Options struct {
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
 // on its copy and returns it, so there is one live copy at a time.
 type Model struct {
-	eng    Engine
-	eps    []config.Endpoint
-	events <-chan sample.Event
-	server <-chan servermetrics.Update // nil without server metrics
-	done   <-chan struct{}             // closed when Run's context ends; unblocks waitForEvent
-	now    func() time.Time
-	keys   *KeyMap
-	styles *Styles
-	help   help.Model
+	controls Controls
+	eps      []config.Endpoint
+	events   <-chan sample.Event
+	server   <-chan servermetrics.Update // nil without server metrics
+	done     <-chan struct{}             // closed when Run's context ends; unblocks waitForEvent
+	now      func() time.Time
+	keys     *KeyMap
+	styles   *Styles
+	help     help.Model
 
-	agg     statistics
-	snap    stats.Snapshot
-	snapVer uint64
-	states  []*endpointState
+	agg         statistics
+	snap        stats.Snapshot
+	snapVersion uint64
+	states      []*endpointState
 
 	view, back    view // back: where Esc from the detail view returns
 	sel           int
@@ -79,8 +79,8 @@ type Model struct {
 	redrawArmed             bool
 	lastData                time.Time // last Done, for draining the aggregate tok/s window
 
-	views [nViews]screen // by view: header and Tab order; they own their keys and events (input.go)
-	h2h   *headToHead    // compare view's head-to-head rows, computed in a Cmd
+	views      [nViews]screen // by view: header and Tab order; they own their keys and events (input.go)
+	headToHead *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
 	reporter Reporter // writes the report of the session (report.go); nil: none
 	// consumers take every event in Update: the statistics, the sweep's steps, the report.
@@ -88,16 +88,16 @@ type Model struct {
 	// missing: what this session lacks (an engine, a Reporter); its keys are disabled (keys.go).
 	missing []requirement
 
-	swp  *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
-	srch capacitySearch // the capacity search being run, nil without --find-max (load.go)
-	rate float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
+	sweepTracker   *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
+	capacitySearch capacitySearch // the capacity search being run, nil without --find-max (load.go)
+	rate           float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
 
 	header, body, footer string
 }
 
-// New builds the model. eng may be nil (a read-only monitor: pause, concurrency and streams
+// New builds the model. controls may be nil (a read-only monitor: pause, concurrency and streams
 // are then unavailable). events is read until closed.
-func New(eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Options) Model {
+func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, opts Options) Model {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -108,23 +108,23 @@ func New(eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Opt
 	}
 	st, keys := DefaultStyles(), DefaultKeyMap()
 	m := Model{
-		eng:      eng,
-		eps:      eps,
-		events:   events,
-		now:      now,
-		keys:     &keys,
-		styles:   &st,
-		help:     help.New(),
-		agg:      stats.New(eps, opts.Stats...),
-		server:   opts.ServerMetrics,
-		h2h:      &headToHead{},
-		replay:   opts.Replay,
-		reporter: opts.Reporter,
-		states:   make([]*endpointState, len(eps)),
-		started:  now(),
+		controls:   controls,
+		eps:        eps,
+		events:     events,
+		now:        now,
+		keys:       &keys,
+		styles:     &st,
+		help:       help.New(),
+		agg:        stats.New(eps, opts.Stats...),
+		server:     opts.ServerMetrics,
+		headToHead: &headToHead{},
+		replay:     opts.Replay,
+		reporter:   opts.Reporter,
+		states:     make([]*endpointState, len(eps)),
+		started:    now(),
 	}
 	m.help.Styles = st.Help
-	if eng == nil {
+	if controls == nil {
 		m.missing = append(m.missing, keys.engineKeys().disable())
 	}
 	if opts.Reporter == nil {
@@ -132,9 +132,9 @@ func New(eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Opt
 	}
 	for i, ep := range eps {
 		s := &endpointState{concurrency: max(ep.Concurrency, 1), tlsUnverified: ep.InsecureSkipVerify}
-		if eng != nil {
-			s.paused = eng.Paused(sample.EndpointIndex(i))
-			if c := eng.Concurrency(sample.EndpointIndex(i)); c > 0 {
+		if controls != nil {
+			s.paused = controls.Paused(sample.EndpointIndex(i))
+			if c := controls.Concurrency(sample.EndpointIndex(i)); c > 0 {
 				s.concurrency = c
 			}
 		}
@@ -142,8 +142,8 @@ func New(eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Opt
 	}
 	m.initLoad(opts)
 	m.consumers = fanout.List{m.agg}
-	if m.swp != nil {
-		m.consumers = append(m.consumers, m.swp)
+	if m.sweepTracker != nil {
+		m.consumers = append(m.consumers, m.sweepTracker)
 	}
 	if m.reporter != nil {
 		m.consumers = append(m.consumers, m.reporter)
@@ -151,10 +151,10 @@ func New(eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Opt
 	c := common{styles: m.styles, keys: m.keys}
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
-		viewCompare:   newCompareView(c, eps, m.h2h),
+		viewCompare:   newCompareView(c, eps, m.headToHead),
 		viewDetail:    newDetailView(c),
-		viewStream:    newStreamView(c, prompt, eng, eps),
-		viewSweep:     newSweepView(c, m.swp, m.srch, namesOf(eps)),
+		viewStream:    newStreamView(c, prompt, controls, eps),
+		viewSweep:     newSweepView(c, m.sweepTracker, m.capacitySearch, namesOf(eps)),
 		viewLanes:     newLanesView(c, eps),
 	}
 	m.takeSnapshot()
@@ -290,8 +290,8 @@ func (m *Model) handleStatus(st *endpointState, ev *sample.Status) {
 	}
 	if ev.State == sample.StatePaused {
 		st.paused = true
-	} else if m.eng != nil {
-		st.paused = m.eng.Paused(ev.Endpoint)
+	} else if m.controls != nil {
+		st.paused = m.controls.Paused(ev.Endpoint)
 	}
 	if ev.Concurrency > 0 {
 		st.concurrency = ev.Concurrency
@@ -372,7 +372,7 @@ func (m *Model) takeSnapshot() {
 		}
 		m.snap.Endpoints = es
 	}
-	m.snapVer++
+	m.snapVersion++
 }
 
 func (m *Model) state(ep sample.EndpointIndex) *endpointState {

@@ -347,9 +347,9 @@ func TestEventsClosed(t *testing.T) {
 func TestIdleClockDoesNotRedraw(t *testing.T) {
 	m, _ := newTestModel(t, 2, 80, 24, 0)
 	m.lastData = t0.Add(-time.Hour)
-	ver := m.snapVer
+	ver := m.snapVersion
 	m = update(t, m, clockMsg{})
-	if m.snapVer != ver {
+	if m.snapVersion != ver {
 		t.Fatal("the idle clock takes snapshots")
 	}
 }

@@ -62,9 +62,9 @@ func (p *panel) SetSize(w, h int) { p.w, p.h = w, h }
 
 // Update redraws the content if the statistics (snapshot version snapVer), the endpoint's
 // state or the size changed.
-func (p *panel) Update(es *stats.EndpointStats, st *endpointState, snapVer uint64, now time.Time) {
+func (p *panel) Update(es *stats.EndpointStats, st *endpointState, snapVersion uint64, now time.Time) {
 	status, _ := st.status(now)
-	k := panelKey{p.w, p.h, snapVer, st.version, status, st.concurrency, st.paused, p.forms}
+	k := panelKey{p.w, p.h, snapVersion, st.version, status, st.concurrency, st.paused, p.forms}
 	if k == p.key && p.content != "" {
 		return
 	}

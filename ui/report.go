@@ -32,8 +32,8 @@ func (m *Model) saveReport() tea.Cmd {
 		return m.setNotice("no report writer in this session", true)
 	}
 	var sw *sweep.Report
-	if m.swp != nil {
-		rep := m.swp.Report()
+	if m.sweepTracker != nil {
+		rep := m.sweepTracker.Report()
 		sw = &rep
 	}
 	write := m.reporter.Save(m.agg.Snapshot(m.now()), sw)

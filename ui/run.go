@@ -18,7 +18,7 @@ import (
 //
 // Run reads events on its own goroutines; it never closes it. It never writes logs to the
 // terminal.
-func Run(ctx context.Context, eng Engine, eps []config.Endpoint, events <-chan sample.Event, opts Options) error {
+func Run(ctx context.Context, controls Controls, eps []config.Endpoint, events <-chan sample.Event, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // also unblocks a waitForEvent still in flight
 
@@ -26,7 +26,7 @@ func Run(ctx context.Context, eng Engine, eps []config.Endpoint, events <-chan s
 	// needs the answer, and a late query would race with key reading.
 	lipgloss.HasDarkBackground()
 
-	m := New(eng, eps, events, opts)
+	m := New(controls, eps, events, opts)
 	m.done = ctx.Done()
 	// No bubbletea signal handler: the caller's ctx carries SIGINT and SIGTERM (main's
 	// signal.NotifyContext). Both seeing one signal hung the exit: bubbletea's handler blocks

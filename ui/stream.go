@@ -28,7 +28,7 @@ const (
 // (one for Enter, all for a race) with live text and live figures.
 type streamView struct {
 	common
-	eng   Engine // sends the streams, counts the dropped deltas; nil in a replay
+	eng   Controls // sends the streams, counts the dropped deltas; nil in a replay
 	eps   []config.Endpoint
 	input textinput.Model
 	run   *streamRun
@@ -74,7 +74,7 @@ type paneKey struct {
 
 // newStreamView builds the view with prompt in its input; eng (nil in a replay) sends the
 // streams to eps and counts the deltas dropped under back-pressure.
-func newStreamView(c common, prompt string, eng Engine, eps []config.Endpoint) *streamView {
+func newStreamView(c common, prompt string, eng Controls, eps []config.Endpoint) *streamView {
 	st := c.styles
 	in := textinput.New()
 	in.Prompt = ""

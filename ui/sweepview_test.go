@@ -208,7 +208,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	sw.Begin(t0.Add(10 * time.Second))
 	now = t0.Add(11 * time.Second)
 	m = update(t, m, clockMsg{})
-	if got := m.swp.Results(); len(got) != 1 || got[0].Requests != 1 {
+	if got := m.sweepTracker.Results(); len(got) != 1 || got[0].Requests != 1 {
 		t.Fatalf("after step 1 ended: %+v", got)
 	}
 	if !strings.Contains(m.View(), "step 2/2") || strings.Contains(m.View(), "no step finished yet") {

@@ -54,11 +54,11 @@ type occasional interface {
 // frame is what a view draws from, beyond what it was built with: the model's latest
 // statistics, the endpoints' states, the selection and the clock.
 type frame struct {
-	snap    *stats.Snapshot
-	snapVer uint64
-	states  []*endpointState
-	sel     int
-	now     time.Time
+	snap        *stats.Snapshot
+	snapVersion uint64
+	states      []*endpointState
+	sel         int
+	now         time.Time
 	// itl counts endpoint ep's recent inter-chunk gaps by itlBuckets, from the statistics
 	// (the gaps of snap's Recent.ITL); computed when called.
 	itl func(ep int) []int
@@ -97,5 +97,5 @@ func (m *Model) cycleView(step int) view {
 func (m *Model) frame() *frame {
 	agg, at := m.agg, m.snap.At
 	itl := func(ep int) []int { return agg.RecentITL(ep, at, itlBuckets) }
-	return &frame{snap: &m.snap, snapVer: m.snapVer, states: m.states, sel: m.sel, now: m.now(), itl: itl}
+	return &frame{snap: &m.snap, snapVersion: m.snapVersion, states: m.states, sel: m.sel, now: m.now(), itl: itl}
 }

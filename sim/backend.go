@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// engine is what a profile's requests share, as on one inference server: the running batch
+// backend is what a profile's requests share, as on one inference server: the running batch
 // and its slots, the queue in front of them, the KV cache and the prefix cache, and the
 // counters /metrics exposes.
-type engine struct {
+type backend struct {
 	maxRunning int       // 0 = unlimited
-	epoch      time.Time // step 0 of Profile.Step's clock: when the engine was made
+	epoch      time.Time // step 0 of Profile.Step's clock: when the backend was made
 	kvCapacity int64
 	cache      *prefixCache // nil when the profile has no prefix cache
 
@@ -28,26 +28,26 @@ type engine struct {
 	busy busyMeter // running requests over time, the GPUs' work (gpu.go); under mu
 }
 
-func newEngine(p Profile) *engine {
-	e := &engine{maxRunning: p.MaxRunning, kvCapacity: int64(p.KVCacheTokens), epoch: time.Now()}
+func newEngine(p Profile) *backend {
+	e := &backend{maxRunning: p.MaxRunning, kvCapacity: int64(p.KVCacheTokens), epoch: time.Now()}
 	if p.PrefixCache {
 		e.cache = newPrefixCache(p.KVCacheTokens / p.PrefixBlockTokens)
 	}
 	return e
 }
 
-// ticket is one request's place in the engine: waiting, then running until it leaves.
+// ticket is one request's place in the backend: waiting, then running until it leaves.
 type ticket struct {
 	ready    chan struct{} // closed on admission
 	at       time.Time     // the admission instant; read only after ready is closed
-	admitted bool          // guarded by engine.mu
+	admitted bool          // guarded by backend.mu
 	prompt   int           // prompt tokens, in the KV cache from admission on
 	kv       atomic.Int64  // tokens this request holds in the KV cache
 }
 
 // enqueue registers a request of prompt tokens arriving at now: admitted at once when a slot
 // is free and nobody waits, queued otherwise. Every ticket must leave.
-func (e *engine) enqueue(now time.Time, prompt int) *ticket {
+func (e *backend) enqueue(now time.Time, prompt int) *ticket {
 	t := &ticket{ready: make(chan struct{}), prompt: prompt}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -59,11 +59,11 @@ func (e *engine) enqueue(now time.Time, prompt int) *ticket {
 	return t
 }
 
-func (e *engine) free() bool { return e.maxRunning == 0 || e.running.Load() < int64(e.maxRunning) }
+func (e *backend) free() bool { return e.maxRunning == 0 || e.running.Load() < int64(e.maxRunning) }
 
 // admit starts t running, its prompt taking its room in the KV cache in the same step, so that
 // /metrics never shows a running request without it; e.mu is held.
-func (e *engine) admit(t *ticket, now time.Time) {
+func (e *backend) admit(t *ticket, now time.Time) {
 	e.busy.advance(now, e.running.Load())
 	e.running.Add(1)
 	e.hold(t, t.prompt)
@@ -73,7 +73,7 @@ func (e *engine) admit(t *ticket, now time.Time) {
 
 // leave ends t, waiting or running: a running request frees its slot and its KV-cache tokens,
 // and the longest-waiting requests take the free slots.
-func (e *engine) leave(t *ticket) {
+func (e *backend) leave(t *ticket) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !t.admitted {
@@ -98,20 +98,20 @@ func (e *engine) leave(t *ticket) {
 }
 
 // hold adds n tokens to what t holds in the KV cache.
-func (e *engine) hold(t *ticket, n int) {
+func (e *backend) hold(t *ticket, n int) {
 	t.kv.Add(int64(n))
 	e.kvTokens.Add(int64(n))
 }
 
 // generated counts n tokens of t as generated: they are now in the KV cache too.
-func (e *engine) generated(t *ticket, n int) {
+func (e *backend) generated(t *ticket, n int) {
 	e.hold(t, n)
 	e.generationTokens.Add(uint64(n))
 }
 
 // lookup asks the prefix cache how many leading tokens of a prompt it holds, counting the
 // query as vLLM does (in tokens). Without a cache it returns 0 and counts nothing.
-func (e *engine) lookup(pr prompt) int {
+func (e *backend) lookup(pr prompt) int {
 	if e.cache == nil {
 		return 0
 	}
@@ -125,7 +125,7 @@ func (e *engine) lookup(pr prompt) int {
 
 // prefilled records that a prompt's prefill is done: its tokens count as processed and its
 // blocks enter the prefix cache.
-func (e *engine) prefilled(pr prompt) {
+func (e *backend) prefilled(pr prompt) {
 	e.promptTokens.Add(uint64(pr.tokens))
 	if e.cache != nil {
 		e.cache.insert(pr.blocks)
@@ -142,7 +142,7 @@ type State struct {
 	PrefixHits       uint64  // vllm:prefix_cache_hits_total (tokens)
 }
 
-func (e *engine) state() State {
+func (e *backend) state() State {
 	e.mu.Lock() // admissions and departures change the slots, the queue and the KV cache together
 	running, waiting, kv := e.running.Load(), len(e.queue), e.kvTokens.Load()
 	e.mu.Unlock()

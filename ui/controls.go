@@ -8,9 +8,9 @@ import (
 	"tokscope/stats"
 )
 
-// Engine is what the UI drives of the probe Runner. Its methods are called from Update (the
+// Controls is what the UI drives of the probe Runner. Its methods are called from Update (the
 // bubbletea goroutine) and must be safe to call concurrently with the Runner's own work.
-type Engine interface {
+type Controls interface {
 	SetPaused(ep sample.EndpointIndex, paused bool)
 	Paused(ep sample.EndpointIndex) bool
 	SetConcurrency(ep sample.EndpointIndex, n int)

@@ -544,7 +544,7 @@ func TestPrefixCacheLRU(t *testing.T) {
 		t.Errorf("empty cache: %d", n)
 	}
 
-	// The engine never serves a prompt's last token from the cache.
+	// The backend never serves a prompt's last token from the cache.
 	e := newEngine(Profile{PrefixCache: true, PrefixBlockTokens: 16, KVCacheTokens: 1 << 16})
 	pr := prompt{tokens: 32, blockTokens: 16, blocks: blocks(1, 2)}
 	e.prefilled(pr)
