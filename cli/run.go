@@ -105,7 +105,9 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 	}
 	defer cleanup()
 	if len(cfg.Endpoints) == 0 && cfg.Watch != nil { // a config with only watch: is the watch mode
-		return runWatch(ctx, watchConfigMode(cfg.File), stdout, stderr)
+		w := watchConfigMode(cfg.File)
+		w.localServers = proc.localServers
+		return runWatch(ctx, w, stdout, stderr)
 	}
 	if err := opts.checkObjectives(cfg); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)

@@ -27,6 +27,7 @@ type watchOptions struct {
 	configFile        string
 	targetsFile       string
 	discover          bool
+	localServers      []discover.Candidate // where --discover looks (the process's list; tests give their own)
 	interval, window  time.Duration
 	timeout, duration time.Duration
 	once              bool
@@ -57,7 +58,10 @@ func watchCommand() *command {
 			w.urls, w.changed = append(w.urls, words...), o.set
 			return w.check()
 		},
-		run: func(ctx context.Context, env *runEnv) int { return runWatch(ctx, w, env.stdout, env.stderr) },
+		run: func(ctx context.Context, env *runEnv) int {
+			w.localServers = env.proc.localServers
+			return runWatch(ctx, w, env.stdout, env.stderr)
+		},
 	}
 }
 
@@ -195,7 +199,7 @@ func (o *watchOptions) targets(ctx context.Context) ([]watch.Target, error) {
 		lists = append(lists, ts)
 	}
 	if o.discover || (len(o.urls) == 0 && o.configFile == "" && o.targetsFile == "") {
-		lists = append(lists, discovered(ctx))
+		lists = append(lists, discovered(ctx, o.localServers))
 	}
 	all := watch.MergeTargets(lists...)
 	if len(all) == 0 && o.targetsFile == "" {
@@ -244,19 +248,16 @@ func (o *watchOptions) configTargets() ([]watch.Target, error) {
 	return out, o.check()
 }
 
-// discovered is the local servers discovery finds, as targets.
-func discovered(ctx context.Context) []watch.Target {
+// discovered is the local servers discovery finds among candidates, as targets.
+func discovered(ctx context.Context, candidates []discover.Candidate) []watch.Target {
 	var out []watch.Target
-	for _, f := range discover.LocalWith(ctx, &http.Client{Timeout: 2 * time.Second}, watchCandidates) {
+	for _, f := range discover.LocalWith(ctx, &http.Client{Timeout: 2 * time.Second}, candidates) {
 		if t, err := watch.NewTarget(f.BaseURL, "discovered"); err == nil {
 			out = append(out, t)
 		}
 	}
 	return out
 }
-
-// watchCandidates is where discovery looks (a variable so tests look nowhere real).
-var watchCandidates = discover.LocalCandidates
 
 // watchSession is one watch: the scraper, and what takes every scrape beside the fleet
 // (the record file, the exporter). The fleet itself belongs to whoever reads the scrapes:

@@ -192,16 +192,13 @@ func (q *quietExporter) summary() error {
 	return fmt.Errorf("%d of %d pushes failed; the last: %w", failed, q.made.Load(), *q.last.Load())
 }
 
-var quietOnce sync.Once
-
 // quietSDK sends what the OpenTelemetry SDK reports on its own (the bridge's gather errors,
 // its internal logger) to the standard logger — the --log file or nowhere — instead of
-// stderr, which the TUI owns. These are process-wide settings of the SDK, set once.
+// stderr, which the TUI owns. These are process-wide settings of the SDK (its own globals);
+// setting them again, as a second pusher does, sets the same.
 func quietSDK() {
-	quietOnce.Do(func() {
-		otel.SetLogger(stdr.New(log.Default()))
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Printf("otlp: %v", err) }))
-	})
+	otel.SetLogger(stdr.New(log.Default()))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Printf("otlp: %v", err) }))
 }
 
 func cmpDuration(d, def time.Duration) time.Duration {
