@@ -1,11 +1,11 @@
 package ui
 
 import (
-	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"tokscope/config"
 	"tokscope/sample"
@@ -14,46 +14,58 @@ import (
 
 // The Lanes view (agent sessions, --sessions): one row per lane of the selected endpoint
 // (a loop of -n), time flowing left to right up to now; each turn from its t0 to its first
-// token in ░ (wait and prefill), then to its end in █ (decode), a turn in flight up to now,
-// a failed turn, or one that missed the endpoint's objectives, in the error colour; a sub-agent's turns on a row of its own under its lane
-// (├ its lane and depth), so that it forks and joins in plain sight; blanks are tool and
-// think time. A strip under the rows counts the endpoint's session turns in flight per
-// column. It is in the header and the Tab cycle once a session turn was seen.
+// token (under --ttft-from) in ░ (wait and prefill), then to its end in █ (decode), a turn in
+// flight up to now, a failed turn, or one that missed the endpoint's objectives, in the error
+// colour (× without colour); each sub-agent on a row of its own under its lane (lanerows.go)
+// from its fork ╭ to its join ╯, ─ between its turns; blanks on a lane's row are tool and
+// think time. A strip under the rows draws the endpoint's requests in flight per column
+// (lanesdraw.go). It is in the header and the Tab cycle once a session turn was seen.
+//
+// Keys: ←/→ select the previous or next turn on a row (the first press, the last finished
+// turn), ↑/↓ the nearest turn on the row above or below; Esc returns to following the last
+// finished turn. While following, ↑/↓ choose the endpoint as in the other views. The turn
+// shown (selected or last) is highlighted and its breakdown is under the strip.
 
 // lanesWindow is the time the rows span.
 const lanesWindow = 60 * time.Second
 
-// laneBar is one turn as drawn.
-type laneBar struct {
-	start, first, end time.Time // first zero before (or without) a first token, end zero in flight
-	failed            bool
-}
+// flightKeep bounds the finished requests an endpoint keeps for its in-flight strip.
+const flightKeep = 1024
 
-// laneRow is the turns of one lane (depth 0) or of a lane's sub-agents at one depth.
-type laneRow struct {
-	lane, depth int
-	bars        []laneBar
+// interval is one request of the endpoint, from t0 to its end.
+type interval struct{ from, to time.Time }
+
+// epLanes is what the view keeps of one endpoint.
+type epLanes struct {
+	lanes  map[int]*lane
+	flying map[uint64]*laneTurn // session turns in flight, by Seq
+	laneOf map[uint64]*lane
+	last   *laneTurn            // the last finished turn
+	open   map[uint64]time.Time // every request of the endpoint in flight, by Seq: its t0
+	closed []interval           // its last flightKeep finished requests
 }
 
 type lanesView struct {
 	common
-	names  []string
-	slos   []config.SLO          // by endpoint: a turn that misses its objectives is drawn as a failure
-	rows   []map[[2]int]*laneRow // by endpoint, by {lane, depth}
-	flying []map[uint64]*laneBar // by endpoint, by Seq: turns in flight
-	where  []map[uint64][2]int   // by endpoint, by Seq: their row
-	last   []string              // by endpoint: the breakdown of its last finished turn
-	seen   bool
+	names    []string
+	slos     []config.SLO    // by endpoint: a turn that misses its objectives is drawn as a failure
+	ttftFrom sample.TTFTFrom // --ttft-from: the first token drawn and judged
+	eps      []*epLanes
+	seen     bool
+	stopped  bool
+	// The selection: endpoint selEp's turn selSeq; following the last finished turn when off.
+	selOn  bool
+	selEp  int
+	selSeq uint64
+	drawn  time.Time // the now of the last Render
 }
 
-func newLanesView(c common, eps []config.Endpoint) *lanesView {
-	v := &lanesView{common: c}
+func newLanesView(c common, eps []config.Endpoint, ttftFrom sample.TTFTFrom) *lanesView {
+	v := &lanesView{common: c, ttftFrom: ttftFrom}
 	for _, ep := range eps {
 		v.names, v.slos = append(v.names, ep.Name), append(v.slos, ep.SLO)
-		v.rows = append(v.rows, map[[2]int]*laneRow{})
-		v.flying = append(v.flying, map[uint64]*laneBar{})
-		v.where = append(v.where, map[uint64][2]int{})
-		v.last = append(v.last, "")
+		v.eps = append(v.eps, &epLanes{lanes: map[int]*lane{}, flying: map[uint64]*laneTurn{}, laneOf: map[uint64]*lane{},
+			open: map[uint64]time.Time{}})
 	}
 	return v
 }
@@ -63,28 +75,50 @@ func (v *lanesView) Name() string { return "Lanes" }
 // InTabs: only once a session's turn was seen.
 func (v *lanesView) InTabs() bool { return v.seen }
 
-func (v *lanesView) Info() string { return "" }
+// Live: the rows move with the clock (tool gaps included) until the events end.
+func (v *lanesView) Live() bool { return v.seen && !v.stopped }
+func (v *lanesView) Stop()      { v.stopped = true }
+
+func (v *lanesView) Info() string {
+	if v.selOn {
+		return "turn selected · esc: follow the last"
+	}
+	return "following the last turn · ←/→: select"
+}
+
+// The footer's keys, as this view uses them.
+var (
+	lanesTurnKeys = key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "turn"))
+	lanesRowKeys  = key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "row"))
+	lanesFollow   = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "follow"))
+)
 
 func (v *lanesView) ShortHelp() []key.Binding {
 	k := v.keys
-	return []key.Binding{k.Help, k.NextView, k.Left, k.Right, k.Pause, k.Quit}
+	return []key.Binding{k.Help, k.NextView, lanesTurnKeys, lanesRowKeys, lanesFollow, k.Pause, k.Quit}
 }
 
-// Observe takes the session turns' Started, Progress and Done; it never claims an event
-// (the model goes on counting it).
+// Observe takes every request's Started and Done (the in-flight strip) and the session
+// turns' Progress; it never claims an event (the model goes on counting it).
 func (v *lanesView) Observe(ev sample.Event) bool {
 	switch e := ev.(type) {
 	case *sample.Started:
-		if e.Session != nil && e.Endpoint.In(len(v.rows)) && e.Session.Lane > 0 {
+		if !e.Endpoint.In(len(v.eps)) {
+			return false
+		}
+		el := v.eps[e.Endpoint]
+		el.open[e.Seq] = e.At
+		if st := e.Session; st != nil && st.Lane > 0 {
 			v.seen = true
-			ep := int(e.Endpoint)
-			v.flying[ep][e.Seq] = &laneBar{start: e.At}
-			v.where[ep][e.Seq] = [2]int{e.Session.Lane, e.Session.Depth}
+			l := el.lane(st.Lane)
+			el.flying[e.Seq], el.laneOf[e.Seq] = l.place(st, e.Seq, e.At, true), l
 		}
 	case *sample.Progress:
-		if e.Endpoint.In(len(v.rows)) {
-			if b := v.flying[int(e.Endpoint)][e.Seq]; b != nil && b.first.IsZero() && e.FirstToken > 0 {
-				b.first = e.Start.Add(e.FirstToken)
+		if e.Endpoint.In(len(v.eps)) {
+			if t := v.eps[e.Endpoint].flying[e.Seq]; t != nil && t.first.IsZero() {
+				if d, ok := e.TTFT(v.ttftFrom); ok {
+					t.first = e.Start.Add(d)
+				}
 			}
 		}
 	case *sample.Done:
@@ -93,215 +127,149 @@ func (v *lanesView) Observe(ev sample.Event) bool {
 	return false
 }
 
+func (el *epLanes) lane(num int) *lane {
+	l := el.lanes[num]
+	if l == nil {
+		l = newLane(num)
+		el.lanes[num] = l
+	}
+	return l
+}
+
 func (v *lanesView) done(e *sample.Done) {
-	s := &e.Sample
-	if s.Session == nil || s.Session.Lane <= 0 || !e.Endpoint.In(len(v.rows)) || s.Warmup {
+	if !e.Endpoint.In(len(v.eps)) {
 		return
 	}
-	ep := int(e.Endpoint)
-	delete(v.flying[ep], s.Seq)
-	delete(v.where[ep], s.Seq)
-	v.seen = true
-	counted, good := stats.MeetsSLO(v.slos[ep], s, sample.TTFTFirstToken)
-	b := laneBar{start: s.Start, end: s.Start.Add(max(s.End, 0)), failed: s.Outcome != sample.OutcomeOK || counted && !good}
-	if s.FirstToken > 0 {
-		b.first = s.Start.Add(s.FirstToken)
+	s, el := &e.Sample, v.eps[e.Endpoint]
+	delete(el.open, s.Seq)
+	el.closed = append(el.closed, interval{s.Start, s.Start.Add(max(s.End, 0))})
+	if len(el.closed) > flightKeep {
+		el.closed = slices.Delete(el.closed, 0, len(el.closed)-flightKeep)
 	}
-	key := [2]int{s.Session.Lane, s.Session.Depth}
-	r := v.rows[ep][key]
-	if r == nil {
-		r = &laneRow{lane: key[0], depth: key[1]}
-		v.rows[ep][key] = r
-	}
-	v.last[ep] = turnBreakdown(s)
-	r.bars = append(r.bars, b)
-	if len(r.bars) > 512 { // older than any window drawn
-		r.bars = r.bars[len(r.bars)-256:]
-	}
-}
-
-// Render draws the selected endpoint's lanes over the last lanesWindow.
-func (v *lanesView) Render(f *frame) string {
-	if f.sel < 0 || f.sel >= len(v.rows) {
-		return fit("", v.w, v.h)
-	}
-	ep := f.sel
-	rows := v.sortedRows(ep)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %s\n", v.styles.Title.Render("Lanes: "+v.names[ep]), v.styles.Muted.Render(v.summary(f, ep)))
-	if len(rows) == 0 {
-		b.WriteString(v.styles.Muted.Render("no agent session here: --sessions FILE replays one per lane (-n)"))
-		return fit(b.String(), v.w, v.h)
-	}
-	const label = 7
-	width := max(v.w-label, 10)
-	from := f.now.Add(-lanesWindow)
-	col := func(t time.Time) int { return int(float64(t.Sub(from)) / float64(lanesWindow) * float64(width)) }
-	for _, r := range rows {
-		name := fmt.Sprintf("%3d   ", r.lane)
-		if r.depth > 0 {
-			name = fmt.Sprintf("%3d├%d ", r.lane, r.depth)
-		}
-		b.WriteString(v.styles.Label.Render(name) + v.strip(r.bars, width, col, f.now) + "\n")
-	}
-	b.WriteString(v.styles.Label.Render("flight ") + v.inFlight(ep, rows, width, col, f.now) + "\n")
-	b.WriteString(v.styles.Muted.Render(fmt.Sprintf("%*s%s", label, "", axisText(width))) + "\n")
-	for i, l := range strings.Split(v.last[ep], "\n") {
-		if l == "" {
-			continue
-		}
-		head := "          "
-		if i == 0 {
-			head = "last turn "
-		}
-		b.WriteString(v.styles.Label.Render(head) + l + "\n")
-	}
-	return fit(b.String(), v.w, v.h)
-}
-
-// sortedRows are the endpoint's rows, the turns in flight included, by lane then depth.
-func (v *lanesView) sortedRows(ep int) []*laneRow {
-	byKey := map[[2]int]*laneRow{}
-	for k, r := range v.rows[ep] {
-		cp := *r
-		byKey[k] = &cp
-	}
-	for seq, b := range v.flying[ep] {
-		k := v.where[ep][seq]
-		r := byKey[k]
-		if r == nil {
-			r = &laneRow{lane: k[0], depth: k[1]}
-			byKey[k] = r
-		}
-		r.bars = append(append([]laneBar(nil), r.bars...), *b)
-	}
-	out := make([]*laneRow, 0, len(byKey))
-	for _, r := range byKey {
-		out = append(out, r)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && (out[j].lane < out[j-1].lane || out[j].lane == out[j-1].lane && out[j].depth < out[j-1].depth); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
-// strip draws one row's bars into width columns.
-func (v *lanesView) strip(bars []laneBar, width int, col func(time.Time) int, now time.Time) string {
-	cells := make([]rune, width)
-	bad := make([]bool, width)
-	for i := range cells {
-		cells[i] = ' '
-	}
-	for _, bar := range bars {
-		end := bar.end
-		if end.IsZero() {
-			end = now
-		}
-		first := bar.first
-		if first.IsZero() || first.After(end) {
-			first = end
-		}
-		for c := max(col(bar.start), 0); c <= min(col(end), width-1); c++ {
-			cells[c] = '░'
-			if c >= col(first) {
-				cells[c] = '█'
-			}
-			bad[c] = bar.failed
-		}
-	}
-	var b strings.Builder
-	for i, r := range cells {
-		switch {
-		case bad[i]:
-			b.WriteString(v.styles.Bad.Render(string(r)))
-		case r == '█':
-			b.WriteString(v.styles.SparkDecode.Render(string(r)))
-		case r == '░':
-			b.WriteString(v.styles.SparkTTFT.Render(string(r)))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// inFlight counts, per column, the endpoint's session turns in flight at the column's time.
-func (v *lanesView) inFlight(ep int, rows []*laneRow, width int, col func(time.Time) int, now time.Time) string {
-	counts := make([]int, width)
-	for _, r := range rows {
-		for _, bar := range r.bars {
-			end := bar.end
-			if end.IsZero() {
-				end = now
-			}
-			for c := max(col(bar.start), 0); c <= min(col(end), width-1); c++ {
-				counts[c]++
-			}
-		}
-	}
-	levels := []rune(" ▁▂▃▄▅▆▇█")
-	most := 1
-	for _, n := range counts {
-		most = max(most, n)
-	}
-	var b strings.Builder
-	for _, n := range counts {
-		b.WriteRune(levels[(n*(len(levels)-1)+most-1)/most])
-	}
-	return v.styles.Muted.Render(b.String())
-}
-
-// summary is the header's figures: the ideal and served cache hits and the sessions done.
-func (v *lanesView) summary(f *frame, ep int) string {
-	if f.snap == nil || ep >= len(f.snap.Endpoints) || f.snap.Endpoints[ep].Sessions == nil {
-		return ""
-	}
-	s := f.snap.Endpoints[ep].Sessions
-	pct := func(p *float64) string {
-		if p == nil {
-			return "—"
-		}
-		return fmt.Sprintf("%.1f%%", *p*100)
-	}
-	return fmt.Sprintf("cache hit ideal %s  served %s  ·  %d sessions done, %d turns  ·  ░ to first token  █ decode  blank: tool time",
-		pct(s.IdealHitRate), pct(s.ServedHitRate), s.Completed, s.Turns)
-}
-
-// axisText marks the window's start and now.
-func axisText(width int) string {
-	left := fmt.Sprintf("-%ds", int(lanesWindow.Seconds()))
-	return left + strings.Repeat(" ", max(width-len(left)-3, 1)) + "now"
-}
-
-// turnBreakdown is a finished turn's figures: where it ran, the gap before it, its time to
-// the first token and its decode, its tokens, and the cache: blocks, ideal and served.
-func turnBreakdown(s *sample.Sample) string {
 	st := s.Session
-	where := fmt.Sprintf("lane %d", st.Lane)
-	if st.Depth > 0 {
-		where += fmt.Sprintf(" sub-agent %d (depth %d)", st.ID, st.Depth)
+	if st == nil || st.Lane <= 0 {
+		return
 	}
-	out := fmt.Sprintf("%s turn %d · gap %s", where, st.Turn, fmtDur(st.Gap))
-	if s.Outcome != sample.OutcomeOK {
-		return out + " · " + string(s.Outcome) + " " + s.ErrorKind
+	v.seen = true
+	t, l := el.flying[s.Seq], el.laneOf[s.Seq]
+	flew := t != nil
+	delete(el.flying, s.Seq)
+	delete(el.laneOf, s.Seq)
+	if t == nil { // a replay: no Started
+		l = el.lane(st.Lane)
+		t = l.place(st, s.Seq, s.Start, false)
 	}
-	out += "\n"
-	if ttft, ok := s.TTFT(); ok {
-		out += "to first token " + fmtDur(ttft) + " · decode " + fmtDur(max(s.LastToken-ttft, 0)) + " · "
+	counted, good := stats.MeetsSLO(v.slos[e.Endpoint], s, v.ttftFrom)
+	t.failed = s.Outcome != sample.OutcomeOK || counted && !good
+	t.first = time.Time{}
+	if d, ok := v.ttftFrom.TTFT(s); ok {
+		t.first = s.Start.Add(d)
 	}
-	out += fmt.Sprintf("%d tok out\nprompt %d (offline), %d blocks · cache ideal %d", s.Tokens, st.PromptTokens, st.Blocks, st.IdealCached)
-	if s.CachedTokens >= 0 {
-		out += fmt.Sprintf(" served %d", s.CachedTokens)
+	t.text = turnBreakdown(s, v.ttftFrom, t.failed && s.Outcome == sample.OutcomeOK)
+	l.finish(t, s.Start.Add(max(s.End, 0)), flew)
+	if !s.Warmup {
+		el.last = t
+	}
+}
+
+// laneRowRef is one drawn row: a lane and its row.
+type laneRowRef struct {
+	l   *lane
+	row int
+}
+
+// rowsOf are endpoint ep's rows at now, by lane then row.
+func (v *lanesView) rowsOf(ep int, now time.Time) []laneRowRef {
+	el := v.eps[ep]
+	nums := make([]int, 0, len(el.lanes))
+	for n := range el.lanes {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	var out []laneRowRef
+	for _, n := range nums {
+		for _, r := range el.lanes[n].rows(now) {
+			out = append(out, laneRowRef{el.lanes[n], r})
+		}
 	}
 	return out
 }
 
-// fmtDur is a duration to the millisecond, in seconds from 1 s.
-func fmtDur(d time.Duration) string {
-	if d >= time.Second {
-		return fmt.Sprintf("%.2f s", d.Seconds())
+// shown is the turn whose breakdown shows, and its lane: the selected one, else the last
+// finished; nil when there is none (or the selected one is no longer kept).
+func (v *lanesView) shown(ep int) (*laneTurn, *lane) {
+	el := v.eps[ep]
+	want := el.last
+	if v.selOn && v.selEp == ep {
+		want = nil
 	}
-	return fmt.Sprintf("%d ms", d.Milliseconds())
+	for _, l := range el.lanes {
+		for _, t := range l.turns {
+			if t == want || want == nil && v.selOn && v.selEp == ep && t.seq == v.selSeq {
+				return t, l
+			}
+		}
+	}
+	return nil, nil
+}
+
+// Move (mover): ←/→ select along the row, ↑/↓ across rows; while following, ←/→ select the
+// last finished turn and ↑/↓ choose the endpoint.
+func (v *lanesView) Move(sel, dx, dy int) int {
+	n := len(v.eps)
+	if sel < 0 || sel >= n {
+		return sel
+	}
+	cur, l := v.shown(sel)
+	if !v.selOn || v.selEp != sel || cur == nil {
+		v.selOn = false
+		if dx == 0 {
+			return (sel + dy + n) % n
+		}
+		if cur != nil {
+			v.selOn, v.selEp, v.selSeq = true, sel, cur.seq
+		}
+		return sel
+	}
+	if dx != 0 {
+		turns := l.onRow(cur.row)
+		i := slices.Index(turns, cur) + dx
+		if i >= 0 && i < len(turns) {
+			v.selSeq = turns[i].seq
+		}
+		return sel
+	}
+	rows := v.rowsOf(sel, v.drawn) // the rows as last drawn
+	i := slices.IndexFunc(rows, func(r laneRowRef) bool { return r.l == l && r.row == cur.row })
+	for i += dy; i >= 0 && i < len(rows); i += dy {
+		if t := nearest(rows[i].l.onRow(rows[i].row), cur.start); t != nil {
+			v.selSeq = t.seq
+			break
+		}
+	}
+	return sel
+}
+
+// nearest is the turn of turns that starts nearest at.
+func nearest(turns []*laneTurn, at time.Time) *laneTurn {
+	var best *laneTurn
+	for _, t := range turns {
+		if best == nil || t.start.Sub(at).Abs() < best.start.Sub(at).Abs() {
+			best = t
+		}
+	}
+	return best
+}
+
+// Esc returns to following, when a turn is selected; else it is the model's (back).
+
+func (v *lanesView) Captures() bool { return false }
+
+func (v *lanesView) Owns(msg tea.KeyMsg, shown bool) bool {
+	return shown && v.selOn && key.Matches(msg, v.keys.Back)
+}
+
+func (v *lanesView) HandleKey(tea.KeyMsg, *frame, bool) keyResult {
+	v.selOn = false
+	return keyResult{}
 }

@@ -149,13 +149,15 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 		m.consumers = append(m.consumers, m.reporter)
 	}
 	c := common{styles: m.styles, keys: m.keys}
+	// The instant TTFT is measured to (--ttft-from), as the statistics were told (Stats).
+	ttftFrom, _ := sample.ParseTTFTFrom(m.agg.Snapshot(m.started).TTFTFrom)
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
 		viewCompare:   newCompareView(c, eps, m.headToHead),
 		viewDetail:    newDetailView(c),
 		viewStream:    newStreamView(c, prompt, controls, eps),
 		viewSweep:     newSweepView(c, m.sweepTracker, m.capacitySearch, namesOf(eps)),
-		viewLanes:     newLanesView(c, eps),
+		viewLanes:     newLanesView(c, eps, ttftFrom),
 	}
 	m.takeSnapshot()
 	return m
