@@ -121,7 +121,8 @@ type chart struct {
 	yInteger   bool // the Y values are counts
 	headroom   bool // the points carry labels: leave room above and right
 	xFromZero  bool
-	xTicks     []float64 // when set, the only ticks of the X axis (e.g. the concurrency levels)
+	xTicks     []float64   // when set, the only ticks of the X axis (e.g. the concurrency levels)
+	yTicks     []plot.Tick // when set, the only ticks of the Y axis, with their labels (the lanes' rows)
 	layers     []layer
 	refs       []refLine
 	legend     []legendItem
@@ -153,6 +154,9 @@ func (c *chart) svg() (template.HTML, error) {
 			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	if c.yTicks != nil {
+		p.Y.Tick.Marker = plot.ConstantTicks(c.yTicks)
 	}
 	for i := range c.layers {
 		if err := addLayer(p, &c.layers[i]); err != nil {

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -15,23 +17,27 @@ import (
 
 // Agent sessions (--sessions): the lanes of each endpoint over the run, as the live view
 // would draw them. One row per lane (a loop of -n), time left to right; each turn a bar from
-// its t0 to its end, thin until its first token (wait and prefill) and thick after (decode);
-// a sub-agent's turns just under its lane, one step per depth; the blanks between bars are
-// the tool and think time; a failed turn, or one that missed the objectives, in the error
-// colour. And a table of the ideal and
-// served cache hits.
+// its t0 to its end, thin until its first token (wait and prefill, to the instant of
+// --ttft-from) and thick after (decode); each sub-agent on a row of its own under its lane
+// (the first row no other sub-agent of the lane holds from its first turn's start to its last
+// turn's end, so sub-agents running at once are on rows of their own, and a row is free again
+// once its sub-agent ended), tied to its parent's row by a thin line down at its fork and up
+// at its join, and a thin line along its row between them; the blanks on a lane's row are the
+// tool and think time; a failed turn, or one that missed the objectives, in the error colour.
+// And a table of the ideal and served cache hits.
 
 // laneTurn is a request's place in a session's lane.
 type laneTurn struct {
-	lane, depth int   // lane from 1; 0 outside sessions
-	first       int64 // Unix ns of its first token; 0 when none came
+	lane, depth int    // lane from 1; 0 outside sessions
+	ctx, parent uint64 // its context (workload.SessionTurn.ID) and the one that started it
+	first       int64  // Unix ns of its first token (--ttft-from); 0 when none came
 }
 
 func laneTurnOf(s *sample.Sample, f sample.TTFTFrom) laneTurn {
 	if s.Session == nil || s.Session.Lane <= 0 {
 		return laneTurn{}
 	}
-	t := laneTurn{lane: s.Session.Lane, depth: s.Session.Depth}
+	t := laneTurn{lane: s.Session.Lane, depth: s.Session.Depth, ctx: s.Session.ID, parent: s.Session.Parent}
 	if d, ok := f.TTFT(s); ok {
 		t.first = s.Start.Add(d).UnixNano()
 	}
@@ -67,24 +73,100 @@ func hasLanes(eps []endpointRef) bool {
 	return false
 }
 
+// laneCtx is one context (root agent or sub-agent) of an endpoint's sessions.
+type laneCtx struct {
+	ctx, parent uint64
+	lane, depth int
+	from, to    int64 // its first turn's start, its last turn's end (Unix ns)
+	row         int   // 0 its lane's own row; 1… a sub-agent's row under it
+	y           float64
+}
+
+// laneLayout places every context of reqs on its row and the rows on the Y axis, the first
+// lane at the top; it returns the contexts by id and the axis's ticks (a lane's row labelled
+// with its number, a sub-agent's row "sub" while they fit).
+func laneLayout(reqs []request) (map[uint64]*laneCtx, []plot.Tick) {
+	ctxs := map[uint64]*laneCtx{}
+	for _, r := range reqs {
+		t := r.turn
+		if t.lane == 0 {
+			continue
+		}
+		c := ctxs[t.ctx]
+		if c == nil {
+			c = &laneCtx{ctx: t.ctx, parent: t.parent, lane: t.lane, depth: t.depth, from: r.start, to: r.end}
+			ctxs[t.ctx] = c
+		}
+		c.from, c.to = min(c.from, r.start), max(c.to, r.end)
+	}
+	subs := map[int][]*laneCtx{} // by lane, sub-agents by their start
+	for _, c := range ctxs {
+		if c.depth > 0 {
+			subs[c.lane] = append(subs[c.lane], c)
+		} else if _, ok := subs[c.lane]; !ok {
+			subs[c.lane] = nil
+		}
+	}
+	lanes := slices.Sorted(maps.Keys(subs))
+	rows := map[int]int{} // by lane: its sub-agent rows
+	for _, ln := range lanes {
+		l := subs[ln]
+		slices.SortFunc(l, func(a, b *laneCtx) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.ctx, b.ctx)) })
+		var freeAt []int64 // by row-1: when its last sub-agent ended
+		for _, c := range l {
+			c.row = slices.IndexFunc(freeAt, func(end int64) bool { return end < c.from }) + 1
+			if c.row == 0 {
+				freeAt = append(freeAt, 0)
+				c.row = len(freeAt)
+			}
+			freeAt[c.row-1] = c.to
+		}
+		rows[ln] = len(freeAt)
+	}
+	total := 0
+	for _, ln := range lanes {
+		total += 1 + rows[ln]
+	}
+	var ticks []plot.Tick
+	top := make(map[int]float64, len(lanes)) // by lane: its own row's y
+	k := 0
+	for _, ln := range lanes {
+		top[ln] = float64(total - k)
+		ticks = append(ticks, plot.Tick{Value: top[ln], Label: strconv.Itoa(ln)})
+		for r := 1; r <= rows[ln]; r++ {
+			label := ""
+			if total <= 24 {
+				label = "sub"
+			}
+			ticks = append(ticks, plot.Tick{Value: top[ln] - float64(r), Label: label})
+		}
+		k += 1 + rows[ln]
+	}
+	for _, c := range ctxs {
+		c.y = top[c.lane] - float64(c.row)
+	}
+	return ctxs, ticks
+}
+
 // laneChart is one endpoint's lanes over the run's time (seconds from first).
 func laneChart(ep endpointRef, first int64) *chart {
 	c := &chart{id: "lanes-" + strconv.Itoa(ep.idx), title: ep.name + ": lanes", xLabel: "time since start (s)",
-		yLabel: "lane", yInteger: true, xFromZero: true,
+		yLabel: "lane", xFromZero: true,
 		note: "One row per lane (-n); each turn from t0 to its end, thin until its first token, thick while it decodes; " +
-			"sub-agents just under their lane; blanks are tool and think time; failed turns in red."}
+			"each sub-agent on a row of its own under its lane, a thin line down from its parent's row at its fork and back up at its join; " +
+			"blanks are tool and think time; failed turns and turns that missed the objectives in red."}
 	wait := layer{ep: ep.idx, kind: drawSegments, width: 1.5}
 	decode := layer{ep: ep.idx, kind: drawSegments, width: 5}
 	failed := layer{ep: ep.idx, kind: drawSegments, width: 5, failed: true}
+	links := layer{ep: ep.idx, kind: drawSegments, width: 0.5}
 	sec := func(ns int64) float64 { return float64(ns-first) / 1e9 }
-	lanes := 0
+	ctxs, ticks := laneLayout(ep.series.requests)
 	for _, r := range ep.series.requests {
 		t := r.turn
 		if t.lane == 0 {
 			continue
 		}
-		lanes = max(lanes, t.lane)
-		y := float64(t.lane) - 0.25*float64(t.depth)
+		y := ctxs[t.ctx].y
 		switch {
 		case r.outcome != sample.OutcomeOK || r.sloCounted && !r.sloGood:
 			failed.xs, failed.ys = append(failed.xs, sec(r.start), sec(r.end)), append(failed.ys, y, y)
@@ -95,13 +177,25 @@ func laneChart(ep endpointRef, first int64) *chart {
 			wait.xs, wait.ys = append(wait.xs, sec(r.start), sec(r.end)), append(wait.ys, y, y)
 		}
 	}
-	for _, l := range []layer{wait, decode, failed} {
+	for _, cx := range ctxs {
+		if cx.depth == 0 {
+			continue
+		}
+		py := float64(len(ticks)) // a parent not in the report: the top of the chart
+		if p := ctxs[cx.parent]; p != nil {
+			py = p.y
+		}
+		from, to := sec(cx.from), sec(cx.to)
+		links.xs = append(links.xs, from, from, from, to, to, to)
+		links.ys = append(links.ys, py, cx.y, cx.y, cx.y, cx.y, py)
+	}
+	for _, l := range []layer{links, wait, decode, failed} {
 		if len(l.xs) > 0 {
 			c.layers = append(c.layers, l)
 		}
 	}
-	hi := float64(lanes) + 0.5
-	c.yMax, c.yFromZero = &hi, true
+	hi := float64(len(ticks)) + 0.5
+	c.yMax, c.yFromZero, c.yTicks = &hi, true, ticks
 	return c
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,53 @@ func TestLanesSection(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), `id="lanes"`) {
 		t.Error("a run without sessions has a lanes section")
+	}
+}
+
+// Sub-agents running at once get rows of their own under their lane, a row is taken again
+// once its sub-agent ended, and each sub-agent is tied to its parent's row at its fork and
+// its join.
+func TestLaneLayoutSubAgents(t *testing.T) {
+	s := int64(time.Second)
+	req := func(lane, depth int, ctx, parent uint64, from, to float64) request {
+		return request{start: int64(from * float64(s)), end: int64(to * float64(s)), outcome: probe.OutcomeOK,
+			turn: laneTurn{lane: lane, depth: depth, ctx: ctx, parent: parent}}
+	}
+	reqs := []request{
+		req(1, 0, 1, 0, 0, 1), req(1, 1, 2, 1, 2, 5), req(1, 1, 3, 1, 3, 6), req(1, 1, 3, 1, 7, 8),
+		req(1, 2, 5, 3, 4, 4.5), // under sub-agent 3, while 2 and 3 run: a third row
+		req(1, 1, 4, 1, 6, 7),   // after sub-agent 2 ended: its row again
+		req(1, 0, 1, 0, 10, 11), req(2, 0, 6, 0, 0, 2),
+	}
+	ctxs, ticks := laneLayout(reqs)
+	want := map[uint64]float64{1: 5, 2: 4, 3: 3, 5: 2, 4: 4, 6: 1}
+	for id, y := range want {
+		if ctxs[id] == nil || ctxs[id].y != y {
+			t.Errorf("context %d on y %v, want %v", id, ctxs[id], y)
+		}
+	}
+	var labels []string
+	for _, tk := range ticks {
+		labels = append(labels, strconv.FormatFloat(tk.Value, 'f', -1, 64)+":"+tk.Label)
+	}
+	if got := strings.Join(labels, " "); got != "5:1 4:sub 3:sub 2:sub 1:2" {
+		t.Errorf("ticks %s", got)
+	}
+	ep := endpointRef{name: "a", series: &endpointSeries{requests: reqs}}
+	c := laneChart(ep, 0)
+	links := c.layers[0]
+	if links.width != 0.5 {
+		t.Fatalf("first layer is not the links: %+v", links)
+	}
+	// Sub-agent 5 forks from sub-agent 3's row (y 3) down to its own (y 2) at 4 s, and joins
+	// back up at 4.5 s.
+	found := false
+	for i := 0; i+5 < len(links.xs); i += 6 {
+		if links.xs[i] == 4 && links.ys[i] == 3 && links.ys[i+1] == 2 && links.xs[i+4] == 4.5 && links.ys[i+5] == 3 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no fork and join of sub-agent 5 in %v %v", links.xs, links.ys)
 	}
 }
