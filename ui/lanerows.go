@@ -14,8 +14,9 @@ import (
 // under its lane that no live sub-agent holds, when its first turn starts, and keeps it until
 // it is joined: when its parent starts a turn while it has none in flight and its last turn
 // ended before that turn started (a sub-agent in the foreground is joined exactly there; one
-// in the background between two of its turns is joined too, and takes a row again, the same
-// one when it is still free, with its next turn), or when the lane's next session starts.
+// in the background between two of its turns is joined too, and with its next turn goes on
+// on its row when that is still free, else takes another), or when the lane's next session
+// starts.
 // So two sub-agents running at once are on two rows, and a row is free again once its
 // sub-agent ended. A replay (Done events only) places each turn when it finishes, by its start.
 
@@ -125,10 +126,23 @@ func (l *lane) release(sp *laneSpan) {
 // fork gives st's sub-agent a row: the one it had when that is free, else the first free.
 func (l *lane) fork(st *workload.SessionTurn, start time.Time) *laneSpan {
 	row, ok := l.rowOf[st.ID]
-	if !ok || l.holder[row] != nil {
+	ok = ok && l.holder[row] == nil
+	if !ok {
 		row = 1
 		for l.holder[row] != nil {
 			row++
+		}
+	}
+	if ok { // its row is still free and nobody had it since: the same span goes on
+		for i := len(l.spans) - 1; i >= 0; i-- {
+			if sp := l.spans[i]; sp.row == row {
+				if sp.ctx == st.ID {
+					sp.joined = false
+					l.live[st.ID], l.holder[row] = sp, sp
+					return sp
+				}
+				break
+			}
 		}
 	}
 	sp := &laneSpan{ctx: st.ID, parent: st.Parent, row: row, depth: st.Depth, from: start, to: start}

@@ -347,3 +347,18 @@ func TestLanesBounded(t *testing.T) {
 		t.Errorf("kept %d turns, want the last %d", len(l.turns), laneKeep)
 	}
 }
+
+// A sub-agent in the background, idle when its parent goes on, is joined; its next turn goes
+// on on its row, one span from its fork (no second ╭) while no other sub-agent took the row.
+func TestLanesBackgroundSubAgent(t *testing.T) {
+	f := newLanesFixture(t, probe.TTFTFirstToken)
+	f.observe(f.turn(1, 1, 1, 0, 0, 2, 3, 5, true),
+		f.turn(2, 1, 2, 1, 1, 8, 9, 12, true),
+		f.started(3, 1, 1, 0, 0, 14),           // the parent goes on: sub-agent 2 is idle, joined
+		f.turn(4, 1, 2, 1, 1, 16, 17, 20, true), // and goes on
+		f.turn(3, 1, 1, 0, 0, 14, 15, 18, true))
+	sub, _ := f.row("  1├1")
+	if got := string(sub[7:22]); got != "╭░████───░████─" { // still live: ─ up to now
+		t.Errorf("the background sub-agent's row: %q", got)
+	}
+}
