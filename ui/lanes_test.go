@@ -354,7 +354,7 @@ func TestLanesBackgroundSubAgent(t *testing.T) {
 	f := newLanesFixture(t, probe.TTFTFirstToken)
 	f.observe(f.turn(1, 1, 1, 0, 0, 2, 3, 5, true),
 		f.turn(2, 1, 2, 1, 1, 8, 9, 12, true),
-		f.started(3, 1, 1, 0, 0, 14),           // the parent goes on: sub-agent 2 is idle, joined
+		f.started(3, 1, 1, 0, 0, 14),            // the parent goes on: sub-agent 2 is idle, joined
 		f.turn(4, 1, 2, 1, 1, 16, 17, 20, true), // and goes on
 		f.turn(3, 1, 1, 0, 0, 14, 15, 18, true))
 	sub, _ := f.row("  1├1")
