@@ -80,7 +80,7 @@ func TestLanesSection(t *testing.T) {
 func TestLaneLayoutSubAgents(t *testing.T) {
 	s := int64(time.Second)
 	req := func(lane, depth int, ctx, parent uint64, from, to float64) request {
-		return request{start: int64(from * float64(s)), end: int64(to * float64(s)), outcome: probe.OutcomeOK,
+		return request{start: int64(from * float64(s)), end: int64(to * float64(s)), outcome: sample.OutcomeOK,
 			turn: laneTurn{lane: lane, depth: depth, ctx: ctx, parent: parent}}
 	}
 	reqs := []request{

@@ -351,7 +351,7 @@ func TestLanesBounded(t *testing.T) {
 // A sub-agent in the background, idle when its parent goes on, is joined; its next turn goes
 // on on its row, one span from its fork (no second ╭) while no other sub-agent took the row.
 func TestLanesBackgroundSubAgent(t *testing.T) {
-	f := newLanesFixture(t, probe.TTFTFirstToken)
+	f := newLanesFixture(t, sample.TTFTFirstToken)
 	f.observe(f.turn(1, 1, 1, 0, 0, 2, 3, 5, true),
 		f.turn(2, 1, 2, 1, 1, 8, 9, 12, true),
 		f.started(3, 1, 1, 0, 0, 14),            // the parent goes on: sub-agent 2 is idle, joined
