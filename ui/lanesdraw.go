@@ -247,7 +247,7 @@ func (v *lanesView) summary(f *frame, ep int) string {
 		}
 		return fmt.Sprintf("%.1f%%", *p*100)
 	}
-	return fmt.Sprintf("cache hit ideal %s  served %s  ·  %d sessions done, %d turns  ·  ░ to first token  █ decode  blank: tool time",
+	return fmt.Sprintf("cache hit ideal %s  served %s  ·  %d sessions done, %d turns  ·  ░ to first token  █ decode  blank, ─: tool time  ╭╯ fork, join",
 		pct(s.IdealHitRate), pct(s.ServedHitRate), s.Completed, s.Turns)
 }
 
