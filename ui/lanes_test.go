@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"tokscope/config"
 	"tokscope/sample"
@@ -360,5 +362,34 @@ func TestLanesBackgroundSubAgent(t *testing.T) {
 	sub, _ := f.row("  1├1")
 	if got := string(sub[7:22]); got != "╭░████───░████─" { // still live: ─ up to now
 		t.Errorf("the background sub-agent's row: %q", got)
+	}
+}
+
+// In colour the shown turn's cells are in reverse video: the last finished turn's while
+// following, the selected one's after a key; the other rows are drawn as they were.
+func TestLanesHighlight(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	f := newLanesFixture(t, sample.TTFTFirstToken)
+	f.observe(f.turn(1, 1, 1, 0, 0, 5, 6, 8, true), f.turn(2, 2, 2, 0, 0, 20, 22, 30, true))
+	rows := func() []string {
+		out := strings.Split(f.v.Render(&frame{sel: 0, now: f.now, snap: &stats.Snapshot{Endpoints: []stats.EndpointStats{{}}}}), "\n")
+		return out[1:3] // lane 1, lane 2
+	}
+	reversed := func(row string) int {
+		return strings.Count(row, "\x1b[7") + strings.Count(row, ";7m") + strings.Count(row, ";7;")
+	}
+	following := rows()
+	if reversed(following[1]) != 11 || reversed(following[0]) != 0 { // lane 2's turn: 20–30 s
+		t.Fatalf("the last turn (lane 2) is not highlighted: %q", following[1])
+	}
+	f.v.Move(0, -1, 0) // lane 2's turn, the last
+	f.v.Move(0, 0, -1) // ↑: lane 1's
+	selected := rows()
+	if selected[0] == following[0] || selected[1] == following[1] {
+		t.Errorf("the highlight did not move from lane 2 to lane 1:\n%q\n%q", following, selected)
+	}
+	if reversed(selected[0]) != 4 || reversed(selected[1]) != 0 { // lane 1's turn: 5–8 s
+		t.Errorf("the selected turn (lane 1) is not highlighted: %q", selected[0])
 	}
 }
