@@ -163,15 +163,19 @@ func (l *lane) fork(st *workload.SessionTurn, start time.Time) *laneSpan {
 	return sp
 }
 
-// rows are the lane's rows that show at now: its own, and each sub-agent row held or with a
-// span inside the window.
+// rows are the lane's rows that show at now: its own while a turn of it is in flight or
+// inside the window (a lane that -n gave up goes), and each sub-agent row held or with a span
+// inside the window.
 func (l *lane) rows(now time.Time) []int {
-	out := []int{0}
+	var out []int
+	from := now.Add(-lanesWindow)
+	if slices.ContainsFunc(l.turns, func(t *laneTurn) bool { return t.end.IsZero() || t.end.After(from) }) {
+		out = append(out, 0)
+	}
 	hi := 0
 	for r := range l.holder {
 		hi = max(hi, r)
 	}
-	from := now.Add(-lanesWindow)
 	for _, sp := range l.spans {
 		if sp.to.After(from) {
 			hi = max(hi, sp.row)
@@ -185,6 +189,9 @@ func (l *lane) rows(now time.Time) []int {
 		if shown {
 			out = append(out, r)
 		}
+	}
+	if len(out) > 0 && out[0] != 0 { // a sub-agent shows under its lane's row
+		out = append([]int{0}, out...)
 	}
 	return out
 }

@@ -268,7 +268,7 @@ func TestLanesConcurrentSubAgents(t *testing.T) {
 	// A minute on, sub-agent 4 finished and joined: its row and the second are gone.
 	f.observe(f.turn(6, 1, 4, 1, 1, 30, 31, 33, true), f.started(7, 1, 1, 0, 0, 40))
 	f.now = f.now.Add(lanesWindow)
-	if f.hasRow("1├1") {
+	if f.hasRow("  1├1") {
 		t.Errorf("sub-agent rows outlive their sub-agents by a window:\n%s", f.screen())
 	}
 }
@@ -391,5 +391,22 @@ func TestLanesHighlight(t *testing.T) {
 	}
 	if reversed(selected[0]) != 4 || reversed(selected[1]) != 0 { // lane 1's turn: 5–8 s
 		t.Errorf("the selected turn (lane 1) is not highlighted: %q", selected[0])
+	}
+}
+
+// A lane without a turn in the window (its loop given up with -) is no longer drawn.
+func TestLanesIdleLaneGoes(t *testing.T) {
+	f := newLanesFixture(t, sample.TTFTFirstToken)
+	f.observe(f.turn(1, 1, 1, 0, 0, 5, 6, 8, true), f.turn(2, 2, 2, 0, 0, 50, 52, 55, true))
+	if !f.hasRow("  1") || !f.hasRow("  2") {
+		t.Fatalf("both lanes should show:\n%s", f.screen())
+	}
+	f.now = f.now.Add(20 * time.Second) // lane 1's turn ended 72 s ago
+	if f.hasRow("  1") || !f.hasRow("  2") {
+		t.Errorf("lane 1 still drawn, or lane 2 gone:\n%s", f.screen())
+	}
+	f.now = f.now.Add(time.Minute)
+	if out := f.screen(); !strings.Contains(out, "no turn in the last minute") {
+		t.Errorf("an idle endpoint:\n%s", out)
 	}
 }

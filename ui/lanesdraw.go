@@ -25,7 +25,11 @@ func (v *lanesView) Render(f *frame) string {
 	fmt.Fprintf(&b, "%s  %s\n", v.styles.Title.Render("Lanes: "+v.names[ep]), v.styles.Muted.Render(v.summary(f, ep)))
 	rows := v.rowsOf(ep, f.now)
 	if len(rows) == 0 {
-		b.WriteString(v.styles.Muted.Render("no agent session here: --sessions FILE replays one per lane (-n)"))
+		msg := "no agent session here: --sessions FILE replays one per lane (-n)"
+		if len(v.eps[ep].lanes) > 0 {
+			msg = "no turn in the last minute"
+		}
+		b.WriteString(v.styles.Muted.Render(msg))
 		return fit(b.String(), v.w, v.h)
 	}
 	cur, curLane := v.shown(ep)
