@@ -410,3 +410,23 @@ func TestLanesIdleLaneGoes(t *testing.T) {
 		t.Errorf("an idle endpoint:\n%s", out)
 	}
 }
+
+// More rows than fit: the shown turn's row stays in sight and the title says which rows show.
+func TestLanesRowsScroll(t *testing.T) {
+	f := newLanesFixture(t, sample.TTFTFirstToken)
+	for lane := 1; lane <= 12; lane++ {
+		s := float64(lane)
+		f.observe(f.turn(uint64(lane), lane, uint64(lane), 0, 0, s, s+1, s+2, true)) // lane 12's is the last
+	}
+	out := f.screen()
+	if !strings.Contains(out, "Lanes: ep rows 4–12 of 12") || !f.hasRow(" 12") || f.hasRow("  1") {
+		t.Errorf("12 lanes in 16 lines:\n%s", out)
+	}
+	f.v.Move(0, -1, 0)
+	for range 11 {
+		f.v.Move(0, 0, -1) // ↑ to lane 1
+	}
+	if out := f.screen(); !strings.Contains(out, "rows 1–9 of 12") || !f.hasRow("  1") || !strings.Contains(out, "selected  lane 1 turn 1") {
+		t.Errorf("lane 1 selected:\n%s", out)
+	}
+}

@@ -22,9 +22,10 @@ func (v *lanesView) Render(f *frame) string {
 	ep := f.sel
 	v.drawn = f.now
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %s\n", v.styles.Title.Render("Lanes: "+v.names[ep]), v.styles.Muted.Render(v.summary(f, ep)))
+	title := v.styles.Title.Render("Lanes: " + v.names[ep])
 	rows := v.rowsOf(ep, f.now)
 	if len(rows) == 0 {
+		fmt.Fprintf(&b, "%s  %s\n", title, v.styles.Muted.Render(v.summary(f, ep)))
 		msg := "no agent session here: --sessions FILE replays one per lane (-n)"
 		if len(v.eps[ep].lanes) > 0 {
 			msg = "no turn in the last minute"
@@ -49,7 +50,12 @@ func (v *lanesView) Render(f *frame) string {
 	if at := slices.IndexFunc(rows, func(r laneRowRef) bool { return cur != nil && r.l == curLane && r.row == cur.row }); at >= budget {
 		first = at - budget + 1
 	}
-	for _, r := range rows[first:min(first+budget, len(rows))] {
+	last := min(first+budget, len(rows))
+	if first > 0 || last < len(rows) { // the rows that fit, the shown turn's among them
+		title += v.styles.Muted.Render(fmt.Sprintf(" rows %d–%d of %d", first+1, last, len(rows)))
+	}
+	fmt.Fprintf(&b, "%s  %s\n", title, v.styles.Muted.Render(v.summary(f, ep)))
+	for _, r := range rows[first:last] {
 		mark := "  "
 		if cur != nil && r.l == curLane && r.row == cur.row {
 			mark = "▸ "
