@@ -121,3 +121,43 @@ func TestLaneLayoutSubAgents(t *testing.T) {
 		t.Errorf("no fork and join of sub-agent 5 in %v %v", links.xs, links.ys)
 	}
 }
+
+// A turn misses its TTFT objective, and is drawn in the error colour, by the run's
+// --ttft-from: first token at 50 ms and first answer at 300 ms meet a 100 ms objective under
+// first-token and miss it under first-answer; the thin part ends at the instant it names.
+func TestLanesTTFTFrom(t *testing.T) {
+	cfg := []config.Endpoint{{Name: "a", Model: "m", SLO: config.SLO{TTFT: 100 * time.Millisecond}}}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := sample.Sample{Endpoint: "a", Model: "m", Start: t0, FirstEvent: 50 * time.Millisecond, FirstToken: 50 * time.Millisecond,
+		FirstAnswer: 300 * time.Millisecond, LastToken: 600 * time.Millisecond, End: 600 * time.Millisecond,
+		Outcome: sample.OutcomeOK, Tokens: 20, CachedTokens: -1,
+		Chunks:  []sample.Chunk{{At: 50 * time.Millisecond, Reasoning: 4}, {At: 300 * time.Millisecond, Content: 4}, {At: 600 * time.Millisecond, Content: 4}},
+		Session: &workload.SessionTurn{ID: 1, Root: 1, Lane: 1, Turn: 1}}
+	for _, c := range []struct {
+		from   sample.TTFTFrom
+		failed bool
+		thinTo float64
+	}{{sample.TTFTFirstToken, false, 0.05}, {sample.TTFTFirstAnswer, true, 0.3}} {
+		col := NewCollector(cfg)
+		col.SetTTFTFrom(c.from)
+		cp := s
+		col.Add(&cp)
+		ch := laneChart(endpointRef{name: "a", series: col.eps[0]}, t0.UnixNano())
+		var failed bool
+		for _, l := range ch.layers {
+			failed = failed || l.failed
+		}
+		if failed != c.failed {
+			t.Errorf("%s: drawn failed %v, want %v", c.from, failed, c.failed)
+		}
+		// Without the objective, the thin part (wait) ends at the first token it names.
+		col = NewCollector([]config.Endpoint{{Name: "a", Model: "m"}})
+		col.SetTTFTFrom(c.from)
+		cp = s
+		col.Add(&cp)
+		ch = laneChart(endpointRef{name: "a", series: col.eps[0]}, t0.UnixNano())
+		if w := ch.layers[0]; w.width != 1.5 || !near(w.xs[1], c.thinTo) {
+			t.Errorf("%s: the thin part %+v, want it to end at %v s", c.from, w, c.thinTo)
+		}
+	}
+}
