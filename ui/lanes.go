@@ -80,7 +80,10 @@ func (v *lanesView) Live() bool { return v.seen && !v.stopped }
 func (v *lanesView) Stop()      { v.stopped = true }
 
 func (v *lanesView) Info() string {
-	if v.selOn {
+	switch {
+	case !v.seen:
+		return ""
+	case v.selOn:
 		return "turn selected · esc: follow the last"
 	}
 	return "following the last turn · ←/→: select"
