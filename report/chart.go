@@ -94,6 +94,7 @@ type layer struct {
 	labels []string  // optional text beside each point
 	width  float64   // drawSegments: the line's width in points
 	failed bool      // drawSegments: in the error colour instead of the endpoint's
+	dashed bool      // drawSegments: dashed
 }
 
 // refLine is a horizontal guide (the p50/p90/p99 levels of a CDF).

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"tokscope/sample"
 
@@ -17,8 +18,9 @@ import (
 
 // Agent sessions (--sessions): the lanes of each endpoint over the run, as the live view
 // would draw them. One row per lane (a loop of -n), time left to right; each turn a bar from
-// its t0 to its end, thin until its first token (wait and prefill, to the instant of
-// --ttft-from) and thick after (decode); each sub-agent on a row of its own under its lane
+// its t0 to its end, dashed while it waits in the server's queue where the server reports
+// it (vLLM), thin until its first token (wait and prefill, to the instant of --ttft-from) and
+// thick after (decode); each sub-agent on a row of its own under its lane
 // (the first row no other sub-agent of the lane holds from its first turn's start to its last
 // turn's end, so sub-agents running at once are on rows of their own, and a row is free again
 // once its sub-agent ended), tied to its parent's row by a thin line down at its fork and up
@@ -31,6 +33,7 @@ type laneTurn struct {
 	lane, depth int    // lane from 1; 0 outside sessions
 	ctx, parent uint64 // its context (workload.SessionTurn.ID) and the one that started it
 	first       int64  // Unix ns of its first token (--ttft-from); 0 when none came
+	queued      int64  // Unix ns of the end of the server's queue, where it reports one; else 0
 }
 
 func laneTurnOf(s *sample.Sample, f sample.TTFTFrom) laneTurn {
@@ -40,6 +43,9 @@ func laneTurnOf(s *sample.Sample, f sample.TTFTFrom) laneTurn {
 	t := laneTurn{lane: s.Session.Lane, depth: s.Session.Depth, ctx: s.Session.ID, parent: s.Session.Parent}
 	if d, ok := f.TTFT(s); ok {
 		t.first = s.Start.Add(d).UnixNano()
+	}
+	if srv := s.Server; srv != nil && srv.QueueMs >= 0 { // from the request's sending
+		t.queued = s.Start.Add(max(s.Wrote, 0) + time.Duration(float64(srv.QueueMs)*float64(time.Millisecond))).UnixNano()
 	}
 	return t
 }
@@ -58,6 +64,9 @@ func addSegments(p *plot.Plot, l *layer, col color.NRGBA) error {
 			return err
 		}
 		ln.Color, ln.Width = col, vg.Points(l.width)
+		if l.dashed {
+			ln.Dashes = []vg.Length{vg.Points(2), vg.Points(1.5)}
+		}
 		p.Add(ln)
 	}
 	return nil
@@ -152,13 +161,14 @@ func laneLayout(reqs []request) (map[uint64]*laneCtx, []plot.Tick) {
 func laneChart(ep endpointRef, first int64) *chart {
 	c := &chart{id: "lanes-" + strconv.Itoa(ep.idx), title: ep.name + ": lanes", xLabel: "time since start (s)",
 		yLabel: "lane", xFromZero: true,
-		note: "One row per lane (-n); each turn from t0 to its end, thin until its first token, thick while it decodes; " +
+		note: "One row per lane (-n); each turn from t0 to its end, dashed while in the server's queue (where the server reports it), thin until its first token, thick while it decodes; " +
 			"each sub-agent on a row of its own under its lane, a thin line down from its parent's row at its fork and back up at its join; " +
 			"blanks are tool and think time; failed turns and turns that missed the objectives in red."}
 	wait := layer{ep: ep.idx, kind: drawSegments, width: 1.5}
 	decode := layer{ep: ep.idx, kind: drawSegments, width: 5}
 	failed := layer{ep: ep.idx, kind: drawSegments, width: 5, failed: true}
 	links := layer{ep: ep.idx, kind: drawSegments, width: 0.5}
+	queue := layer{ep: ep.idx, kind: drawSegments, width: 0.75, dashed: true}
 	sec := func(ns int64) float64 { return float64(ns-first) / 1e9 }
 	ctxs, ticks := laneLayout(ep.series.requests)
 	for _, r := range ep.series.requests {
@@ -171,7 +181,12 @@ func laneChart(ep endpointRef, first int64) *chart {
 		case r.outcome != sample.OutcomeOK || r.sloCounted && !r.sloGood:
 			failed.xs, failed.ys = append(failed.xs, sec(r.start), sec(r.end)), append(failed.ys, y, y)
 		case t.first > 0:
-			wait.xs, wait.ys = append(wait.xs, sec(r.start), sec(t.first)), append(wait.ys, y, y)
+			from := r.start
+			if t.queued > r.start && t.queued < t.first {
+				queue.xs, queue.ys = append(queue.xs, sec(r.start), sec(t.queued)), append(queue.ys, y, y)
+				from = t.queued
+			}
+			wait.xs, wait.ys = append(wait.xs, sec(from), sec(t.first)), append(wait.ys, y, y)
 			decode.xs, decode.ys = append(decode.xs, sec(t.first), sec(r.end)), append(decode.ys, y, y)
 		default:
 			wait.xs, wait.ys = append(wait.xs, sec(r.start), sec(r.end)), append(wait.ys, y, y)
@@ -189,7 +204,7 @@ func laneChart(ep endpointRef, first int64) *chart {
 		links.xs = append(links.xs, from, from, from, to, to, to)
 		links.ys = append(links.ys, py, cx.y, cx.y, cx.y, cx.y, py)
 	}
-	for _, l := range []layer{links, wait, decode, failed} {
+	for _, l := range []layer{links, queue, wait, decode, failed} {
 		if len(l.xs) > 0 {
 			c.layers = append(c.layers, l)
 		}

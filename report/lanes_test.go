@@ -161,3 +161,29 @@ func TestLanesTTFTFrom(t *testing.T) {
 		}
 	}
 }
+
+// Where the server reports its queue, a turn's bar is dashed for it before its thin part.
+func TestLanesServerQueue(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	srv := sample.NoServerTiming("vllm")
+	srv.QueueMs, srv.TTFTms = 100, 280
+	s := sample.Sample{Endpoint: "a", Model: "m", Start: t0, Wrote: 0, FirstToken: 300 * time.Millisecond, FirstAnswer: 300 * time.Millisecond,
+		LastToken: 600 * time.Millisecond, End: 600 * time.Millisecond, Outcome: sample.OutcomeOK, Tokens: 20, CachedTokens: -1, Server: &srv,
+		Chunks:  []sample.Chunk{{At: 300 * time.Millisecond, Content: 4}, {At: 600 * time.Millisecond, Content: 4}},
+		Session: &workload.SessionTurn{ID: 1, Root: 1, Lane: 1, Turn: 1}}
+	col := NewCollector([]config.Endpoint{{Name: "a", Model: "m"}})
+	col.Add(&s)
+	ch := laneChart(endpointRef{name: "a", series: col.eps[0]}, t0.UnixNano())
+	var queue, wait *layer
+	for i := range ch.layers {
+		switch l := &ch.layers[i]; {
+		case l.dashed:
+			queue = l
+		case l.width == 1.5:
+			wait = l
+		}
+	}
+	if queue == nil || wait == nil || !near(queue.xs[0], 0) || !near(queue.xs[1], 0.1) || !near(wait.xs[0], 0.1) || !near(wait.xs[1], 0.3) {
+		t.Errorf("queue %+v, wait %+v", queue, wait)
+	}
+}

@@ -30,6 +30,7 @@ type laneTurn struct {
 	ctx               uint64    // the context: workload.SessionTurn.ID
 	depth, row        int       // row 0 is the lane's own; 1… the rows of its sub-agents
 	start, first, end time.Time // first zero before (or without) a first token, end zero in flight
+	queued            time.Time // the end of the server's queue, where its response reports one; else zero
 	failed            bool      // failed, or missed the endpoint's objectives
 	text              string    // the breakdown (turnBreakdown), "" in flight
 }

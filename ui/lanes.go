@@ -13,8 +13,9 @@ import (
 )
 
 // The Lanes view (agent sessions, --sessions): one row per lane of the selected endpoint
-// (a loop of -n), time flowing left to right up to now; each turn from its t0 to its first
-// token (under --ttft-from) in ░ (wait and prefill), then to its end in █ (decode), a turn in
+// (a loop of -n), time flowing left to right up to now; each turn in ▁ while in the server's
+// queue where the server reports it, from then (or its t0) to its first token (under
+// --ttft-from) in ░ (wait and prefill), then to its end in █ (decode), a turn in
 // flight up to now, a failed turn, or one that missed the endpoint's objectives, in the error
 // colour (× without colour); each sub-agent on a row of its own under its lane (lanerows.go)
 // from its fork ╭ to its join ╯, ─ between its turns; blanks on a lane's row are tool and
@@ -167,6 +168,10 @@ func (v *lanesView) done(e *sample.Done) {
 	t.first = time.Time{}
 	if d, ok := v.ttftFrom.TTFT(s); ok {
 		t.first = s.Start.Add(d)
+	}
+	t.queued = time.Time{}
+	if srv := s.Server; srv != nil && srv.QueueMs >= 0 { // from the request's sending
+		t.queued = s.Start.Add(max(s.Wrote, 0) + time.Duration(float64(srv.QueueMs)*float64(time.Millisecond)))
 	}
 	t.text = turnBreakdown(s, v.ttftFrom, t.failed && s.Outcome == sample.OutcomeOK)
 	l.finish(t, s.Start.Add(max(s.End, 0)), flew)

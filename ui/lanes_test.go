@@ -430,3 +430,20 @@ func TestLanesRowsScroll(t *testing.T) {
 		t.Errorf("lane 1 selected:\n%s", out)
 	}
 }
+
+// Where the server reports its queue (vLLM's queue_ms), a turn's wait in it is drawn ▁ before
+// its prefill ░.
+func TestLanesServerQueue(t *testing.T) {
+	f := newLanesFixture(t, sample.TTFTFirstToken)
+	d := f.turn(1, 1, 1, 0, 0, 10, 15, 20, true)
+	srv := sample.NoServerTiming("vllm")
+	srv.QueueMs, srv.TTFTms = 3000, 4900
+	d.Sample.Server = &srv
+	f.observe(d)
+	if row, _ := f.row("  1"); string(row[9:22]) != " ▁▁▁░░██████ " {
+		t.Errorf("a turn queued 3 s: %q", string(row[9:22]))
+	}
+	if out := f.detail(); !strings.Contains(out, "server: queue 3000.0 · prefill 1900.0") {
+		t.Errorf("breakdown: %s", out)
+	}
+}

@@ -86,7 +86,8 @@ func (v *lanesView) Render(f *frame) string {
 const (
 	cellBlank = iota
 	cellSpan  // a sub-agent between its turns, its fork and its join
-	cellWait  // t0 to the first token
+	cellQueue // the server's queue, where it reports one
+	cellWait  // t0 (or the queue's end) to the first token
 	cellDecode
 	cellFailed
 )
@@ -137,6 +138,8 @@ func (v *lanesView) drawRow(r laneRowRef, cur *laneTurn, width int, col func(tim
 				put(c, v.failedGlyph(c >= col(first)), cellFailed)
 			case c >= col(first):
 				put(c, '█', cellDecode)
+			case !t.queued.IsZero() && c < col(t.queued):
+				put(c, '▁', cellQueue)
 			default:
 				put(c, '░', cellWait)
 			}
@@ -164,6 +167,8 @@ func (v *lanesView) paint(cells []rune, kind []int, sel []bool) string {
 		switch kind[i] {
 		case cellSpan:
 			st = v.styles.Faint
+		case cellQueue:
+			st = v.styles.Warn
 		case cellWait:
 			st = v.styles.SparkTTFT
 		case cellDecode:
@@ -257,7 +262,7 @@ func (v *lanesView) summary(f *frame, ep int) string {
 		}
 		return fmt.Sprintf("%.1f%%", *p*100)
 	}
-	return fmt.Sprintf("cache hit ideal %s  served %s  ·  %d sessions done, %d turns  ·  ░ to first token  █ decode  blank, ─: tool time  ╭╯ fork, join",
+	return fmt.Sprintf("cache hit ideal %s  served %s  ·  %d sessions done, %d turns  ·  ▁ server queue  ░ to first token  █ decode  blank, ─: tool time  ╭╯ fork, join",
 		pct(s.IdealHitRate), pct(s.ServedHitRate), s.Completed, s.Turns)
 }
 
