@@ -90,16 +90,13 @@ func (v *lanesView) Info() string {
 	return "following the last turn · ←/→: select"
 }
 
-// The footer's keys, as this view uses them.
-var (
-	lanesTurnKeys = key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "turn"))
-	lanesRowKeys  = key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "row"))
-	lanesFollow   = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "follow"))
-)
-
+// ShortHelp names the arrows and Esc as this view uses them.
 func (v *lanesView) ShortHelp() []key.Binding {
 	k := v.keys
-	return []key.Binding{k.Help, k.NextView, lanesTurnKeys, lanesRowKeys, lanesFollow, k.Pause, k.Quit}
+	turn := key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "turn"))
+	row := key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "row"))
+	follow := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "follow"))
+	return []key.Binding{k.Help, k.NextView, turn, row, follow, k.Pause, k.Quit}
 }
 
 // Observe takes every request's Started and Done (the in-flight strip) and the session
