@@ -17,6 +17,7 @@ var importLayers = [][]string{
 	{"stats", "fanout"},
 	{"metric"},
 	{"probe", "servermetrics"},
+	{"apiwire"},
 	{"sample"},
 	{"workload"},
 	{"config", "sim"},

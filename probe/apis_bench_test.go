@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tokscope/apiwire"
 	"tokscope/sample"
 
 	"tokscope/config"
@@ -73,7 +74,7 @@ func BenchmarkAPIChunkOverhead(b *testing.B) {
 			API: api, Timeout: time.Minute, Stall: time.Minute}
 		b.Run(api+"/bare", func(b *testing.B) {
 			hc := &http.Client{Transport: memStream{body}}
-			url := apiOf(ep).url(ep.BaseURL)
+			url := apiwire.Of(ep).URL(ep.BaseURL)
 			perChunk(b, chunks, func() {
 				resp, err := hc.Post(url, "application/json", strings.NewReader(`{"model":"m","stream":true}`))
 				if err != nil {
@@ -86,7 +87,7 @@ func BenchmarkAPIChunkOverhead(b *testing.B) {
 					if err != nil {
 						break
 					}
-					if bytes.HasPrefix(line, dataPrefix) || line[0] == '{' {
+					if bytes.HasPrefix(line, []byte("data:")) || line[0] == '{' {
 						n++
 					}
 				}

@@ -16,10 +16,13 @@ import (
 	"tokscope/config"
 )
 
-// Real streams of llama-server b10470 and Ollama 0.17.4 (testdata/captures, copied from
-// ../shared/fixtures/servers) replayed over loopback one event every captureGap: the decoded
-// events, instants, tokens, usage, finish and text must be exactly what the capture holds.
+// Real streams of llama-server b10470 and Ollama 0.17.4 (the wire's own record, kept beside
+// its decoders in apiwire/testdata/captures, copied from ../shared/fixtures/servers) replayed
+// over loopback one event every captureGap: the decoded events, instants, tokens, usage,
+// finish and text must be exactly what the capture holds.
 const captureGap = 5 * time.Millisecond
+
+var captureDir = filepath.Join("..", "apiwire", "testdata", "captures")
 
 type captureCase struct {
 	file, api, path     string
@@ -48,7 +51,7 @@ func captureCases() []captureCase {
 // their blank line), or NDJSON lines.
 func captureEvents(t testing.TB, file string) []event {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "captures", file))
+	b, err := os.ReadFile(filepath.Join(captureDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +131,7 @@ func TestCaptureReplay(t *testing.T) {
 // readCapture parses a whole HTTP response capture: status, headers, body.
 func readCapture(t *testing.T, file string) script {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "captures", file))
+	b, err := os.ReadFile(filepath.Join(captureDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package probe
 import (
 	"bytes"
 	"fmt"
+
+	"tokscope/apiwire"
 )
 
 // Bounds on what is read of one response, so that a hostile or broken endpoint (an endless
@@ -11,9 +13,8 @@ import (
 const (
 	// maxErrorBody: what is read of a non-2xx body; its message is classified from that.
 	maxErrorBody = 64 << 10
-	// maxSSELine: one line of a stream (one SSE event). The longest real ones are a few KiB
-	// (a chunk with top_logprobs); a 200 that is not SSE at all reads as one line.
-	maxSSELine = 4 << 20
+	// maxSSELine: one line of a stream (one SSE event): apiwire.MaxLine, the line reader's.
+	maxSSELine = apiwire.MaxLine
 	// responseBase and responsePerToken bound a whole streamed answer: responseBase +
 	// max_tokens × responsePerToken. A token costs 150–400 bytes of SSE JSON (2–4 KiB with
 	// top_logprobs); the base leaves room for a long reasoning phase that some providers keep
@@ -30,11 +31,6 @@ func responseLimit(maxTokens int) int64 {
 	}
 	return responseBase + int64(maxTokens)*responsePerToken
 }
-
-// boundError is a read bound that stopped reading a stream (classified stream_error).
-type boundError struct{ what string }
-
-func (e *boundError) Error() string { return e.what + ": stopped reading" }
 
 // bound counts what is read of a body and stops it at its limits.
 type bound struct {
@@ -69,9 +65,9 @@ func (b *bound) take(p []byte) (int, error) {
 	}
 	switch {
 	case b.line > maxSSELine:
-		return n, &boundError{fmt.Sprintf("an SSE line longer than %d MiB", maxSSELine>>20)}
+		return n, apiwire.ErrLineTooLong()
 	case b.limit > 0 && b.read > b.limit:
-		return n, &boundError{fmt.Sprintf("the answer passed %d MiB (the bound for max_tokens %d) without ending",
+		return n, &apiwire.BoundError{What: fmt.Sprintf("the answer passed %d MiB (the bound for max_tokens %d) without ending",
 			b.limit>>20, b.maxTokens)}
 	}
 	return n, nil

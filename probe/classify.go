@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -18,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"tokscope/apiwire"
 	"tokscope/sample"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -251,53 +251,13 @@ func bodyText(body []byte) string {
 	case len(body) == 0:
 		return ""
 	case body[0] == '{':
-		if t := jsonErrorText(body); t != "" {
+		if t := apiwire.ErrorText(body); t != "" {
 			return t
 		}
 	case body[0] == '<':
 		return htmlText(string(body))
 	}
 	return string(body)
-}
-
-// jsonErrorText finds the message in the error shapes bodyText lists; "" when none applies.
-func jsonErrorText(body []byte) string {
-	var doc struct {
-		Error   json.RawMessage `json:"error"`
-		Message json.RawMessage `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(body, &doc) != nil {
-		return ""
-	}
-	if len(doc.Error) > 0 && string(doc.Error) != "null" {
-		var e wireError
-		if e.UnmarshalJSON(doc.Error) == nil && e.Message != "" {
-			return e.text()
-		}
-	}
-	if m := rawText(doc.Message); m != "" {
-		e := wireError{Message: m, Code: rawText(doc.Code), Type: doc.Type}
-		return e.text()
-	}
-	if len(doc.Detail) > 0 {
-		var items []struct {
-			Msg string `json:"msg"`
-		}
-		if json.Unmarshal(doc.Detail, &items) == nil {
-			var msgs []string
-			for _, it := range items {
-				if it.Msg != "" {
-					msgs = append(msgs, it.Msg)
-				}
-			}
-			return strings.Join(msgs, "; ")
-		}
-		return rawText(doc.Detail)
-	}
-	return ""
 }
 
 // htmlText is an HTML page's title, else its visible text: scripts, styles, comments and

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tokscope/apiwire"
 	"tokscope/sample"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -33,6 +34,10 @@ import (
 // this one.
 const maxIdlePerHost = 1 << 16
 
+// resolver resolves endpoint host names. Tests replace it so that a DNS failure can be
+// provoked without a query ever leaving the machine.
+var resolver = net.DefaultResolver
+
 // Sentinel causes for the request context, so the end of a request can be classified by
 // what cancelled it rather than by the text of a transport error.
 var (
@@ -40,10 +45,6 @@ var (
 	errDeadline = errors.New("request deadline exceeded")
 	errDrain    = errors.New("body not ended after [DONE]")
 )
-
-// resolver resolves endpoint host names. Tests replace it so that a DNS failure can be
-// provoked without a query ever leaving the machine.
-var resolver = net.DefaultResolver
 
 // Client sends streamed chat completions to one endpoint and turns each into a Sample.
 // It is safe for concurrent use; all requests share one connection pool.
@@ -54,7 +55,7 @@ type Client struct {
 	fresh         http.RoundTripper // a new connection per request, closed after it (conn.go)
 	conns         *connWatch        // learns whether the server closes every connection
 	maxCompletion bool              // the model rejects max_tokens (o-series, gpt-5): send max_completion_tokens
-	wire          wireAPI           // the endpoint's API (apis.go)
+	wire          apiwire.API       // the endpoint's API
 	doer          *doer             // the one send path of every API
 	perChunk      perChunkLearner   // the endpoint's tokens per chunk, for live counts (progress.go)
 	vllm          atomic.Bool       // the server is known to be vLLM (serverkind.go)
@@ -97,7 +98,7 @@ func newClientOver(ep config.Endpoint, tr, fresh http.RoundTripper, watch *connW
 		&http.Client{Transport: fresh, CheckRedirect: checkRedirect}, watch)
 	cfg.HTTPClient = dr
 	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, conns: watch,
-		wire: apiOf(ep), doer: dr}
+		wire: apiwire.Of(ep), doer: dr}
 	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
 	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
 	c.vllm.Store(ep.KnownVLLM)
@@ -164,7 +165,7 @@ func (c *Client) request(w workload.Request) openai.ChatCompletionRequest {
 			req.Messages[i] = openai.ChatCompletionMessage{Role: m.Role, MultiContent: parts}
 		}
 		req.Messages[i].ToolCallID = m.ToolCallID
-		for _, tc := range m.ToolCalls { // agent sessions' tool calls (sessions_wire.go)
+		for _, tc := range m.ToolCalls { // agent sessions' tool calls (apiwire/tools.go has the other APIs')
 			req.Messages[i].ToolCalls = append(req.Messages[i].ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 		}
@@ -212,14 +213,14 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 	}()
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	x := &exchange{fields: withMetricsAsk(requestFields(w, c.ep, c.wire), c.vllm.Load(), c.wire), maxTokens: w.MaxTokens}
+	x := &exchange{fields: withMetricsAsk(apiwire.RequestFields(w, c.ep, c.wire), c.vllm.Load(), c.wire), maxTokens: w.MaxTokens}
 	x.reset()
 	reqCtx = httptrace.WithClientTrace(reqCtx, x.trace())
 	reqCtx = context.WithValue(reqCtx, exchangeKey{}, x)
 
 	var d decoder
 	d.init(&s, live.Delta, w.MaxTokens)
-	d.api, d.onProgress, d.perChunk = c.wire, live.Progress, c.perChunk.get()
+	d.wire.API, d.onProgress, d.perChunk = c.wire, live.Progress, c.perChunk.get()
 
 	t0 := time.Now()
 	x.t0, s.Start, d.t0 = t0, t0, t0
@@ -238,7 +239,7 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 		s.Clock = x.headersClock().clock()
 		return s
 	}
-	defer stream.close()
+	defer stream.Close()
 	clocks := x.headersClock()
 	readErr, unparsed := read(stream, &d, lim, t0, x.kc.Load(), &clocks)
 	c.ended(ctx, reqCtx, &s, &d, x, t0, readErr, unparsed, lim)
@@ -292,7 +293,7 @@ func (l *limits) stop() {
 // has its receive time (kstamp.go), else when recv returned; clocks counts which.
 func read(stream eventStream, d *decoder, lim *limits, t0 time.Time, kc *kstamp.Conn, clocks *clockTally) (readErr error, unparsed bool) {
 	for {
-		raw, err := stream.recv()
+		raw, err := stream.Recv()
 		at, kernel := kc.Since(t0) // before decoding: the decoder's cost is ours, not the server's
 		if err != nil {
 			return err, errors.Is(err, errUnparsed)
@@ -303,7 +304,7 @@ func read(stream eventStream, d *decoder, lim *limits, t0 time.Time, kc *kstamp.
 			lim.stall.Reset(lim.every)
 		}
 		if stop {
-			if d.ended && d.streamErr == "" {
+			if d.wire.Ended() && d.streamErr == "" {
 				return io.EOF, false // the API's last event: drain the body like after [DONE]
 			}
 			return nil, false
@@ -349,24 +350,24 @@ func (c *Client) ended(ctx, reqCtx context.Context, s *sample.Sample, d *decoder
 // open sends the request and returns its event stream: chat through go-openai, the other APIs
 // through the same doer (one send path: extra_body, headers, key, retries, status).
 func (c *Client) open(ctx context.Context, w workload.Request) (eventStream, error) {
-	if c.wire == apiChat {
+	if c.wire == apiwire.Chat {
 		stream, err := c.api.CreateChatCompletionStream(ctx, c.request(w))
 		if err != nil {
 			return nil, err
 		}
 		return chatStream{stream}, nil
 	}
-	body, err := c.wire.encode(c.ep.Model, w)
+	body, err := c.wire.Encode(c.ep.Model, w)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.wire.url(c.ep.BaseURL), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.wire.URL(c.ep.BaseURL), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	if c.wire.ndjson() {
+	if c.wire.NDJSON() {
 		req.Header.Set("Accept", "application/x-ndjson")
 	}
 	resp, err := c.doer.Do(req)
@@ -378,7 +379,7 @@ func (c *Client) open(ctx context.Context, w workload.Request) (eventStream, err
 		_ = resp.Body.Close()
 		return nil, &statusError{status: resp.StatusCode, text: resp.Status, body: b}
 	}
-	return newLineStream(resp.Body, c.wire.ndjson()), nil
+	return apiwire.NewLineStream(resp.Body, c.wire.NDJSON()), nil
 }
 
 // drainLimit bounds the wait for the end of a body after [DONE].
@@ -413,7 +414,7 @@ func (c *Client) outcome(ended ctxEnd, s *sample.Sample, d *decoder, x *exchange
 		}
 	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, io.ErrUnexpectedEOF) {
-		var bound *boundError
+		var bound *apiwire.BoundError
 		if errors.As(readErr, &bound) && d.finishReason == "" {
 			s.Outcome, s.ErrorKind, s.ErrorMessage = sample.OutcomeError, sample.ErrStreamError, bound.Error()
 			return
@@ -435,12 +436,12 @@ func (c *Client) outcome(ended ctxEnd, s *sample.Sample, d *decoder, x *exchange
 		s.Outcome = sample.OutcomeOK
 		return
 	}
-	if len(s.Chunks) == 0 && !isEventStream(x.header) && !(c.wire.ndjson() && isNDJSON(x.header)) {
+	if len(s.Chunks) == 0 && !isEventStream(x.header) && !(c.wire.NDJSON() && isNDJSON(x.header)) {
 		// A server that ignores stream:true answers one JSON document; nothing can be timed per
 		// token, so this is an error of the endpoint's setup, not a cut stream.
 		s.Outcome, s.ErrorKind = sample.OutcomeError, sample.ErrStreamError
 		s.ErrorMessage = "no SSE data: the server answered " + contentType(x.header) + " (ignored stream:true?)"
-		if c.wire.ndjson() {
+		if c.wire.NDJSON() {
 			s.ErrorMessage = "no NDJSON data: the server answered " + contentType(x.header)
 		}
 		if t := x.tail.text(); t != "" {
@@ -449,8 +450,8 @@ func (c *Client) outcome(ended ctxEnd, s *sample.Sample, d *decoder, x *exchange
 		return
 	}
 	s.Outcome = sample.OutcomeTruncated
-	if d.badChunk != "" {
-		s.ErrorMessage = "stream ended without finish_reason; undecodable chunk: " + d.badChunk
+	if bad := d.wire.BadChunk(); bad != "" {
+		s.ErrorMessage = "stream ended without finish_reason; undecodable chunk: " + bad
 	} else {
 		s.ErrorMessage = "stream ended without finish_reason"
 	}
@@ -615,7 +616,7 @@ func (x *exchange) fill(s *sample.Sample) {
 
 func newSample(ep config.Endpoint) sample.Sample {
 	return sample.Sample{
-		Endpoint: ep.Name, Model: ep.Model, API: apiOf(ep).String(),
+		Endpoint: ep.Name, Model: ep.Model, API: apiwire.Of(ep).String(),
 		DNS: sample.Absent, Connect: sample.Absent, TLS: sample.Absent,
 		Wrote: sample.Absent, Headers: sample.Absent, FirstEvent: sample.Absent, FirstToken: sample.Absent,
 		FirstAnswer: sample.Absent, LastToken: sample.Absent, End: sample.Absent,

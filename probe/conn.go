@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"tokscope/apiwire"
 )
 
 // Connections. Two habits of real servers make kept-alive connections fail or cost:
@@ -32,7 +34,8 @@ const closesEvidence = 3
 // count as "closed after the response" rather than an idle timeout.
 const closeRightAfter = 250 * time.Millisecond
 
-// monoEpoch anchors the monotonic instants connections keep as plain integers.
+// monoEpoch anchors the monotonic instants connections keep as plain integers. Set once when
+// the package is initialised and never written after: read-only state, not a switch.
 var monoEpoch = time.Now()
 
 func monoNow() int64 { return int64(time.Since(monoEpoch)) }
@@ -141,7 +144,7 @@ func (c *Client) WarmConns(ctx context.Context, n int) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, warmConnLimit)
 	defer cancel()
-	url := c.wire.modelsURL(c.ep.BaseURL)
+	url := c.wire.ModelsURL(c.ep.BaseURL)
 	var opened atomic.Int64
 	var answered sync.WaitGroup
 	answered.Add(n)
@@ -187,7 +190,7 @@ func (c *Client) warmOne(ctx context.Context, url string, opened *atomic.Int64, 
 	for k, v := range c.ep.HeaderValues() {
 		req.Header.Set(k, v)
 	}
-	setAuth(req.Header, c.ep, c.wire)
+	apiwire.SetAuth(req.Header, c.ep, c.wire)
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"tokscope/apiwire"
 	"tokscope/config"
 	"tokscope/redact"
 )
@@ -27,11 +28,11 @@ type doer struct {
 	conns *connWatch
 	ep    config.Endpoint
 	extra map[string]json.RawMessage // ExtraBody, marshalled once; nil when there is none
-	api   wireAPI
+	api   apiwire.API
 }
 
 func newDoer(ep config.Endpoint, hc, fresh *http.Client, conns *connWatch) *doer {
-	d := &doer{hc: hc, fresh: fresh, conns: conns, ep: ep, api: apiOf(ep)}
+	d := &doer{hc: hc, fresh: fresh, conns: conns, ep: ep, api: apiwire.Of(ep)}
 	if len(ep.ExtraBody) == 0 {
 		return d // the body already carries stream_options.include_usage where the API has it
 	}
@@ -46,7 +47,7 @@ func newDoer(ep config.Endpoint, hc, fresh *http.Client, conns *connWatch) *doer
 		}
 		d.extra[k] = b
 	}
-	if !d.api.usageOption() {
+	if !d.api.UsageOption() {
 		return d // no stream_options: Anthropic's and the Responses API refuse unknown fields
 	}
 	opts := map[string]any{}
@@ -74,7 +75,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	for k, v := range d.ep.HeaderValues() {
 		req.Header.Set(k, v)
 	}
-	setAuth(req.Header, d.ep, d.api)
+	apiwire.SetAuth(req.Header, d.ep, d.api)
 	if x != nil {
 		x.sent = true
 	}
@@ -204,10 +205,10 @@ func (t *tailBody) errorText() string {
 			continue
 		}
 		var ev struct {
-			Error *wireError `json:"error"`
+			Error *apiwire.Error `json:"error"`
 		}
 		if json.Unmarshal(line, &ev) == nil && ev.Error != nil {
-			return ev.Error.text()
+			return ev.Error.Text()
 		}
 		return clip(string(line), tailKeep)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 
+	"tokscope/apiwire"
 	"tokscope/sample"
 )
 
@@ -28,8 +29,8 @@ func (r *Runner) MarkVLLM(ep sample.EndpointIndex) {
 
 // withMetricsAsk adds "include_metrics": true to a request's own fields when its server is
 // known to be vLLM and the API is one vLLM reports metrics on (chat, completions).
-func withMetricsAsk(fields map[string]json.RawMessage, vllm bool, a wireAPI) map[string]json.RawMessage {
-	if (a != apiChat && a != apiCompletions) || !vllm {
+func withMetricsAsk(fields map[string]json.RawMessage, vllm bool, a apiwire.API) map[string]json.RawMessage {
+	if (a != apiwire.Chat && a != apiwire.Completions) || !vllm {
 		return fields
 	}
 	out := make(map[string]json.RawMessage, len(fields)+1)

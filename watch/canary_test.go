@@ -12,10 +12,10 @@ import (
 )
 
 // TestCanaryBesideTheServersClock: the canary asks the server's first model, streams the
-// real llama.cpp b10470 capture (probe/testdata/captures) and returns the client's figures
+// real llama.cpp b10470 capture (apiwire/testdata/captures) and returns the client's figures
 // beside the server's own timings of that request.
 func TestCanaryBesideTheServersClock(t *testing.T) {
-	sse, err := os.ReadFile(filepath.Join("..", "probe", "testdata", "captures", "llamacpp-b10470", "chat-completions.sse"))
+	sse, err := os.ReadFile(filepath.Join("..", "apiwire", "testdata", "captures", "llamacpp-b10470", "chat-completions.sse"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package probe
+package apiwire
 
 import (
 	"encoding/json"

@@ -1,152 +1,37 @@
 package probe
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"tokscope/apiwire"
 	"tokscope/sample"
 
 	"tokscope/workload"
 )
 
-// wireChunk is a tolerant view of one chat.completion.chunk: it reads the fields every
-// OpenAI-compatible server agrees on plus the ones go-openai drops (delta.reasoning, the
-// chunk-level error of OpenRouter). A field of an unexpected type is skipped, not fatal.
-type wireChunk struct {
-	ID      firstID      `json:"id"`
-	Choices []wireChoice `json:"choices"`
-	Usage   *wireUsage   `json:"usage"`
-	Error   *wireError   `json:"error"`
-	// The server's own clock (servertiming.go): llama.cpp's on the last chunk, vLLM's when asked.
-	Timings *wireTimings `json:"timings"`
-	Metrics *wireMetrics `json:"metrics"`
-}
-
-type wireChoice struct {
-	Delta        wireDelta `json:"delta"`
-	Text         string    `json:"text"` // legacy completions: answer text
-	FinishReason string    `json:"finish_reason"`
-}
-
-type wireDelta struct {
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content"` // DeepSeek, vLLM < 0.10, SGLang
-	Reasoning        string `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
-	Refusal          string `json:"refusal"`
-}
-
-type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	Details          struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-	PromptDetails struct {
-		CachedTokens int `json:"cached_tokens"` // -1 before decoding: absent stays -1
-	} `json:"prompt_tokens_details"`
-}
-
-// firstID keeps the first non-empty id and ignores the rest without allocating: every chunk
-// repeats it, and only the first one is needed to correlate a request with the server.
-type firstID struct{ v string }
-
-func (f *firstID) UnmarshalJSON(b []byte) error {
-	if f.v == "" && len(b) > 2 && b[0] == '"' {
-		return json.Unmarshal(b, &f.v)
-	}
-	return nil
-}
-
-// wireError is an error object ({"message", "code", "type"}) or a bare string.
-type wireError struct {
-	Message, Code, Type string
-}
-
-func (e *wireError) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &e.Message)
-	}
-	var o struct {
-		Message json.RawMessage `json:"message"`
-		Code    json.RawMessage `json:"code"`
-		Type    string          `json:"type"`
-	}
-	if err := json.Unmarshal(b, &o); err != nil {
-		e.Message = clip(string(b), tailKeep) // readable() shortens it after redact
-		return nil
-	}
-	e.Message, e.Code, e.Type = rawText(o.Message), rawText(o.Code), o.Type
-	if e.Message == "" {
-		e.Message = clip(string(b), tailKeep) // readable() shortens it after redact
-	}
-	return nil
-}
-
-// rawText renders a JSON string, number or array of strings as plain text.
-func rawText(b json.RawMessage) string {
-	if len(b) == 0 || string(b) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		return s
-	}
-	var ss []string
-	if json.Unmarshal(b, &ss) == nil {
-		return strings.Join(ss, ", ")
-	}
-	return string(b)
-}
-
-func (e *wireError) text() string {
-	msg := e.Message
-	if msg == "" {
-		msg = "error"
-	}
-	if e.Code != "" {
-		msg += " (code " + e.Code + ")"
-	} else if e.Type != "" {
-		msg += " (type " + e.Type + ")"
-	}
-	return msg
-}
-
-// decoder turns raw chunks into the Sample's chunks, instants and token counts.
+// decoder measures one stream: the events apiwire decodes become the Sample's chunks, instants
+// and token counts, its Delta and Progress events, and its N.
 type decoder struct {
 	s       *sample.Sample
 	onDelta func(sample.Delta)
 	t0      time.Time
 
-	api   wireAPI
-	w     wireChunk
-	usage wireUsage // w.Usage points here before each decode: no allocation per chunk
-	a     apiState  // the other APIs' events (apidecode.go)
-	ended bool      // the API's last event came (response.completed, message_stop, done)
-	skip  bool      // the last raw event does not count (Anthropic's ping)
-
-	// One json.Decoder for the whole stream: unlike json.Unmarshal it keeps its scanner and
-	// error-context stacks, which were most of the per-chunk allocations.
-	rd       bytes.Reader
-	dec      *json.Decoder
-	consumed int64 // bytes handed to dec so far
+	wire apiwire.Decoder // the API's events in chat's terms (set wire.API for another API)
+	skip bool            // the last raw event does not count (Anthropic's ping)
 
 	content, reasoning strings.Builder
 	tokenChunks        int
 	reasoningChunks    int
 	usageSeen          bool
-	last               wireUsage // the latest usage the server sent
-	cumulative         int       // completion_tokens at the previous usage
-	usageOnTokenChunks int       // > 1 means per-chunk (continuous) usage
+	last               apiwire.Usage // the latest usage the server sent
+	cumulative         int           // completion_tokens at the previous usage
+	usageOnTokenChunks int           // > 1 means per-chunk (continuous) usage
 
 	finishReason string
 	streamErr    string
-	badChunk     string
 
 	answerChunks int // chunks with content: bounded by overrunChunks(max_tokens)
 	maxTokens    int
@@ -186,7 +71,7 @@ func (d *decoder) init(s *sample.Sample, onDelta func(sample.Delta), maxTokens i
 // carried an error and reading further is pointless.
 func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	s := d.s
-	ok, skip := d.decodeEvent(raw)
+	ok, skip := d.wire.Decode(raw)
 	if d.skip = skip; skip {
 		return false
 	}
@@ -198,9 +83,11 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 		return false
 	}
 	if s.ResponseID == "" {
-		s.ResponseID = d.w.ID.v
+		s.ResponseID = d.wire.ID()
 	}
-	d.takeServerTiming()
+	if t := d.wire.Server(); t != nil {
+		s.Server = t // the last one wins: llama.cpp and vLLM send it once, on the last chunk
+	}
 	c := d.measure(at)
 	d.countUsage(&c)
 	s.Chunks = append(s.Chunks, c)
@@ -211,28 +98,7 @@ func (d *decoder) add(at time.Duration, raw []byte) (stop bool) {
 	if c.Content > 0 {
 		d.answerChunks++
 	}
-	return d.mustStop() || d.ended
-}
-
-// decodeChunk decodes raw into d.w, resetting what the previous chunk left there. It is false
-// when the chunk is not JSON at all (the first such chunk is kept for the error message); a
-// field of the wrong type still yields the rest of the chunk.
-func (d *decoder) decodeChunk(raw []byte) bool {
-	clear(d.w.Choices)
-	d.w.Choices = d.w.Choices[:0]
-	d.usage = wireUsage{CompletionTokens: -1} // stays -1 when the chunk has no usage
-	d.usage.PromptDetails.CachedTokens = -1
-	d.w.Usage = &d.usage
-	d.w.Error, d.w.Timings, d.w.Metrics = nil, nil, nil
-	err := d.decodeInto(raw, &d.w)
-	var typeErr *json.UnmarshalTypeError
-	if err != nil && !errors.As(err, &typeErr) {
-		if d.badChunk == "" {
-			d.badChunk = clip(string(raw), tailKeep) // readable() shortens it after redact
-		}
-		return false
-	}
-	return true
+	return d.mustStop() || d.wire.Ended()
 }
 
 // measure sizes the decoded chunk's text and updates the instants it marks (first token,
@@ -240,10 +106,11 @@ func (d *decoder) decodeChunk(raw []byte) bool {
 func (d *decoder) measure(at time.Duration) sample.Chunk {
 	s := d.s
 	c := sample.Chunk{At: at}
-	for i := range d.w.Choices {
-		ch := &d.w.Choices[i]
+	choices := d.wire.Choices()
+	for i := range choices {
+		ch := &choices[i]
 		c.Content += len(ch.Delta.Content) + len(ch.Delta.Refusal) + len(ch.Text)
-		c.Reasoning += len(reasoningText(&ch.Delta))
+		c.Reasoning += len(ch.Delta.ReasoningText())
 		if ch.FinishReason != "" {
 			d.finishReason = ch.FinishReason
 		}
@@ -267,18 +134,19 @@ func (d *decoder) measure(at time.Duration) sample.Chunk {
 // countUsage takes the chunk's usage, if any: the latest totals, and the chunk's own token
 // count when the server reports cumulative usage on token-bearing chunks.
 func (d *decoder) countUsage(c *sample.Chunk) {
-	if d.w.Usage == nil || d.usage.CompletionTokens < 0 {
+	u := d.wire.Usage()
+	if u == nil {
 		return
 	}
 	d.usageSeen = true
-	d.last = d.usage
+	d.last = *u
 	if c.TokenBearing() {
 		d.usageOnTokenChunks++
 	}
 	if d.usageOnTokenChunks > 0 {
-		c.Tokens = max(0, d.usage.CompletionTokens-d.cumulative)
+		c.Tokens = max(0, u.CompletionTokens-d.cumulative)
 	}
-	d.cumulative = d.usage.CompletionTokens
+	d.cumulative = u.CompletionTokens
 }
 
 // emitText keeps the chunk's text (for the estimate) and sends it as Delta events; the
@@ -288,14 +156,15 @@ func (d *decoder) emitText(at time.Duration) {
 	if d.usageOnTokenChunks > 1 {
 		tokens = d.s.Chunks[len(d.s.Chunks)-1].Tokens
 	}
-	for i := range d.w.Choices {
-		dl := &d.w.Choices[i].Delta
-		if r := reasoningText(dl); r != "" {
+	choices := d.wire.Choices()
+	for i := range choices {
+		dl := &choices[i].Delta
+		if r := dl.ReasoningText(); r != "" {
 			d.reasoning.WriteString(r)
 			d.emit(at, r, true, tokens)
 			tokens = 0
 		}
-		for _, t := range [3]string{dl.Content, dl.Refusal, d.w.Choices[i].Text} {
+		for _, t := range [3]string{dl.Content, dl.Refusal, choices[i].Text} {
 			if t != "" {
 				d.content.WriteString(t)
 				d.emit(at, t, false, tokens)
@@ -308,9 +177,9 @@ func (d *decoder) emitText(at time.Duration) {
 // mustStop says whether reading must end after this chunk: an error inside the stream, or a
 // server that ignores max_tokens (then streamErr says why).
 func (d *decoder) mustStop() bool {
-	switch {
-	case d.w.Error != nil:
-		d.streamErr = "error inside the stream: " + d.w.Error.text()
+	switch err := d.wire.Err(); {
+	case err != nil:
+		d.streamErr = "error inside the stream: " + err.Text()
 		return true
 	case d.finishReason == "error":
 		d.streamErr = "error inside the stream: finish_reason \"error\""
@@ -323,34 +192,6 @@ func (d *decoder) mustStop() bool {
 		return true
 	}
 	return false
-}
-
-// decodeInto decodes one chunk into v (d.w, or another API's event struct).
-func (d *decoder) decodeInto(raw []byte, v any) error {
-	if d.dec == nil {
-		d.dec = json.NewDecoder(&d.rd)
-		d.consumed = 0
-	}
-	d.rd.Reset(raw)
-	d.consumed += int64(len(raw))
-	err := d.dec.Decode(v)
-	if !tolerable(err) || d.dec.InputOffset() != d.consumed {
-		// A syntax error sticks to a Decoder and trailing bytes would prefix the next chunk:
-		// start afresh.
-		d.dec = nil
-		if err == nil {
-			err = errors.New("trailing data after the chunk's JSON")
-		}
-	}
-	return err
-}
-
-// reasoningText prefers reasoning_content: servers in transition send both with the same text.
-func reasoningText(dl *wireDelta) string {
-	if dl.ReasoningContent != "" {
-		return dl.ReasoningContent
-	}
-	return dl.Reasoning
 }
 
 func (d *decoder) emit(at time.Duration, text string, reasoning bool, tokens int) {
@@ -373,8 +214,10 @@ func (d *decoder) finalize() {
 	case d.usageSeen:
 		s.PromptTokens = d.last.PromptTokens
 		s.CachedTokens = max(d.last.PromptDetails.CachedTokens, -1)
-	case d.a.promptSeen: // Anthropic's message_start, without the message_delta
-		s.PromptTokens, s.CachedTokens = d.a.prompt, d.a.cached
+	default:
+		if prompt, cached, ok := d.wire.Prompt(); ok { // Anthropic's message_start, without the message_delta
+			s.PromptTokens, s.CachedTokens = prompt, cached
+		}
 	}
 	// Tokenizing costs ~1 µs per token: only when the server's usage does not settle it.
 	var estC, estR int

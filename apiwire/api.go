@@ -1,4 +1,4 @@
-package probe
+package apiwire
 
 import (
 	"encoding/json"
@@ -11,82 +11,84 @@ import (
 	"tokscope/workload"
 )
 
-// The wire protocols an endpoint may speak (docs/apis.md, "Wire protocols"). Chat goes through
-// go-openai; the others are built here and sent through the same doer (extra_body, headers,
-// key, status and headers handed back, dead-connection retry), and each has a decoder that
-// maps its events onto the chat decoder's fields, so that every metric keeps one definition.
-type wireAPI int
+// API is a wire protocol an endpoint may speak (docs/apis.md, "Wire protocols"). Chat's
+// requests are go-openai's (package probe builds them); the others are encoded here (Encode).
+// Every API's events are decoded here (Decoder) onto chat's fields, so that every metric keeps
+// one definition.
+type API int
 
+// The APIs, by config.Endpoint.API.
 const (
-	apiChat wireAPI = iota
-	apiCompletions
-	apiResponses
-	apiAnthropic
-	apiOllama
+	Chat API = iota
+	Completions
+	Responses
+	Anthropic
+	Ollama
 )
 
-// apiOf is an endpoint's API; "" and unknown names are chat (config validates the name).
-func apiOf(ep config.Endpoint) wireAPI {
+// Of is an endpoint's API; "" and unknown names are chat (config validates the name).
+func Of(ep config.Endpoint) API {
 	switch ep.API {
 	case config.APICompletions:
-		return apiCompletions
+		return Completions
 	case config.APIResponses:
-		return apiResponses
+		return Responses
 	case config.APIAnthropic:
-		return apiAnthropic
+		return Anthropic
 	case config.APIOllama:
-		return apiOllama
+		return Ollama
 	}
-	return apiChat
+	return Chat
 }
 
-func (a wireAPI) String() string {
+// String is the API's name in the configuration and the record (config.APIChat…).
+func (a API) String() string {
 	return [...]string{config.APIChat, config.APICompletions, config.APIResponses, config.APIAnthropic, config.APIOllama}[a]
 }
 
-// url is where a request of this API goes: base URL + the API's path. Ollama's base is the
+// URL is where a request of this API goes: base URL + the API's path. Ollama's base is the
 // server root; a base ending in /v1 (what discovery and the OpenAI-compatible API use) is
 // taken for its root.
-func (a wireAPI) url(base string) string {
+func (a API) URL(base string) string {
 	base = strings.TrimRight(base, "/")
 	switch a {
-	case apiCompletions:
+	case Completions:
 		return base + "/completions"
-	case apiResponses:
+	case Responses:
 		return base + "/responses"
-	case apiAnthropic:
+	case Anthropic:
 		return base + "/messages"
-	case apiOllama:
+	case Ollama:
 		return strings.TrimSuffix(base, "/v1") + "/api/chat"
 	}
 	return base + "/chat/completions"
 }
 
-// modelsURL lists the server's models: /models, or Ollama's /api/tags.
-func (a wireAPI) modelsURL(base string) string {
+// ModelsURL lists the server's models: /models, or Ollama's /api/tags.
+func (a API) ModelsURL(base string) string {
 	base = strings.TrimRight(base, "/")
-	if a == apiOllama {
+	if a == Ollama {
 		return strings.TrimSuffix(base, "/v1") + "/api/tags"
 	}
 	return base + "/models"
 }
 
-// ndjson: one JSON object a line (Ollama's native API) rather than SSE.
-func (a wireAPI) ndjson() bool { return a == apiOllama }
+// NDJSON: one JSON object a line (Ollama's native API) rather than SSE.
+func (a API) NDJSON() bool { return a == Ollama }
 
-// usageOption: the API has stream_options.include_usage (the doer forces it).
-func (a wireAPI) usageOption() bool { return a == apiChat || a == apiCompletions }
+// UsageOption: the API has stream_options.include_usage (probe forces it on every request).
+func (a API) UsageOption() bool { return a == Chat || a == Completions }
 
-// anthropicVersion is the API version every Anthropic Messages request names.
-const anthropicVersion = "2023-06-01"
+// AnthropicVersion is the API version every Anthropic Messages request names.
+const AnthropicVersion = "2023-06-01"
 
-// setAuth adds the endpoint's key to a request in its API's way: x-api-key and
+// SetAuth adds the endpoint's key to a request in its API's way: x-api-key and
 // anthropic-version for Anthropic, a Bearer token for the others. A header the user set
 // (headers:) wins.
-func setAuth(h http.Header, ep config.Endpoint, a wireAPI) {
-	if a == apiAnthropic {
+func SetAuth(h http.Header, ep config.Endpoint, a API) {
+	if a == Anthropic {
 		if h.Get("Anthropic-Version") == "" {
-			h.Set("Anthropic-Version", anthropicVersion)
+			h.Set("Anthropic-Version", AnthropicVersion)
 		}
 		if key := ep.APIKey(); key != "" && h.Get("X-Api-Key") == "" {
 			h.Set("X-Api-Key", key)
@@ -98,14 +100,14 @@ func setAuth(h http.Header, ep config.Endpoint, a wireAPI) {
 	}
 }
 
-// requestFields are the body fields of one request that win over the endpoint's extra_body:
+// RequestFields are the body fields of one request that win over the endpoint's extra_body:
 // ignore_eos and min_tokens for an exact output length, sent only to the APIs whose servers
 // take them (vLLM, SGLang, llama.cpp on chat and completions; Anthropic's and OpenAI's
 // Responses API refuse unknown fields, Ollama has no such option); and Ollama's options,
 // where num_predict (max_tokens) is merged into the extra_body's own options.
-func requestFields(w workload.Request, ep config.Endpoint, a wireAPI) map[string]json.RawMessage {
+func RequestFields(w workload.Request, ep config.Endpoint, a API) map[string]json.RawMessage {
 	switch {
-	case a == apiOllama:
+	case a == Ollama:
 		opts := map[string]any{}
 		if o, ok := ep.ExtraBody["options"].(map[string]any); ok {
 			maps.Copy(opts, o)
@@ -121,7 +123,7 @@ func requestFields(w workload.Request, ep config.Endpoint, a wireAPI) map[string
 			return nil
 		}
 		return map[string]json.RawMessage{"options": b}
-	case w.MinTokens <= 0 || (a != apiChat && a != apiCompletions):
+	case w.MinTokens <= 0 || (a != Chat && a != Completions):
 		return nil
 	}
 	return map[string]json.RawMessage{
@@ -130,13 +132,13 @@ func requestFields(w workload.Request, ep config.Endpoint, a wireAPI) map[string
 	}
 }
 
-// encode builds the JSON body of a request of a non-chat API (chat's is go-openai's).
-func (a wireAPI) encode(model string, w workload.Request) ([]byte, error) {
+// Encode builds the JSON body of a request of a non-chat API (chat's is go-openai's).
+func (a API) Encode(model string, w workload.Request) ([]byte, error) {
 	type limits struct {
 		MaxTokens int `json:"max_tokens,omitempty"`
 	}
 	switch a {
-	case apiCompletions:
+	case Completions:
 		return json.Marshal(struct {
 			Model  string `json:"model"`
 			Prompt string `json:"prompt"`
@@ -144,14 +146,14 @@ func (a wireAPI) encode(model string, w workload.Request) ([]byte, error) {
 			Stream        bool            `json:"stream"`
 			StreamOptions json.RawMessage `json:"stream_options"`
 		}{model, completionsPrompt(w), limits{w.MaxTokens}, true, json.RawMessage(`{"include_usage":true}`)})
-	case apiResponses:
+	case Responses:
 		return json.Marshal(struct {
 			Model           string `json:"model"`
 			Input           []any  `json:"input"`
 			MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
 			Stream          bool   `json:"stream"`
 		}{model, responsesInput(w.Messages), w.MaxTokens, true})
-	case apiAnthropic:
+	case Anthropic:
 		system, msgs := anthropicMessages(w.Messages)
 		return json.Marshal(struct {
 			Model    string     `json:"model"`

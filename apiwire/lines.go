@@ -1,46 +1,36 @@
-package probe
+package apiwire
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
-// eventStream yields a response's events one at a time: SSE data payloads, or NDJSON lines.
-// io.EOF ends it (the body's end, or chat's [DONE]); errUnparsed is go-openai's data:
-// {"error":…} it could not parse (chat only).
-type eventStream interface {
-	recv() ([]byte, error)
-	close()
+// MaxLine bounds one line of a stream (one SSE event). The longest real ones are a few KiB (a
+// chunk with top_logprobs); a 200 that is not SSE at all reads as one line.
+const MaxLine = 4 << 20
+
+// BoundError is a read bound that stopped reading a stream (probe classifies it stream_error).
+type BoundError struct{ What string }
+
+func (e *BoundError) Error() string { return e.What + ": stopped reading" }
+
+// ErrLineTooLong is the bound of one line, as the line reader and probe's body bound report it.
+func ErrLineTooLong() *BoundError {
+	return &BoundError{fmt.Sprintf("an SSE line longer than %d MiB", MaxLine>>20)}
 }
 
-var errUnparsed = errors.New("unparsed error event")
-
-// chatStream is go-openai's chat stream (RecvRaw: docs/architecture.md, pitfalls).
-type chatStream struct{ s *openai.ChatCompletionStream }
-
-func (c chatStream) recv() ([]byte, error) {
-	raw, err := c.s.RecvRaw()
-	if err == nil && raw == nil {
-		return nil, errUnparsed
-	}
-	return raw, err
-}
-
-func (c chatStream) close() { _ = c.s.Close() }
-
-// lineStream reads the other APIs' streams. The body is the doer's tailBody, which fails a line
-// longer than maxSSELine and an answer past responseLimit (bounds.go), as for chat; the line
-// buffer here is bounded the same way in case it is used over another body.
+// LineStream reads the streams of the APIs other than chat (chat's is go-openai's, in probe).
+// probe hands it a body that already fails a line longer than MaxLine and an answer past its
+// byte bound, as for chat; the line buffer here is bounded by MaxLine too, whatever the body.
 //
 // SSE: each data: line is one event, stamped when it is read, as go-openai does for chat (the
 // LLM APIs send one data line per event); event: names only the next data line; comments, id:
 // and retry: lines are skipped; data: [DONE] ends the stream. An event named ping (Anthropic's
 // keep-alive) is skipped like a comment. NDJSON: each line that is an object is one event.
-type lineStream struct {
+type LineStream struct {
 	body   io.ReadCloser
 	br     *bufio.Reader
 	long   []byte // a line longer than br's buffer, assembled
@@ -49,11 +39,13 @@ type lineStream struct {
 	err    error // sticky
 }
 
-func newLineStream(body io.ReadCloser, ndjson bool) *lineStream {
-	return &lineStream{body: body, br: bufio.NewReaderSize(body, 16<<10), ndjson: ndjson}
+// NewLineStream reads body's events: NDJSON lines when ndjson (API.NDJSON), else SSE.
+func NewLineStream(body io.ReadCloser, ndjson bool) *LineStream {
+	return &LineStream{body: body, br: bufio.NewReaderSize(body, 16<<10), ndjson: ndjson}
 }
 
-func (l *lineStream) close() { _ = l.body.Close() }
+// Close closes the body.
+func (l *LineStream) Close() { _ = l.body.Close() }
 
 var (
 	dataPrefix  = []byte("data:")
@@ -62,7 +54,9 @@ var (
 	pingEvent   = []byte("ping")
 )
 
-func (l *lineStream) recv() ([]byte, error) {
+// Recv returns the next event's payload, valid until the next call; io.EOF (or the body's own
+// error) ends the stream, and so does [DONE] (io.EOF).
+func (l *LineStream) Recv() ([]byte, error) {
 	for {
 		line, err := l.line()
 		if err != nil {
@@ -98,7 +92,7 @@ func (l *lineStream) recv() ([]byte, error) {
 }
 
 // line returns the next line without its line ending; a last line without one is a line.
-func (l *lineStream) line() ([]byte, error) {
+func (l *LineStream) line() ([]byte, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
@@ -113,8 +107,8 @@ func (l *lineStream) line() ([]byte, error) {
 			}
 			return trimEOL(frag), nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			if len(l.long)+len(frag) > maxSSELine {
-				l.err = &boundError{"an SSE line longer than 4 MiB"}
+			if len(l.long)+len(frag) > MaxLine {
+				l.err = ErrLineTooLong()
 				return nil, l.err
 			}
 			l.long = append(l.long, frag...)

@@ -1,4 +1,4 @@
-package probe
+package apiwire
 
 import (
 	"encoding/json"
@@ -75,9 +75,9 @@ func ollamaTiming(load, promptEval, eval, evalCount, promptCount int64) *sample.
 	return &t
 }
 
-// takeServerTiming keeps the server's clock the event just decoded carried, if any (the last
-// one wins: llama.cpp and vLLM send it once, on the last chunk).
-func (d *decoder) takeServerTiming() {
+// takeServerTiming keeps the server's clock the event just decoded carried, if any (llama.cpp
+// and vLLM send it once, on the last chunk; Ollama's was taken from its done line).
+func (d *Decoder) takeServerTiming() {
 	var t *sample.ServerTiming
 	switch {
 	case d.w.Timings != nil:
@@ -86,7 +86,7 @@ func (d *decoder) takeServerTiming() {
 		t = &d.w.Metrics.ServerTiming
 	}
 	if t != nil && t.Source != "" { // "": the object was not one (decodeFigures)
-		d.s.Server = t
+		d.server = t
 	}
 	d.w.Timings, d.w.Metrics = nil, nil
 }
