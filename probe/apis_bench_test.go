@@ -100,7 +100,7 @@ func BenchmarkAPIChunkOverhead(b *testing.B) {
 		b.Run(api+"/engine", func(b *testing.B) {
 			var progress int
 			perChunk(b, chunks, func() {
-				s := ask(context.Background(), newClient(ep, memStream{body}), "hi", Live{Progress: func(p *sample.Progress) { progress += p.Chunks }})
+				s := ask(context.Background(), memClient(ep, memStream{body}), "hi", Live{Progress: func(p *sample.Progress) { progress += p.Chunks }})
 				if s.Outcome != sample.OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
 					b.Fatalf("%s %s: N %d chunks %d", s.Outcome, s.ErrorMessage, s.Tokens, len(s.Chunks))
 				}

@@ -42,9 +42,9 @@ func (m memStream) RoundTrip(req *http.Request) (*http.Response, error) {
 // building, the Sample) fade next to per-chunk ones.
 const benchChunks = 2048
 
-// newClient builds a client over any RoundTripper (an in-memory one here), which also serves
+// memClient builds a client over any RoundTripper (an in-memory one here), which also serves
 // the retries.
-func newClient(ep config.Endpoint, tr http.RoundTripper) *Client {
+func memClient(ep config.Endpoint, tr http.RoundTripper) *Client {
 	return newClientOver(ep, tr, tr, nil)
 }
 
@@ -128,7 +128,7 @@ func BenchmarkChunkOverhead(b *testing.B) {
 	})
 
 	b.Run("engine", func(b *testing.B) {
-		c := newClient(ep, memStream{body})
+		c := memClient(ep, memStream{body})
 		perChunk(b, chunks, func() {
 			s := ask(context.Background(), c, "hi", Live{})
 			if s.Outcome != sample.OutcomeOK || s.Tokens != benchChunks || len(s.Chunks) != chunks {
@@ -152,25 +152,26 @@ func BenchmarkChunkOverhead(b *testing.B) {
 	WarmTokenizer()
 	b.Run("engine+progress", func(b *testing.B) {
 		var n int
-		perChunk(b, chunks, func() { live(newClient(ep, memStream{body}), &n) })
+		perChunk(b, chunks, func() { live(memClient(ep, memStream{body}), &n) })
 	})
 	b.Run("engine+progress/every-chunk/learned", func(b *testing.B) {
-		defer func(saved time.Duration) { progressEvery = saved }(progressEvery)
-		progressEvery = 0
-		c := newClient(ep, memStream{body})
+		c := memClient(ep, memStream{body})
+		c.count.every = -1                         // a Progress on every chunk
 		ask(context.Background(), c, "hi", Live{}) // learn the tokens per chunk
 		var n int
 		perChunk(b, chunks, func() { live(c, &n) })
 	})
 	b.Run("engine+progress/every-chunk/tokenizer", func(b *testing.B) {
-		defer func(saved time.Duration) { progressEvery = saved }(progressEvery)
-		progressEvery = 0
 		var n int
-		perChunk(b, chunks, func() { live(newClient(ep, memStream{body}), &n) })
+		perChunk(b, chunks, func() {
+			c := memClient(ep, memStream{body})
+			c.count.every = -1 // a Progress on every chunk
+			live(c, &n)
+		})
 	})
 
 	b.Run("engine+deltas", func(b *testing.B) {
-		c := newClient(ep, memStream{body})
+		c := memClient(ep, memStream{body})
 		var texts int
 		perChunk(b, chunks, func() {
 			ask(context.Background(), c, "hi", Live{Delta: func(d sample.Delta) { texts += len(d.Text) }})

@@ -64,17 +64,14 @@ func BenchmarkCeiling(b *testing.B) {
 		for _, clock := range []string{sample.ClockKernel, sample.ClockUser} {
 			for _, start := range []string{"ramp", "lockstep"} {
 				b.Run(strconv.Itoa(streams)+"/"+clock+"/"+start, func(b *testing.B) {
-					saved := kernelClock.Load()
-					defer kernelClock.Store(saved)
-					kernelClock.Store(clock == sample.ClockKernel)
-					ceiling(b, streams, start == "lockstep")
+					ceiling(b, streams, start == "lockstep", clock == sample.ClockKernel)
 				})
 			}
 		}
 	}
 }
 
-func ceiling(b *testing.B, streams int, lockstep bool) {
+func ceiling(b *testing.B, streams int, lockstep, kernelClock bool) {
 	const tokens = 10 // 50 ms TTFT + 9 gaps of 50 ms: half a second a request (a step more to join the clock)
 	perStream := min(max((3072+streams-1)/streams, 2), 32)
 	srv, err := sim.Start(sim.Options{TrackSends: true}, sim.Profile{
@@ -92,7 +89,8 @@ func ceiling(b *testing.B, streams int, lockstep bool) {
 	newConns, kernel, measured := 0, 0, 0
 
 	for b.Loop() {
-		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: perStream * streams, lockstep: lockstep})
+		r := NewRunner([]config.Endpoint{ep}, Options{Warmup: 1, Requests: perStream * streams, lockstep: lockstep,
+			setup: clientSetup{userClock: !kernelClock}})
 		go func() { _ = r.Run(context.Background()) }()
 		for s := range counted(r) {
 			if s.Outcome != sample.OutcomeOK {

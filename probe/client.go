@@ -34,10 +34,6 @@ import (
 // this one.
 const maxIdlePerHost = 1 << 16
 
-// resolver resolves endpoint host names. Tests replace it so that a DNS failure can be
-// provoked without a query ever leaving the machine.
-var resolver = net.DefaultResolver
-
 // Sentinel causes for the request context, so the end of a request can be classified by
 // what cancelled it rather than by the text of a transport error.
 var (
@@ -58,15 +54,32 @@ type Client struct {
 	wire          apiwire.API       // the endpoint's API
 	doer          *doer             // the one send path of every API
 	perChunk      perChunkLearner   // the endpoint's tokens per chunk, for live counts (progress.go)
+	count         tokenCounting     // how its decoders count tokens offline (progress.go)
 	vllm          atomic.Bool       // the server is known to be vLLM (serverkind.go)
 }
 
 // NewClient builds the go-openai client and HTTP transport of one endpoint. The API key is not
 // captured: it is read through ep.APIKey() for every request.
-func NewClient(ep config.Endpoint) *Client {
+func NewClient(ep config.Endpoint) *Client { return newClientWith(ep, clientSetup{}) }
+
+// clientSetup is what builds a Client besides its endpoint. The zero value is the product's;
+// tests set their own per Client (newClientWith) or per Runner (Options.setup), so that no test
+// changes what another one's clients do.
+type clientSetup struct {
+	resolver  *net.Resolver // resolves host names; nil: net.DefaultResolver
+	userClock bool          // no kernel receive timestamps: the user clock alone (kstamp.go)
+	count     tokenCounting // zero fields: the offline tokenizer, a Progress every ProgressEvery
+}
+
+func newClientWith(ep config.Endpoint, setup clientSetup) *Client {
 	watch := &connWatch{}
+	resolver := setup.resolver
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
 	// Every connection reads with the kernel's receive timestamps where it can (kstamp.go).
-	dial := stampDial((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext)
+	dial := stampDial((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver}).DialContext,
+		!setup.userClock)
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           watch.dialer(dial),
@@ -83,7 +96,9 @@ func NewClient(ep config.Endpoint) *Client {
 	fresh := tr.Clone()
 	fresh.DisableKeepAlives = true
 	fresh.DialContext = dial
-	return newClientOver(ep, tr, fresh, watch)
+	c := newClientOver(ep, tr, fresh, watch)
+	c.count = setup.count.withDefaults()
+	return c
 }
 
 // newClientOver builds a client whose requests go through tr, or through fresh when the
@@ -98,7 +113,7 @@ func newClientOver(ep config.Endpoint, tr, fresh http.RoundTripper, watch *connW
 		&http.Client{Transport: fresh, CheckRedirect: checkRedirect}, watch)
 	cfg.HTTPClient = dr
 	c := &Client{ep: ep, api: openai.NewClientWithConfig(cfg), transport: tr, fresh: fresh, conns: watch,
-		wire: apiwire.Of(ep), doer: dr}
+		wire: apiwire.Of(ep), doer: dr, count: tokenCounting{}.withDefaults()}
 	probeReq := openai.ChatCompletionRequest{Model: ep.Model, MaxTokens: 1}
 	c.maxCompletion = errors.Is(openai.NewReasoningValidator().Validate(probeReq), openai.ErrReasoningModelMaxTokensDeprecated)
 	c.vllm.Store(ep.KnownVLLM)
@@ -220,7 +235,7 @@ func (c *Client) SendLive(ctx context.Context, w workload.Request, live Live) (s
 
 	var d decoder
 	d.init(&s, live.Delta, w.MaxTokens)
-	d.wire.API, d.onProgress, d.perChunk = c.wire, live.Progress, c.perChunk.get()
+	d.wire.API, d.onProgress, d.perChunk, d.count = c.wire, live.Progress, c.perChunk.get(), c.count
 
 	t0 := time.Now()
 	x.t0, s.Start, d.t0 = t0, t0, t0

@@ -59,6 +59,8 @@ type faultCase struct {
 	// maxHeap, when set, bounds how much the live heap may grow over the run (sampled every
 	// few milliseconds): a hostile endpoint must not grow memory with what it sends.
 	maxHeap uint64
+	// resolver, when set, resolves the run's host names (its clients' own: clientSetup).
+	resolver *net.Resolver
 }
 
 func TestFaultMatrix(t *testing.T) {
@@ -107,7 +109,7 @@ func runFault(t *testing.T, fc faultCase) {
 	if fc.maxHeap > 0 {
 		heap = watchHeap(t)
 	}
-	r := NewRunner([]config.Endpoint{good, bad}, Options{})
+	r := NewRunner([]config.Endpoint{good, bad}, Options{setup: clientSetup{resolver: fc.resolver}})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	start := time.Now()
@@ -341,15 +343,12 @@ func faultCases() []faultCase {
 			}},
 		faultCase{name: "dns failure", outcome: sample.OutcomeError, kind: sample.ErrDNS, msg: []string{"tokscope-no-such-host.invalid"},
 			endpoint: func(t *testing.T) config.Endpoint {
-				// A resolver with no reachable DNS server: nothing leaves the machine. The
-				// Runner's clients take the resolver when they are built, right after this.
-				saved := resolver
-				resolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
-					return nil, errors.New("no DNS server in tests")
-				}}
-				t.Cleanup(func() { resolver = saved })
 				return config.Endpoint{BaseURL: "http://tokscope-no-such-host.invalid/v1"}
-			}},
+			},
+			// A resolver with no reachable DNS server: nothing leaves the machine.
+			resolver: &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+				return nil, errors.New("no DNS server in tests")
+			}}},
 		faultCase{name: "tls untrusted certificate", outcome: sample.OutcomeError, kind: sample.ErrTLS, msg: []string{"certificate"},
 			endpoint: func(t *testing.T) config.Endpoint {
 				srv := httptest.NewTLSServer(respond(200, "text/event-stream", contentChunk("a")+finishChunk("stop")+doneEvent))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,15 +220,16 @@ func TestMultiTokenChunksEstimate(t *testing.T) {
 
 // Without a tokenizer, N falls back to the count of token-bearing chunks.
 func TestChunkCountFallback(t *testing.T) {
-	saved := estimateTokens
-	estimateTokens = func(string) (int, bool) { return 0, false }
-	defer func() { estimateTokens = saved }()
+	t.Parallel()
 	evs := []event{{ms(10), roleChunk()}}
 	for i := range 5 {
 		evs = append(evs, event{ms(20 + float64(i)), contentChunk(" a b")})
 	}
 	evs = append(evs, event{ms(30), finishChunk("stop")}, event{ms(30), doneEvent})
-	s, _, _ := measure(t, script{events: evs})
+	g := newGT(t, fixed(script{events: evs}))
+	c := newClientWith(testEndpoint(g.Server), clientSetup{count: tokenCounting{estimate: func(string) (int, bool) { return 0, false }}})
+	t.Cleanup(c.CloseIdleConnections)
+	s := ask(t.Context(), c, "hi", Live{})
 	if s.Tokens != 5 || s.Source != sample.SourceChunks {
 		t.Fatalf("N = %d (%s), want 5 (chunks)", s.Tokens, s.Source)
 	}
@@ -524,10 +526,10 @@ func TestRequestShape(t *testing.T) {
 	}
 }
 
-// Not parallel: it swaps the package's resolver, which every Client built meanwhile reads.
 func TestTransportErrors(t *testing.T) {
-	one := func(ep config.Endpoint) sample.Sample {
-		c := NewClient(ep)
+	t.Parallel()
+	one := func(ep config.Endpoint, setup clientSetup) sample.Sample {
+		c := newClientWith(ep, setup)
 		defer c.CloseIdleConnections()
 		return ask(t.Context(), c, "hi", Live{})
 	}
@@ -541,17 +543,21 @@ func TestTransportErrors(t *testing.T) {
 	l.Close()
 	ep := base
 	ep.BaseURL = "http://" + addr + "/v1"
-	s := one(ep)
+	s := one(ep, clientSetup{})
 	outcome(t, s, sample.OutcomeError, sample.ErrConnect)
 
 	// A resolver with no reachable DNS server: the lookup fails here, nothing leaves the machine.
-	saved := resolver
-	resolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	// It is the client's own: asked proves that no other resolver was.
+	var asked atomic.Bool
+	noDNS := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		asked.Store(true)
 		return nil, errors.New("no DNS server in tests")
 	}}
 	ep.BaseURL = "http://tokscope-no-such-host.invalid/v1"
-	s = one(ep)
-	resolver = saved
+	s = one(ep, clientSetup{resolver: noDNS})
+	if !asked.Load() {
+		t.Error("the client did not ask its own resolver")
+	}
 	outcome(t, s, sample.OutcomeError, sample.ErrDNS)
 
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -560,10 +566,10 @@ func TestTransportErrors(t *testing.T) {
 	}))
 	defer tlsSrv.Close()
 	ep.BaseURL = tlsSrv.URL + "/v1"
-	s = one(ep)
+	s = one(ep, clientSetup{})
 	outcome(t, s, sample.OutcomeError, sample.ErrTLS)
 	ep.InsecureSkipVerify = true
-	s = one(ep)
+	s = one(ep, clientSetup{})
 	outcome(t, s, sample.OutcomeOK, "")
 	if s.TLS <= 0 || s.Connect < 0 {
 		t.Errorf("tls phase %v connect %v", s.TLS, s.Connect)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"sync/atomic"
 
 	"tokscope/sample"
 
@@ -21,12 +20,6 @@ import (
 // (Sample.Clock): other systems, a socket that refuses the option, an in-memory transport,
 // and HTTP/2, whose frames of every stream are read by one goroutine (the last read of the
 // connection is not this stream's).
-
-// kernelClock turns kernel receive timestamps on for connections dialled from then on; the
-// user clock alone when off (the ceiling benchmark compares both).
-var kernelClock atomic.Bool
-
-func init() { kernelClock.Store(true) }
 
 // stamped finds the kernel-stamped connection under one the transport handed out (TLS and
 // the connection watch wrap it); nil when there is none or the connection speaks HTTP/2.
@@ -51,17 +44,16 @@ func stamped(c net.Conn) *kstamp.Conn {
 	return nil
 }
 
-// stampConn turns on kernel receive timestamps on c (kstamp.Wrap) while the kernel clock is
-// on; c as it is otherwise.
-func stampConn(c net.Conn) net.Conn {
-	if !kernelClock.Load() {
-		return c
-	}
-	return kstamp.Wrap(c)
-}
+// stampConn turns on kernel receive timestamps on c (kstamp.Wrap).
+func stampConn(c net.Conn) net.Conn { return kstamp.Wrap(c) }
 
-// stampDial dials through dial and turns on kernel receive timestamps on what it returns.
-func stampDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// stampDial dials through dial and, with kernel (the product's clients; the user clock alone
+// when false, as the ceiling benchmark compares), turns on kernel receive timestamps on what
+// it returns.
+func stampDial(dial func(ctx context.Context, network, addr string) (net.Conn, error), kernel bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if !kernel {
+		return dial
+	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {

@@ -52,12 +52,13 @@ func (l *lateReader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // secondTokenLag sends one request through a real client to srv (whose handler is l) and
 // returns how long after the server's write of the second token the sample says it arrived,
-// the write's own duration (the stamp must fall inside it), and the sample.
-func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn bool) (lag, write time.Duration, s sample.Sample) {
+// the write's own duration (the stamp must fall inside it), and the sample; kernel false turns
+// the client's kernel clock off.
+func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn, kernel bool) (lag, write time.Duration, s sample.Sample) {
 	t.Helper()
 	ep := config.Endpoint{Name: "late", BaseURL: url + "/v1", Model: "m", Prompt: "hi", MaxTokens: 2,
 		Timeout: 10 * time.Second, Stall: 10 * time.Second, InsecureSkipVerify: tlsConn}
-	c := NewClient(ep)
+	c := newClientWith(ep, clientSetup{userClock: !kernel})
 	defer c.CloseIdleConnections()
 	s = ask(context.Background(), c, "hi", Live{Delta: func(d sample.Delta) {
 		switch d.Text {
@@ -85,12 +86,6 @@ func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn bool) (lag,
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return s.Start.Add(at).Sub(l.before), l.after.Sub(l.before), s
-}
-
-func withKernelClock(t *testing.T, on bool) {
-	saved := kernelClock.Load()
-	kernelClock.Store(on)
-	t.Cleanup(func() { kernelClock.Store(saved) })
 }
 
 // holdNetstamp keeps one kernel-stamped socket open for the test: Linux turns receive
@@ -122,7 +117,6 @@ func TestKernelClockStampsArrival(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive timestamps are Linux's") // the fallback test covers the others
 	}
-	withKernelClock(t, true)
 	holdNetstamp(t)
 	for _, tlsConn := range []bool{false, true} {
 		name := map[bool]string{false: "tcp", true: "tls"}[tlsConn]
@@ -135,7 +129,7 @@ func TestKernelClockStampsArrival(t *testing.T) {
 				srv.Start()
 			}
 			defer srv.Close()
-			lag, write, s := secondTokenLag(t, l, srv.URL, tlsConn)
+			lag, write, s := secondTokenLag(t, l, srv.URL, tlsConn, true)
 			t.Logf("second token stamped %v after its write began (the write took %v); clock %s", lag, write, s.Clock)
 			if s.Clock != sample.ClockKernel {
 				t.Errorf("clock %q, want %q", s.Clock, sample.ClockKernel)
@@ -160,7 +154,6 @@ func TestUserClockFallback(t *testing.T) {
 		kernel, h2 bool
 	}{{"off", false, false}, {"h2", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			withKernelClock(t, tc.kernel)
 			l := &lateReader{gotSecond: make(chan struct{})}
 			srv := httptest.NewUnstartedServer(l)
 			if tc.h2 {
@@ -170,7 +163,7 @@ func TestUserClockFallback(t *testing.T) {
 				srv.Start()
 			}
 			defer srv.Close()
-			lag, _, s := secondTokenLag(t, l, srv.URL, tc.h2)
+			lag, _, s := secondTokenLag(t, l, srv.URL, tc.h2, tc.kernel)
 			if s.Clock != sample.ClockUser {
 				t.Errorf("clock %q, want %q", s.Clock, sample.ClockUser)
 			}
@@ -194,7 +187,7 @@ func TestStampConnNotTCP(t *testing.T) {
 	if _, ok := k.Since(time.Now()); ok {
 		t.Error("no connection, yet a kernel stamp")
 	}
-	s := ask(context.Background(), newClient(config.Endpoint{Name: "mem", BaseURL: "http://mem/v1", Model: "m", Timeout: time.Minute, Stall: time.Minute},
+	s := ask(context.Background(), memClient(config.Endpoint{Name: "mem", BaseURL: "http://mem/v1", Model: "m", Timeout: time.Minute, Stall: time.Minute},
 		memStream{vllmStream(3)}), "hi", Live{})
 	if s.Outcome != sample.OutcomeOK || s.Clock != sample.ClockUser {
 		t.Errorf("in-memory transport: %s clock %q, want ok and %q", s.Outcome, s.Clock, sample.ClockUser)

@@ -61,7 +61,7 @@ type lane struct {
 
 func newLane(r *Runner, idx sample.EndpointIndex, ep config.Endpoint) *lane {
 	l := &lane{
-		r: r, idx: idx, ep: ep, client: NewClient(ep),
+		r: r, idx: idx, ep: ep, client: newClientWith(ep, r.opts.setup),
 		warm:   newWarmups(r.opts.Warmup),
 		quota:  &quota{limit: r.opts.Requests},
 		target: max(ep.Concurrency, 1),

@@ -44,6 +44,8 @@ type decoder struct {
 	estTokens  int             // tokenizer count of content[:estC] and reasoning[:estR]
 	estC, estR int
 	estChunks  int // token chunks counted in estTokens
+
+	count tokenCounting // the client's offline token count and Progress interval (progress.go)
 }
 
 // overrunChunks is how many answer chunks a stream may carry before reading stops: a server
@@ -64,6 +66,7 @@ func (d *decoder) init(s *sample.Sample, onDelta func(sample.Delta), maxTokens i
 	d.s, d.onDelta = s, onDelta
 	d.maxTokens = maxTokens
 	d.lastSent = sample.Absent
+	d.count = tokenCounting{}.withDefaults()
 	s.Chunks = make([]sample.Chunk, 0, min(max(maxTokens+4, 16), 4096))
 }
 
@@ -226,8 +229,8 @@ func (d *decoder) finalize() {
 		if !estimated {
 			estimated = true
 			var okC, okR bool
-			estC, okC = estimateTokens(d.content.String())
-			estR, okR = estimateTokens(d.reasoning.String())
+			estC, okC = d.count.estimate(d.content.String())
+			estR, okR = d.count.estimate(d.reasoning.String())
 			estOK = okC && okR && estC+estR > 0
 		}
 		return estOK
@@ -259,9 +262,9 @@ func (d *decoder) finalize() {
 	s.ReasoningTokens = min(s.ReasoningTokens, s.Tokens)
 }
 
-// estimateTokens counts text's tokens offline; ok=false when no tokenizer is available.
-// A variable so that tests can take the estimate away and see the chunk-count fallback.
-var estimateTokens = func(text string) (int, bool) {
+// countTokens is the offline token count of the product's clients (workload.CountTokens); ok
+// is false when no tokenizer is available.
+func countTokens(text string) (int, bool) {
 	if text == "" {
 		return 0, true
 	}

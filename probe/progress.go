@@ -31,7 +31,7 @@ import (
 // progress reports the tokens so far if this token-bearing chunk, arrived at offset at, is
 // the first one or comes ProgressEvery after the last report.
 func (d *decoder) progress(at time.Duration) {
-	if d.onProgress == nil || (d.lastSent >= 0 && at-d.lastSent < progressEvery) {
+	if d.onProgress == nil || (d.lastSent >= 0 && at-d.lastSent < d.count.every) {
 		return
 	}
 	d.lastSent = at
@@ -43,9 +43,6 @@ func (d *decoder) progress(at time.Duration) {
 	d.onProgress(p)
 }
 
-// progressEvery is ProgressEvery; benchmarks set 0 to price a Progress on every chunk.
-var progressEvery = sample.ProgressEvery
-
 // tokensSoFar is the output tokens received so far and whether that is an estimate.
 func (d *decoder) tokensSoFar() (float64, bool) {
 	if d.usageOnTokenChunks > 0 && d.cumulative > 0 {
@@ -54,10 +51,10 @@ func (d *decoder) tokensSoFar() (float64, bool) {
 	if d.perChunk > 0 {
 		return d.perChunk * float64(d.tokenChunks), true
 	}
-	if tokenizerReady() {
+	if d.count.ready() {
 		content, reasoning := d.content.String(), d.reasoning.String()
-		nc, okC := estimateTokens(content[d.estC:])
-		nr, okR := estimateTokens(reasoning[d.estR:])
+		nc, okC := d.count.estimate(content[d.estC:])
+		nr, okR := d.count.estimate(reasoning[d.estR:])
 		if okC && okR {
 			d.estTokens += nc + nr
 			d.estC, d.estR, d.estChunks = len(content), len(reasoning), d.tokenChunks
@@ -67,10 +64,34 @@ func (d *decoder) tokensSoFar() (float64, bool) {
 	return float64(d.estTokens + d.tokenChunks - d.estChunks), true
 }
 
-// tokenizerReady says whether the live count may use the offline tokenizer now: it never
-// waits for its tables (tens of milliseconds inside a stream would delay the reading of its
-// chunks). A variable so that tests can take it away.
-var tokenizerReady = workload.TokenizerReady
+// tokenCounting is how a client's decoders count tokens the server did not: a field of the
+// Client (clientSetup.count), so that a test can take the tokenizer away from its own clients.
+type tokenCounting struct {
+	// estimate counts a text's tokens offline (workload.CountTokens); ok=false when no
+	// tokenizer is available: N then falls back to the chunk count.
+	estimate func(text string) (n int, ok bool)
+	// ready says whether the live count may use the tokenizer now (workload.TokenizerReady): it
+	// never waits for its tables (tens of milliseconds inside a stream would delay the reading
+	// of its chunks).
+	ready func() bool
+	// every is the interval between Progress events (sample.ProgressEvery); benchmarks set a
+	// negative one to price a Progress on every chunk.
+	every time.Duration
+}
+
+// withDefaults fills the fields left zero with the product's.
+func (c tokenCounting) withDefaults() tokenCounting {
+	if c.estimate == nil {
+		c.estimate = countTokens
+	}
+	if c.ready == nil {
+		c.ready = workload.TokenizerReady
+	}
+	if c.every == 0 {
+		c.every = sample.ProgressEvery
+	}
+	return c
+}
 
 // WarmTokenizer builds the offline tokenizer's tables now (tens of milliseconds, once per
 // process: workload.Tokenizer), so that the first requests' live token counts need not fall

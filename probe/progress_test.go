@@ -146,11 +146,9 @@ func TestProgressLearnsTokensPerChunk(t *testing.T) {
 
 // Until the tokenizer is loaded (or without one), a chunk counts one token.
 func TestProgressWithoutTokenizerCountsChunks(t *testing.T) {
-	saved := tokenizerReady
-	tokenizerReady = func() bool { return false }
-	defer func() { tokenizerReady = saved }()
+	t.Parallel()
 	g := newGT(t, fixed(paced(6, ms(30), " two words", 12, false)))
-	c := NewClient(testEndpoint(g.Server))
+	c := newClientWith(testEndpoint(g.Server), clientSetup{count: tokenCounting{ready: func() bool { return false }}})
 	t.Cleanup(c.CloseIdleConnections)
 	_, ps := watch(t, c)
 	for _, p := range ps {

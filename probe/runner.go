@@ -65,6 +65,9 @@ type Options struct {
 
 	coldConns bool // no connection warm-up (WarmConns): benchmarks show what it removes
 	lockstep  bool // no stagger: every stream's first request at one instant (the ceiling's worst case)
+	// setup builds the Runner's clients (client.go): the product's when zero; a test's own
+	// resolver, clock or token counting, for its Runner alone.
+	setup clientSetup
 }
 
 // Runner runs concurrent request loops against each endpoint and reports on one channel.
