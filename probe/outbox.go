@@ -7,17 +7,18 @@ import (
 	"tokscope/sample"
 )
 
-// outbox is the Runner's one event channel and the count of what it dropped. Two kinds of
-// send: those that must not be lost (Started, Done, Status) block while the consumer lags,
-// until the run is over; live ones (Delta, Progress) never block and are counted when the
-// channel is full, since the producer's timing is worth more than them.
+// outbox is the Runner's one event channel and the count of the deltas it dropped. Two kinds
+// of send: those that must not be lost (Started, Done, Status) block while the consumer lags,
+// until the run is over; live ones (Delta, Progress) never block and are dropped when the
+// channel is full, since the producer's timing is worth more than them. Dropped deltas are
+// counted (the live view says text is missing); a dropped Progress is not: its counts are
+// cumulative, so the next Progress and the Done carry them.
 //
 // Concurrency: any goroutine may send; the Runner closes events once every sender has
 // returned (Run), and nothing sends after that.
 type outbox struct {
-	events          chan sample.Event
-	droppedDeltas   atomic.Uint64
-	droppedProgress atomic.Uint64
+	events        chan sample.Event
+	droppedDeltas atomic.Uint64
 }
 
 func newOutbox(capacity int) *outbox { return &outbox{events: make(chan sample.Event, capacity)} }
@@ -45,6 +46,5 @@ func (o *outbox) progress(p *sample.Progress) {
 	select {
 	case o.events <- p:
 	default:
-		o.droppedProgress.Add(1)
 	}
 }

@@ -149,10 +149,6 @@ func (r *Runner) Events() <-chan sample.Event { return r.out.events }
 // DroppedDeltas counts Delta events dropped because the channel was full.
 func (r *Runner) DroppedDeltas() uint64 { return r.out.droppedDeltas.Load() }
 
-// DroppedProgress counts Progress events dropped because the channel was full (nothing of
-// their counts is lost: the next Progress and the Done carry them).
-func (r *Runner) DroppedProgress() uint64 { return r.out.droppedProgress.Load() }
-
 // Run sends requests until the run ends: Options.Duration has elapsed, Stop was called, or
 // every endpoint has finished its Options.Requests. Then no new request starts, those in
 // flight have the grace (Options.Grace, Stop's) to finish, and what is still running after it
