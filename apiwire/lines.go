@@ -17,8 +17,9 @@ type BoundError struct{ What string }
 
 func (e *BoundError) Error() string { return e.What + ": stopped reading" }
 
-// ErrLineTooLong is the bound of one line, as the line reader and probe's body bound report it.
-func ErrLineTooLong() *BoundError {
+// LineTooLong is the error of a line past MaxLine, as the line reader and probe's body bound
+// report it.
+func LineTooLong() *BoundError {
 	return &BoundError{fmt.Sprintf("an SSE line longer than %d MiB", MaxLine>>20)}
 }
 
@@ -108,14 +109,18 @@ func (l *LineStream) line() ([]byte, error) {
 			return trimEOL(frag), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			if len(l.long)+len(frag) > MaxLine {
-				l.err = ErrLineTooLong()
+				l.err = LineTooLong()
 				return nil, l.err
 			}
 			l.long = append(l.long, frag...)
 			continue
 		}
 		l.err = err
-		if len(l.long)+len(frag) > 0 {
+		switch n := len(l.long) + len(frag); {
+		case n > MaxLine: // a last line without its newline is bounded too
+			l.err = LineTooLong()
+			return nil, l.err
+		case n > 0:
 			return trimEOL(append(l.long, frag...)), nil
 		}
 		return nil, err

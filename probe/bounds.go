@@ -65,7 +65,7 @@ func (b *bound) take(p []byte) (int, error) {
 	}
 	switch {
 	case b.line > maxSSELine:
-		return n, apiwire.ErrLineTooLong()
+		return n, apiwire.LineTooLong()
 	case b.limit > 0 && b.read > b.limit:
 		return n, &apiwire.BoundError{What: fmt.Sprintf("the answer passed %d MiB (the bound for max_tokens %d) without ending",
 			b.limit>>20, b.maxTokens)}
