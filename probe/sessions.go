@@ -80,33 +80,42 @@ func (l *lane) runSession(run *workload.SessionRun, loop int) int {
 	return sent
 }
 
-// runAgent sends one context's turns and starts its sub-agents.
+// runAgent sends one context's turns and starts its sub-agents. Each turn is built before
+// its wait (its prompt's tokenizing is not added to the recorded gap), and leaves the
+// recorded gap after the context's previous turn ended, or after the sub-agents it joined.
 func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 	gaps := l.work.SessionGaps()
 	turn := 0
 	th := workload.NewThread() // the context's messages, threaded turn on turn
 	lastEnd := time.Now()      // the end of the context's previous turn
 	var fg sync.WaitGroup      // sub-agents to join before the next turn
+	joining := false
 	for _, st := range a.Steps {
 		if l.ctx.Err() != nil {
 			break
 		}
 		if st.Sub != nil {
+			joining = joining || !st.Sub.Background
 			l.startSub(c, st.Sub, lastEnd, gaps, &fg)
 			continue
 		}
 		fg.Wait()
-		l.sleep(gaps.Wait(st.Turn.Gap), 0)
+		from := lastEnd
+		if joining {
+			from, joining = time.Now(), false // the recorded gap runs from the last joined sub-agent's end
+		}
+		turn++
+		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Lane: c.lane, Parent: c.parent, Depth: c.depth, Turn: turn}, th)
+		if d := gaps.Wait(st.Turn.Gap) - time.Since(from); d > 0 {
+			l.sleep(d, 0)
+		}
 		l.holdWhilePaused()
 		if !l.streamKept(c.lane - 1) {
 			break // the run ended, or the stream was taken away (-, a search's smaller step)
 		}
-		turn++
-		gap := time.Duration(0)
 		if turn > 1 {
-			gap = time.Since(lastEnd)
+			req.Session.Gap = time.Since(lastEnd)
 		}
-		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Lane: c.lane, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap}, th)
 		_, ok := l.once(false, time.Time{}, req, nil)
 		c.mu.Lock()
 		*c.sent++

@@ -5,7 +5,8 @@
 // (ground truth for every metric) and the benchmarks.
 //
 // Besides the standard library it imports only the Prometheus client libraries, to serve a
-// vLLM-style /metrics: never another tokscope package, the charm libraries or go-openai.
+// vLLM-style /metrics, and tiktoken-go's tokenizer (Profile.Tokenizer): never another tokscope
+// package, the charm libraries or go-openai.
 //
 // Each Server owns its goroutines: net/http's, one per connection, and nothing else. Close ends
 // every in-flight stream and returns once all of them are gone.
