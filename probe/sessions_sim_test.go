@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/sample"
 	"tokscope/sim"
 	"tokscope/workload"
 )
@@ -21,7 +22,7 @@ import (
 
 // simTurn is a session turn as the client finished it and as the server saw it.
 type simTurn struct {
-	s    Sample
+	s    sample.Sample
 	seen sim.Seen
 }
 
@@ -70,7 +71,7 @@ func (c simSessionRun) run(t *testing.T) []simTurn {
 		if d.Sample.Warmup {
 			continue
 		}
-		if d.Sample.Outcome != OutcomeOK || d.Sample.Session == nil {
+		if d.Sample.Outcome != sample.OutcomeOK || d.Sample.Session == nil {
 			t.Fatalf("turn %d: %s %s", i, d.Sample.Outcome, d.Sample.ErrorMessage)
 		}
 		sv, ok := byID[d.Sample.ResponseID]
