@@ -29,7 +29,7 @@ func TestSessionsFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", a, code, stderr.String())
 		}
 	}
-	for _, a := range [][]string{{"--tool-time", "fast"}, {"--gap-cap", "-1s"}, {"--sessions-format", "mooncake"}, {"--tool-messages", "xml"}, {"--sessions-scale", "2"}} {
+	for _, a := range [][]string{{"--tool-time", "fast"}, {"--gap-cap", "-1s"}, {"--sessions-format", "mooncake"}, {"--tool-messages", "xml"}, {"--sessions-scale", "2"}, {"--session-start", "middle"}} {
 		stderr.Reset()
 		if code := Main("", append(base, a...), &stdout, &stderr); code != ExitUsage || !strings.Contains(stderr.String(), a[0]) {
 			t.Errorf("%v: exit %d, stderr %q", a, code, stderr.String())

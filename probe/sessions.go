@@ -44,11 +44,11 @@ func (l *lane) sessionLoop(i int) {
 			}
 		}
 		run := l.work.NewSessionRun()
-		if !l.quota.takeConversation(run.S.Turns) {
+		if !l.quota.takeConversation(run.Turns()) {
 			continue // every ticket is out: the loop ends
 		}
 		sent := l.runSession(run, i)
-		if left := run.S.Turns - sent; left > 0 && l.ctx.Err() == nil && l.quota.skip(left) {
+		if left := run.Turns() - sent; left > 0 && l.ctx.Err() == nil && l.quota.skip(left) {
 			l.finish()
 		}
 	}
@@ -75,22 +75,23 @@ func (l *lane) runSession(run *workload.SessionRun, loop int) int {
 	sent := 0
 	id := run.NewContext()
 	root := sessionCtx{run: run, id: id, root: id, lane: loop + 1, bg: &bg, mu: &mu, sent: &sent}
-	l.runAgent(root, run.S.Root)
+	l.runAgent(root, run.Steps())
 	bg.Wait()
 	return sent
 }
 
-// runAgent sends one context's turns and starts its sub-agents. Each turn is built before
-// its wait (its prompt's tokenizing is not added to the recorded gap), and leaves the
-// recorded gap after the context's previous turn ended, or after the sub-agents it joined.
-func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
+// runAgent sends one context's turns (steps) and starts its sub-agents. Each turn is built
+// before its wait (its prompt's tokenizing is not added to the recorded gap), and leaves the
+// recorded gap after the context's previous turn ended, or after the sub-agents it joined;
+// a context's first turn leaves at once (a replay started mid-way included).
+func (l *lane) runAgent(c sessionCtx, steps []workload.Step) {
 	gaps := l.work.SessionGaps()
 	turn := 0
 	th := workload.NewThread() // the context's messages, threaded turn on turn
 	lastEnd := time.Now()      // the end of the context's previous turn
 	var fg sync.WaitGroup      // sub-agents to join before the next turn
 	joining := false
-	for _, st := range a.Steps {
+	for _, st := range steps {
 		if l.ctx.Err() != nil {
 			break
 		}
@@ -106,7 +107,7 @@ func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
 		}
 		turn++
 		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Lane: c.lane, Parent: c.parent, Depth: c.depth, Turn: turn}, th)
-		if d := gaps.Wait(st.Turn.Gap) - time.Since(from); d > 0 {
+		if d := gaps.Wait(st.Turn.Gap) - time.Since(from); d > 0 && turn > 1 {
 			l.sleep(d, 0)
 		}
 		l.holdWhilePaused()
@@ -144,7 +145,7 @@ func (l *lane) startSub(c sessionCtx, sub *workload.SubAgent, from time.Time, ga
 		if d := gaps.Wait(sub.Start) - time.Since(from); d > 0 {
 			l.sleep(d, 0)
 		}
-		l.runAgent(child, sub.Agent)
+		l.runAgent(child, sub.Agent.Steps)
 	}()
 }
 
