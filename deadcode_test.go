@@ -23,6 +23,7 @@ var deadcodeAllowed = map[string]string{
 	"sim.Server.IncludeMetricsSeen": "how many requests asked for vLLM's metrics: include_metrics goes only to vLLM (probe)",
 	"sim.Server.Requests":           "how many requests a profile received: --requests, shards and workloads send exactly that many (cli, config, root)",
 	"sim.Server.GPUEnergy":          "the joules the simulated GPUs used, which the energy figures must match (cli)",
+	"sim.Server.Seen":               "what each request carried and was served (tool messages, cached blocks, arrival and end): agent sessions' ground truth (probe)",
 	// The address of a profile's dcgm-style exposition, for the tests that point --gpu-metrics
 	// at it (cli); the product names no GPU exporter of the simulator.
 	"sim.Server.GPUMetricsURL": "a profile's dcgm-style exposition, for --gpu-metrics in tests (cli)",

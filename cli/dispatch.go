@@ -204,7 +204,7 @@ var flagGroups = []struct {
 		"turns", "think-time", "shared-prefix"}},
 	{"Load (how many requests, how fast, how long)", []string{"concurrency", "interval", "rate", "requests", "duration", "warmup",
 		"grace", "timeout", "sweep", "step-duration", "trace", "trace-speedup"}},
-	{"Agent sessions", []string{"sessions", "sessions-format", "tool-time", "gap-cap", "tool-messages", "sessions-scale"}},
+	{"Agent sessions", []string{"sessions", "sessions-format", "tool-time", "gap-cap", "tool-messages", "session-start", "sessions-scale"}},
 	{"Objectives", []string{"slo", "slo-target", "find-max", "find-max-limit", "tier", "tier-require", "accelerators", "ttft-from"}},
 	{"Outputs", []string{"no-tui", "output", "record", "report", "metrics-listen", "otlp"}},
 	{"Server side", []string{"server-metrics", "gpu-metrics"}},

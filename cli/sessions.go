@@ -21,6 +21,7 @@ type sessionFlags struct {
 	gapCap   time.Duration
 	scale    float64 // --sessions-scale
 	toolMsgs string  // --tool-messages
+	start    string  // --session-start
 	gaps     workload.GapPolicy
 }
 
@@ -30,6 +31,7 @@ func addSessionFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&o.sess.toolTime, "tool-time", "recorded", "`MODE` of the waits between a session's turns: recorded | none | scaled:F (F times the recorded)")
 	fs.DurationVar(&o.sess.gapCap, "gap-cap", workload.DefaultGapCap, "no wait between a session's turns is longer than `D` (0: no cap)")
 	fs.StringVar(&o.sess.toolMsgs, "tool-messages", workload.ToolMessagesAPI, "`MODE` of a session's tool calls and results: api (each API's own tool messages) | text (plain user text)")
+	fs.StringVar(&o.sess.start, "session-start", workload.SessionStartFirst, "`WHERE` each replay of a session starts: first (its first turn) | random (a turn drawn from --seed; the context so far is its first prompt)")
 	fs.Float64Var(&o.sess.scale, "sessions-scale", 1, "multiply every recorded prompt and output length by `F` (for a server whose context is smaller than the trace's)")
 }
 
@@ -40,6 +42,9 @@ func (o *options) checkSessions() error {
 	}
 	if !oneOf(o.sess.toolMsgs, workload.ToolMessageModes) {
 		return usagef("invalid value %q for --tool-messages: give %s", o.sess.toolMsgs, strings.Join(workload.ToolMessageModes, ", "))
+	}
+	if !oneOf(o.sess.start, workload.SessionStarts) {
+		return usagef("invalid value %q for --session-start: give %s", o.sess.start, strings.Join(workload.SessionStarts, ", "))
 	}
 	g, err := workload.ParseToolTime(o.sess.toolTime)
 	if err != nil {
@@ -87,8 +92,13 @@ func (o *options) useSessions(cfg *config.Config, works []*workload.Workload, st
 	if err != nil {
 		return fmt.Errorf("--sessions: %w", err)
 	}
+	start := o.sess.start
+	if !o.set("session-start") && cfg.SessionStart != "" {
+		start = cfg.SessionStart
+	}
 	for i, w := range works {
-		if err := w.UseSessions(pool, workload.SessionOptions{Gaps: o.sess.gaps, Scale: o.sess.scale, ToolMessages: o.sess.toolMsgs}); err != nil {
+		so := workload.SessionOptions{Gaps: o.sess.gaps, Scale: o.sess.scale, ToolMessages: o.sess.toolMsgs, Start: start}
+		if err := w.UseSessions(pool, so); err != nil {
 			return fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)
 		}
 	}

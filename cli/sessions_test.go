@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"tokscope/cli/clitest"
+	"tokscope/sim"
 )
 
 // TestSessionsFlags: a bad sessions file exits 2 with its JSON path before anything is sent;
@@ -29,7 +31,7 @@ func TestSessionsFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", a, code, stderr.String())
 		}
 	}
-	for _, a := range [][]string{{"--tool-time", "fast"}, {"--gap-cap", "-1s"}, {"--sessions-format", "mooncake"}, {"--tool-messages", "xml"}, {"--sessions-scale", "2"}} {
+	for _, a := range [][]string{{"--tool-time", "fast"}, {"--gap-cap", "-1s"}, {"--sessions-format", "mooncake"}, {"--tool-messages", "xml"}, {"--sessions-scale", "2"}, {"--session-start", "middle"}} {
 		stderr.Reset()
 		if code := Main("", append(base, a...), &stdout, &stderr); code != ExitUsage || !strings.Contains(stderr.String(), a[0]) {
 			t.Errorf("%v: exit %d, stderr %q", a, code, stderr.String())
@@ -78,6 +80,48 @@ func TestSessionsRun(t *testing.T) {
 	for _, k := range []string{"session", "parent", "depth", "turn", "gap_ms", "blocks", "ideal_cached", "session_root", "session_turns", "offline_prompt_tokens"} {
 		if _, ok := last[k]; !ok {
 			t.Errorf("the record lacks %q: %s", k, lines[len(lines)-1])
+		}
+	}
+}
+
+// Served cache hits: read from usage where the server reports cached tokens; Ollama's done
+// line counts the whole prompt in prompt_eval_count, cached or not (as Ollama 0.17.4 does),
+// so an Ollama endpoint's served hit rate is null beside its ideal, never 0.
+func TestSessionsServedHitsPerAPI(t *testing.T) {
+	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "c", Model: "m", TTFT: 2 * time.Millisecond, TokensPerSecond: 4000,
+		PrefixCache: true, Tokenizer: sim.TokenizerCl100k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	for _, api := range []string{"chat", "ollama"} {
+		var stdout, stderr bytes.Buffer
+		code := Main("", []string{"--no-tui", "-o", "json", "--server-metrics", "off", "-u", srv.BaseURLFor("c", api), "-m", "m",
+			"--api", api, "--warmup", "0", "--sessions", "../workload/testdata/sessions/agentx_trace_0026.json",
+			"--sessions-scale", "0.01", "--tool-time", "none", "--requests", "3"}, &stdout, &stderr)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d, stderr %q", api, code, stderr.String())
+		}
+		var sum struct {
+			Endpoints []struct {
+				Sessions struct {
+					Ideal  *float64 `json:"ideal_hit_rate"`
+					Served *float64 `json:"served_hit_rate"`
+				} `json:"sessions"`
+			} `json:"endpoints"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+			t.Fatal(err)
+		}
+		s := sum.Endpoints[0].Sessions
+		if s.Ideal == nil || *s.Ideal <= 0.5 {
+			t.Fatalf("%s: ideal hit rate %v, want above 0.5: %s", api, s.Ideal, stdout.String())
+		}
+		switch {
+		case api == "ollama" && s.Served != nil:
+			t.Errorf("ollama: served hit rate %v, want null (prompt_eval_count says nothing of the cache)", *s.Served)
+		case api == "chat" && (s.Served == nil || *s.Served <= 0.5 || *s.Served > *s.Ideal):
+			t.Errorf("chat: served hit rate %v beside ideal %v, want above 0.5 and not above the ideal", s.Served, *s.Ideal)
 		}
 	}
 }

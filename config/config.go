@@ -48,6 +48,9 @@ type Config struct {
 	// Sessions is the top-level sessions: (a file, glob or directory of agent sessions,
 	// relative to the config file), replayed when --sessions is not given; "" without.
 	Sessions string
+	// SessionStart is the top-level session_start: SessionStartFirst or SessionStartRandom;
+	// "" when not given (--session-start decides, first by default).
+	SessionStart string
 }
 
 // Endpoint is one OpenAI-compatible endpoint to measure, with every default resolved.

@@ -105,6 +105,25 @@ func (l *loader) traceFile(e entry) (string, bool, *Error) {
 	return v, true, nil
 }
 
+// Where a replay of an agent session starts (session_start:, --session-start).
+const (
+	SessionStartFirst  = "first"
+	SessionStartRandom = "random"
+)
+
+// sessionStart reads the top-level session_start: first (every replay from its first turn)
+// or random (from a turn drawn from the run's seed).
+func (l *loader) sessionStart(e entry) (string, bool, *Error) {
+	v, err := l.text(e, func(s string) string {
+		if s != SessionStartFirst && s != SessionStartRandom {
+			return fmt.Sprintf("session_start must be %s (the default: a session from its first turn) or %s (from a turn drawn from the run's seed)",
+				SessionStartFirst, SessionStartRandom)
+		}
+		return ""
+	})
+	return v, err == nil, err
+}
+
 // sessionsSpec reads the top-level sessions: a file, glob or directory of agent sessions; a
 // relative one is relative to the config file's directory. Its files are read and checked
 // when the run is built (workload.LoadSessions), before anything is sent.

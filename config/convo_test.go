@@ -90,3 +90,23 @@ func TestTopLevelTrace(t *testing.T) {
 		t.Errorf("a missing trace: %v", err)
 	}
 }
+
+// session_start: is first or random; another value is an error at its place, a misspelt key
+// a "did you mean".
+func TestTopLevelSessionStart(t *testing.T) {
+	ep := "endpoints:\n  - base_url: http://127.0.0.1:1/v1\n    model: a\n"
+	c, err := Parse("c.yaml", []byte("session_start: random\n"+ep))
+	if err != nil || c.SessionStart != SessionStartRandom {
+		t.Fatalf("session_start: random read as %q (%v)", c.SessionStart, err)
+	}
+	if c, _ := Parse("c.yaml", []byte(ep)); c.SessionStart != "" {
+		t.Errorf("no session_start read as %q", c.SessionStart)
+	}
+	if _, err := Parse("c.yaml", []byte("session_start: middle\n"+ep)); err == nil ||
+		!strings.Contains(err.Error(), "c.yaml:1:16: session_start must be first") {
+		t.Errorf("session_start: middle: %v", err)
+	}
+	if _, err := Parse("c.yaml", []byte("sesion_start: random\n"+ep)); err == nil || !strings.Contains(err.Error(), `did you mean "session_start"`) {
+		t.Errorf("a misspelt session_start: %v", err)
+	}
+}

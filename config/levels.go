@@ -173,7 +173,7 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	var defaults level
 	var endpointsEntry *entry
 	var grace *time.Duration
-	var trace, sessions *string
+	var trace, sessions, sessionStart *string
 	var watch *Watch
 	var tiers []Tier
 	for i, e := range top {
@@ -188,6 +188,8 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 			tiers, err = l.tiers(e)
 		case "sessions":
 			err = put(&sessions)(l.sessionsSpec(e))
+		case "session_start":
+			err = put(&sessionStart)(l.sessionStart(e))
 		case "defaults":
 			err = l.defaults(&defaults, e)
 		case "endpoints":
@@ -214,6 +216,9 @@ func (l *loader) config(f *ast.File) (*Config, *Error) {
 	}
 	if sessions != nil {
 		c.Sessions = *sessions
+	}
+	if sessionStart != nil {
+		c.SessionStart = *sessionStart
 	}
 	return c, nil
 }

@@ -36,7 +36,7 @@ var (
 	settingKeys = []string{"prompt", "max_tokens", "interval", "timeout", "stall", "concurrency", "headers", "extra_body", "slo", "price", "turns", "think_time", "shared_prefix",
 		"input_tokens", "output_tokens", "prompts", "cache", "api", "gpu_metrics"}
 	endpointKeys = append([]string{"name", "base_url", "model", "api_key_env", "api_key", "insecure_skip_verify"}, settingKeys...)
-	topKeys      = []string{"defaults", "endpoints", "grace", "sessions", "tiers", "trace", "watch"}
+	topKeys      = []string{"defaults", "endpoints", "grace", "session_start", "sessions", "tiers", "trace", "watch"}
 )
 
 // Load reads and strictly decodes the config file at path (see Parse).

@@ -131,7 +131,7 @@ func checkThreading(t *testing.T, tap *bodyTap, ep config.Endpoint) {
 				t.Fatalf("conversation %d turn %d: %+v", c, k, s.Outcome)
 			}
 			if ep.API == config.APIOllama {
-				continue // prompt_eval_count leaves the cached prefix out, and no cached count
+				continue // prompt_eval_count is the whole prompt, cached or not: no cached count
 			}
 			if k > 1 && s.CachedTokens <= 0 {
 				t.Errorf("conversation %d turn %d: cached %d of %d prompt tokens, want a cache hit", c, k, s.CachedTokens, s.PromptTokens)

@@ -44,11 +44,11 @@ func (l *lane) sessionLoop(i int) {
 			}
 		}
 		run := l.work.NewSessionRun()
-		if !l.quota.takeConversation(run.S.Turns) {
+		if !l.quota.takeConversation(run.Turns()) {
 			continue // every ticket is out: the loop ends
 		}
 		sent := l.runSession(run, i)
-		if left := run.S.Turns - sent; left > 0 && l.ctx.Err() == nil && l.quota.skip(left) {
+		if left := run.Turns() - sent; left > 0 && l.ctx.Err() == nil && l.quota.skip(left) {
 			l.finish()
 		}
 	}
@@ -75,38 +75,48 @@ func (l *lane) runSession(run *workload.SessionRun, loop int) int {
 	sent := 0
 	id := run.NewContext()
 	root := sessionCtx{run: run, id: id, root: id, lane: loop + 1, bg: &bg, mu: &mu, sent: &sent}
-	l.runAgent(root, run.S.Root)
+	l.runAgent(root, run.Steps())
 	bg.Wait()
 	return sent
 }
 
-// runAgent sends one context's turns and starts its sub-agents.
-func (l *lane) runAgent(c sessionCtx, a *workload.Agent) {
+// runAgent sends one context's turns (steps) and starts its sub-agents. Each turn is built
+// before its wait (its prompt's tokenizing is not added to the recorded gap), and leaves the
+// recorded gap after the context's previous turn ended, or after the sub-agents it joined;
+// a context's first turn leaves at once (a replay started mid-way included).
+func (l *lane) runAgent(c sessionCtx, steps []workload.Step) {
 	gaps := l.work.SessionGaps()
 	turn := 0
 	th := workload.NewThread() // the context's messages, threaded turn on turn
 	lastEnd := time.Now()      // the end of the context's previous turn
 	var fg sync.WaitGroup      // sub-agents to join before the next turn
-	for _, st := range a.Steps {
+	joining := false
+	for _, st := range steps {
 		if l.ctx.Err() != nil {
 			break
 		}
 		if st.Sub != nil {
+			joining = joining || !st.Sub.Background
 			l.startSub(c, st.Sub, lastEnd, gaps, &fg)
 			continue
 		}
 		fg.Wait()
-		l.sleep(gaps.Wait(st.Turn.Gap), 0)
+		from := lastEnd
+		if joining {
+			from, joining = time.Now(), false // the recorded gap runs from the last joined sub-agent's end
+		}
+		turn++
+		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Lane: c.lane, Parent: c.parent, Depth: c.depth, Turn: turn}, th)
+		if d := gaps.Wait(st.Turn.Gap) - time.Since(from); d > 0 && turn > 1 {
+			l.sleep(d, 0)
+		}
 		l.holdWhilePaused()
 		if !l.streamKept(c.lane - 1) {
 			break // the run ended, or the stream was taken away (-, a search's smaller step)
 		}
-		turn++
-		gap := time.Duration(0)
 		if turn > 1 {
-			gap = time.Since(lastEnd)
+			req.Session.Gap = time.Since(lastEnd)
 		}
-		req := c.run.Request(st.Turn, workload.SessionTurn{ID: c.id, Root: c.root, Lane: c.lane, Parent: c.parent, Depth: c.depth, Turn: turn, Gap: gap}, th)
 		_, ok := l.once(false, time.Time{}, req, nil)
 		c.mu.Lock()
 		*c.sent++
@@ -135,7 +145,7 @@ func (l *lane) startSub(c sessionCtx, sub *workload.SubAgent, from time.Time, ga
 		if d := gaps.Wait(sub.Start) - time.Since(from); d > 0 {
 			l.sleep(d, 0)
 		}
-		l.runAgent(child, sub.Agent)
+		l.runAgent(child, sub.Agent.Steps)
 	}()
 }
 

@@ -244,3 +244,30 @@ func TestSessionsPauseBetweenTurns(t *testing.T) {
 		}
 	}
 }
+
+// --session-start random: every replay sends the turns it says it has (a session in
+// progress is finished, sub-agents included), its first turn at once and as one message of
+// the context so far, and --requests counts the turns sent.
+func TestSessionsRandomStart(t *testing.T) {
+	got := sessionRun(t, "../workload/testdata/sessions/agentx_trace_0291_cut.json",
+		workload.SessionOptions{Gaps: workload.GapPolicy{Scale: 0.0005}, Scale: 0.01, Start: workload.SessionStartRandom}, 1, 20)
+	byRoot := map[uint64][]sample.Sample{}
+	for _, s := range got {
+		byRoot[s.Session.Root] = append(byRoot[s.Session.Root], s)
+	}
+	sizes := map[int]bool{}
+	for root, ss := range byRoot {
+		if len(ss) != ss[0].Session.SessionTurns {
+			t.Errorf("replay %d sent %d turns, says %d", root, len(ss), ss[0].Session.SessionTurns)
+		}
+		sizes[len(ss)] = true
+		for _, s := range ss {
+			if s.Session.ID == root && s.Session.Turn == 1 && s.Session.Gap != 0 {
+				t.Errorf("replay %d: its first turn waited %v", root, s.Session.Gap)
+			}
+		}
+	}
+	if len(got) < 20 || len(sizes) < 2 {
+		t.Errorf("%d turns in replays of sizes %v: want at least 20, replays started at different turns", len(got), sizes)
+	}
+}

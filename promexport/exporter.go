@@ -270,6 +270,7 @@ func (e *Exporter) Observe(s *sample.Sample) {
 		errorType = errorTypeLabel(s.ErrorKind)
 	}
 	e.requests.WithLabelValues(name, model, outcome, errorType).Inc()
+	e.sessions.observe(s, name, model, outcome)
 	if !s.Counted() {
 		return
 	}
@@ -288,7 +289,6 @@ func (e *Exporter) Observe(s *sample.Sample) {
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
 	e.observeUsage(s, name, model)
 	e.turns.observe(s, name, model)
-	e.sessions.observe(s, name, model)
 }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only

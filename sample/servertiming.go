@@ -17,7 +17,7 @@ type ServerTiming struct {
 	DecodeMs Figure `json:"decode_ms"` // llama.cpp predicted_ms; vLLM generation_time_ms; Ollama eval_duration
 	// DecodeTokens is llama.cpp predicted_n, Ollama eval_count (vLLM gives none).
 	DecodeTokens  Figure `json:"decode_tokens"`
-	PromptTokens  Figure `json:"prompt_tokens"`  // llama.cpp prompt_n (the cached prefix excluded), Ollama prompt_eval_count
+	PromptTokens  Figure `json:"prompt_tokens"`  // llama.cpp prompt_n (the cached prefix excluded), Ollama prompt_eval_count (the whole prompt)
 	CachedTokens  Figure `json:"cached_tokens"`  // llama.cpp cache_n
 	DraftN        Figure `json:"draft_n"`        // llama.cpp draft_n (speculative decoding)
 	DraftAccepted Figure `json:"draft_accepted"` // llama.cpp draft_n_accepted

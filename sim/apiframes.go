@@ -23,8 +23,9 @@ import (
 //	             (stop_reason end_turn or max_tokens, usage) and message_stop; event: error
 //	             overloaded_error; keep-alives are ping events
 //	ollama       NDJSON, one line per token chunk (message.thinking / message.content), a
-//	             done line with done_reason, eval_count, prompt_eval_count (the cached
-//	             prefix excluded) and durations in ns; {"error": …}; no keep-alives
+//	             done line with done_reason, eval_count, prompt_eval_count (the whole
+//	             prompt, cached or not, as Ollama 0.17.4 counts it) and durations in ns;
+//	             {"error": …}; no keep-alives
 
 // newStreamWriter prepares the framing of c's API.
 func newStreamWriter(c *call) *streamWriter {
@@ -290,7 +291,7 @@ func (sw *streamWriter) ollamaDone(b []byte, finish string) []byte {
 	b = append(b, `"content":""},"done":true,"done_reason":"`+finish+`","total_duration":`...)
 	b = strconv.AppendInt(b, int64(now.Sub(sw.admitted)), 10)
 	b = append(b, `,"load_duration":0,"prompt_eval_count":`...)
-	b = strconv.AppendInt(b, int64(u.prompt-u.cached), 10)
+	b = strconv.AppendInt(b, int64(u.prompt), 10) // Ollama 0.17.4: the whole prompt, however much was cached
 	b = append(b, `,"prompt_eval_duration":`...)
 	b = strconv.AppendInt(b, int64(first.Sub(sw.admitted)), 10)
 	b = append(b, `,"eval_count":`...)

@@ -482,34 +482,34 @@ func TestReadPrompt(t *testing.T) {
 		}
 		return ms
 	}
-	a := readPrompt(msgs("system", wordList("s", 28), "user", wordList("u", 60)), 16)
+	a := readPrompt(msgs("system", wordList("s", 28), "user", wordList("u", 60)), 16, tokensOf(""))
 	if a.tokens != 32+64 || len(a.blocks) != 6 {
 		t.Fatalf("%d tokens, %d blocks, want 96 and 6", a.tokens, len(a.blocks))
 	}
-	if b := readPrompt(msgs("system", wordList("s", 28), "user", wordList("u", 60)), 16); !slices.Equal(a.blocks, b.blocks) {
+	if b := readPrompt(msgs("system", wordList("s", 28), "user", wordList("u", 60)), 16, tokensOf("")); !slices.Equal(a.blocks, b.blocks) {
 		t.Error("the same prompt hashes differently")
 	}
 	// Another user message: the system message's two blocks stay, the rest differ.
-	b := readPrompt(msgs("system", wordList("s", 28), "user", wordList("v", 60)), 16)
+	b := readPrompt(msgs("system", wordList("s", 28), "user", wordList("v", 60)), 16, tokensOf(""))
 	if !slices.Equal(a.blocks[:2], b.blocks[:2]) || a.blocks[2] == b.blocks[2] || a.blocks[5] == b.blocks[5] {
 		t.Error("blocks behind a shared system prompt")
 	}
 	// The role is part of the template tokens.
-	if c := readPrompt(msgs("user", wordList("s", 28), "user", wordList("u", 60)), 16); c.blocks[0] == a.blocks[0] {
+	if c := readPrompt(msgs("user", wordList("s", 28), "user", wordList("u", 60)), 16, tokensOf("")); c.blocks[0] == a.blocks[0] {
 		t.Error("the role does not change the template tokens")
 	}
 	// A different first word changes every block, even those with equal tokens.
-	if d := readPrompt(msgs("system", "x"+wordList("s", 28)[2:], "user", wordList("u", 60)), 16); slices.ContainsFunc(d.blocks, func(h uint64) bool { return slices.Contains(a.blocks, h) }) {
+	if d := readPrompt(msgs("system", "x"+wordList("s", 28)[2:], "user", wordList("u", 60)), 16, tokensOf("")); slices.ContainsFunc(d.blocks, func(h uint64) bool { return slices.Contains(a.blocks, h) }) {
 		t.Error("a busted prompt shares a block")
 	}
-	if n := readPrompt(msgs("user", wordList("s", 28)), 0); n.tokens != 32 || n.blocks != nil {
+	if n := readPrompt(msgs("user", wordList("s", 28)), 0, tokensOf("")); n.tokens != 32 || n.blocks != nil {
 		t.Errorf("without blocks: %+v", n)
 	}
-	if n := readPrompt(nil, 16); n.tokens != 1 {
+	if n := readPrompt(nil, 16, tokensOf("")); n.tokens != 1 {
 		t.Errorf("no messages: %d tokens, want 1", n.tokens)
 	}
 	parts := []chatMessage{{Role: "user", Content: json.RawMessage(`[{"type":"text","text":"a b"},{"type":"image_url"},{"type":"text","text":"c"}]`)}}
-	if n := readPrompt(parts, 16); n.tokens != 7 {
+	if n := readPrompt(parts, 16, tokensOf("")); n.tokens != 7 {
 		t.Errorf("text parts: %d tokens, want 7", n.tokens)
 	}
 }

@@ -30,11 +30,6 @@ type chatRequest struct {
 	} `json:"stream_options"`
 }
 
-type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"` // a string, or an array of {"type":"text","text":...} parts
-}
-
 // maxBodyBytes bounds a request body.
 const maxBodyBytes = 8 << 20
 
@@ -80,10 +75,10 @@ func (ep *endpoint) shape(req *chatRequest) (output, error) {
 	if p.PrefixCache {
 		blockTokens = p.PrefixBlockTokens
 	}
-	out.prompt = readPrompt(req.Messages, blockTokens)
+	out.prompt = readPrompt(req.Messages, blockTokens, ep.tok)
 	out.reasoningTokens = min(p.ReasoningTokens, total)
 	out.answerTokens = total - out.reasoningTokens
-	out.replied = withReply(req.Messages, Text(out.reasoningTokens, out.answerTokens), blockTokens)
+	out.replied = withReply(req.Messages, Text(out.reasoningTokens, out.answerTokens), blockTokens, ep.tok)
 	return out, nil
 }
 
@@ -222,6 +217,7 @@ func (c *call) begin() *job {
 	p, eng := c.ep.profile, c.ep.backend
 	j := &job{eng: eng, t: c.ticket, prompt: c.out.prompt}
 	j.cached = eng.lookup(j.prompt)
+	c.ep.seen.cached(c.seen, j.prompt, j.cached)
 	first := c.ticket.at.Add(c.draw.ttft)
 	if p.PrefillTokensPerSecond > 0 {
 		first = first.Add(time.Duration(float64(j.prompt.tokens-j.cached) / p.PrefillTokensPerSecond * float64(time.Second)))
@@ -337,6 +333,7 @@ type call struct {
 	received time.Time
 	wt       *waiter
 	ticket   *ticket // its place in the backend; nil for a 429 or 500 answer
+	seen     *Seen   // its entry in the profile's request log; nil without Options.LogRequests
 	api      string  // APIChat, APICompletions, ...
 }
 
@@ -369,6 +366,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep *endpoint, api
 	c.draw = ep.draw()
 	c.id = "chatcmpl-sim-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	w.Header().Set("X-Request-Id", c.id)
+	c.seen = ep.seen.add(c, ep.tok)
 	c.wt = newWaiter(r, s.done)
 	p := ep.profile
 
@@ -468,7 +466,9 @@ func (s *Server) complete(c *call) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(append(body, '\n'))
+	if _, err := w.Write(append(body, '\n')); err == nil {
+		c.ep.seen.ended(c.seen, time.Now())
+	}
 }
 
 // usage is the request's usage so far; cached_tokens is reported when the profile has a
@@ -509,7 +509,9 @@ func (s *Server) stream(c *call) {
 	}
 	j.eng.served(c.out.replied)
 	includeUsage := c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage
-	_ = sw.end(c.out.finish, includeUsage)
+	if sw.end(c.out.finish, includeUsage) == nil {
+		c.ep.seen.ended(c.seen, time.Now())
+	}
 }
 
 // startStream writes the stream's headers; nil when the client is gone.

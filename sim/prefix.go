@@ -11,35 +11,44 @@ import (
 
 // prompt is a request's prompt as the simulated tokenizer sees it.
 type prompt struct {
-	tokens      int      // words in the messages + 4 per message (at least 1)
+	tokens      int      // the messages' tokens + 4 per message (at least 1)
 	blockTokens int      // tokens per block of blocks; 0 when nothing is hashed
 	blocks      []uint64 // hash of each full block, chained to the blocks before it
+	// text is how many of the tokens are the messages' text (text parts and tool results),
+	// the rest being the template's and the tool calls'; textAt[i] how many of blocks[:i+1]'s.
+	text   int
+	textAt []int
 }
 
 // templateToken stands for the chat template's four tokens around each message.
 var templateToken = [4]string{"\x00<|start|>", "\x00<|role|>", "\x00<|sep|>", "\x00<|end|>"}
 
-// readPrompt tokenizes messages with the simulator's stand-in tokenizer: each message is
-// four template tokens (which depend on its role) followed by one token per word. With
-// blockTokens > 0 it also hashes every full block of blockTokens tokens, each hash covering
-// its predecessor's, as vLLM's prefix cache does: equal hashes mean equal prefixes.
-func readPrompt(messages []chatMessage, blockTokens int) prompt {
+// readPrompt tokenizes messages with the profile's tokenizer (tok): each message is four
+// template tokens (which depend on its role) followed by the tokens of its parts (a tool
+// call's name and arguments, a text's or a tool result's content). With blockTokens > 0 it
+// also hashes every full block of blockTokens tokens, each hash covering its predecessor's,
+// as vLLM's prefix cache does: equal hashes mean equal prefixes.
+func readPrompt(messages []chatMessage, blockTokens int, tok tokenFunc) prompt {
 	pr := prompt{blockTokens: blockTokens}
 	h := fnv.New64a()
 	inBlock := 0
 	var sum [8]byte
-	token := func(parts ...string) {
+	token := func(text bool, parts ...[]byte) {
 		pr.tokens++
+		if text {
+			pr.text++
+		}
 		if blockTokens == 0 {
 			return
 		}
 		for _, s := range parts {
-			_, _ = h.Write([]byte(s))
+			_, _ = h.Write(s)
 		}
 		_, _ = h.Write([]byte{0})
 		if inBlock++; inBlock == blockTokens {
 			block := h.Sum64()
 			pr.blocks = append(pr.blocks, block)
+			pr.textAt = append(pr.textAt, pr.text)
 			h.Reset()
 			binary.LittleEndian.PutUint64(sum[:], block)
 			_, _ = h.Write(sum[:])
@@ -47,36 +56,28 @@ func readPrompt(messages []chatMessage, blockTokens int) prompt {
 		}
 	}
 	for _, m := range messages {
+		role := []byte(m.role())
 		for _, t := range templateToken {
-			token(t, m.Role)
+			token(false, []byte(t), role)
 		}
-		for _, text := range m.texts() {
-			for _, w := range strings.Fields(text) {
-				token(w)
+		for _, p := range m.parts() {
+			isText := p.kind != PartToolCall
+			if !isText {
+				tok(p.name, func(b []byte) { token(false, b) })
 			}
+			tok(p.text, func(b []byte) { token(isText, b) })
 		}
 	}
 	pr.tokens = max(pr.tokens, 1)
 	return pr
 }
 
-// texts returns the text of a message: its content string, or its text parts.
-func (m chatMessage) texts() []string {
-	var text string
-	if json.Unmarshal(m.Content, &text) == nil {
-		return []string{text}
+// textIn is how many of the first n blocks' tokens are the messages' text.
+func (pr prompt) textIn(n int) int {
+	if n <= 0 || n > len(pr.textAt) {
+		return 0
 	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(m.Content, &parts) != nil {
-		return nil
-	}
-	texts := make([]string, len(parts))
-	for i, part := range parts {
-		texts[i] = part.Text
-	}
-	return texts
+	return pr.textAt[n-1]
 }
 
 // prefixCache is a bounded LRU set of block hashes.
@@ -132,7 +133,7 @@ func (c *prefixCache) insert(blocks []uint64) {
 // request caches them, as a server keeps the KV of the tokens it generated; a client that
 // re-sends the reply exactly then finds the whole earlier turn cached. llama.cpp re-tokenises
 // the reply, which may split the last block differently: the simulator caches exact prefixes.
-func withReply(messages []chatMessage, answer string, blockTokens int) prompt {
+func withReply(messages []chatMessage, answer string, blockTokens int, tok tokenFunc) prompt {
 	if blockTokens == 0 {
 		return prompt{}
 	}
@@ -141,7 +142,7 @@ func withReply(messages []chatMessage, answer string, blockTokens int) prompt {
 		return prompt{}
 	}
 	all := append(append([]chatMessage(nil), messages...), chatMessage{Role: "assistant", Content: content})
-	return readPrompt(all, blockTokens)
+	return readPrompt(all, blockTokens, tok)
 }
 
 // served caches the blocks of a request's prompt with its reply (withReply) once its answer

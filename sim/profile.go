@@ -72,6 +72,10 @@ type Profile struct {
 	// is due (prefill done).
 	PrefixCache       bool
 	PrefixBlockTokens int // 0 means 16
+	// Tokenizer counts and hashes the prompt's text: TokenizerWords ("" too: one token a
+	// word) or TokenizerCl100k (tokscope's offline tokenizer, so that the server's token
+	// counts and block boundaries are those tokscope builds its prompts in).
+	Tokenizer string
 	// KVCacheTokens is the KV-cache capacity: vllm:kv_cache_usage_perc is the running requests'
 	// prompt + generated tokens over it (at most 1), and it bounds the prefix cache. 0 means 65536.
 	KVCacheTokens int
@@ -197,6 +201,9 @@ func (p Profile) normalized() (Profile, error) {
 		return p, fmt.Errorf("profile %q: BatchSlowdown must be ≥ 0", p.Name)
 	case !(p.PrefillTokensPerSecond >= 0 && p.PrefillTokensPerSecond <= math.MaxFloat64):
 		return p, fmt.Errorf("profile %q: PrefillTokensPerSecond must be ≥ 0", p.Name)
+	}
+	if p.Tokenizer != "" && p.Tokenizer != TokenizerWords && p.Tokenizer != TokenizerCl100k {
+		return p, fmt.Errorf("profile %q: unknown tokenizer %q (%s or %s)", p.Name, p.Tokenizer, TokenizerWords, TokenizerCl100k)
 	}
 	if p.API != "" && !slices.Contains(APIs, p.API) {
 		return p, fmt.Errorf("profile %q: unknown API %q", p.Name, p.API)

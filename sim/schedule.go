@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,41 +32,44 @@ const ScheduleSyntax = "a scheduled model is sim:KEY=VALUE,... (e.g. sim:ttft=20
 // it means (for `tokscope sim --help` and the docs).
 type scheduleKey struct {
 	name  string
-	field func(p *Profile) any // *time.Duration, *float64, *int, *int64 or *bool
+	field func(p *Profile) any // *time.Duration, *float64, *int, *int64, *bool or *string
 	lo    float64              // the smallest value (durations: in seconds)
 	hi    float64              // the largest value
 	help  string
+	words []string // the values a *string key takes
 }
 
 // scheduleKeys are the keys, in the order FormatSchedule writes them.
 var scheduleKeys = []scheduleKey{
-	{"ttft", func(p *Profile) any { return &p.TTFT }, 0, 600, "time to first token (default 100ms)"},
-	{"ttft-jitter", func(p *Profile) any { return &p.TTFTJitter }, 0, 600, "uniform ± jitter on the TTFT"},
-	{"headers", func(p *Profile) any { return &p.HeadersDelay }, 0, 600, "delay before the response headers (part of the TTFT)"},
-	{"tps", func(p *Profile) any { return &p.TokensPerSecond }, math.SmallestNonzeroFloat64, 1e6, "decode speed, tokens per second (default 100)"},
-	{"jitter", func(p *Profile) any { return &p.Jitter }, 0, 1, "fractional jitter on each gap between chunks (0.1 = ±10%)"},
-	{"chunk", func(p *Profile) any { return &p.TokensPerChunk }, 1, 4096, "tokens per streamed chunk (default 1)"},
-	{"reasoning", func(p *Profile) any { return &p.ReasoningTokens }, 0, maxOutputTokens, "reasoning tokens before the answer"},
-	{"max", func(p *Profile) any { return &p.MaxTokens }, 1, maxOutputTokens, "output tokens when the request sets no limit (default 256)"},
-	{"role", func(p *Profile) any { return &p.RoleChunk }, 0, 1, "send a role-only first chunk after the headers"},
-	{"keepalive", func(p *Profile) any { return &p.KeepAlive }, 0, 600, "keep-alive comment period while streaming"},
-	{"slots", func(p *Profile) any { return &p.MaxRunning }, 0, 100000, "requests running at once; more wait first in, first out (0 = unlimited)"},
-	{"batch", func(p *Profile) any { return &p.BatchSlowdown }, 0, 1e6, "slowdown per further running request (continuous batching)"},
-	{"step", func(p *Profile) any { return &p.Step }, 0, 600, "decode-step clock: chunks leave on its boundaries"},
-	{"prefill", func(p *Profile) any { return &p.PrefillTokensPerSecond }, 0, 1e9, "prefill speed, prompt tokens per second added to the TTFT (0 = free)"},
-	{"cache", func(p *Profile) any { return &p.PrefixCache }, 0, 1, "prefix cache (vLLM automatic prefix caching)"},
-	{"block", func(p *Profile) any { return &p.PrefixBlockTokens }, 1, 4096, "prefix cache block, tokens (default 16)"},
-	{"kv", func(p *Profile) any { return &p.KVCacheTokens }, 1, 1 << 24, "KV-cache capacity, tokens (default 65536)"},
-	{"429", func(p *Profile) any { return &p.Rate429 }, 0, 1, "share of requests answered 429"},
-	{"retry-after", func(p *Profile) any { return &p.RetryAfter }, 0, 600, "Retry-After of a 429"},
-	{"500", func(p *Profile) any { return &p.Rate500 }, 0, 1, "share of requests answered 500"},
-	{"midstream", func(p *Profile) any { return &p.RateMidStreamError }, 0, 1, "share of streams that end in an error event"},
-	{"cut", func(p *Profile) any { return &p.RateCut }, 0, 1, "share of streams cut (the connection drops)"},
-	{"stall", func(p *Profile) any { return &p.RateStall }, 0, 1, "share of streams that stall forever"},
-	{"timings", func(p *Profile) any { return &p.Timings }, 0, 1, "llama.cpp's per-request timings at the end of a stream"},
-	{"vllm-metrics", func(p *Profile) any { return &p.VLLMMetrics }, 0, 1, "vLLM's per-request metrics when asked (include_metrics)"},
-	{"no-metrics", func(p *Profile) any { return &p.NoMetrics }, 0, 1, "leave the model out of /metrics, as a hosted API"},
-	{"seed", func(p *Profile) any { return &p.Seed }, math.MinInt64, math.MaxInt64, "seed of the jitter and fault draws (0 = a new one each start)"},
+	{"ttft", func(p *Profile) any { return &p.TTFT }, 0, 600, "time to first token (default 100ms)", nil},
+	{"ttft-jitter", func(p *Profile) any { return &p.TTFTJitter }, 0, 600, "uniform ± jitter on the TTFT", nil},
+	{"headers", func(p *Profile) any { return &p.HeadersDelay }, 0, 600, "delay before the response headers (part of the TTFT)", nil},
+	{"tps", func(p *Profile) any { return &p.TokensPerSecond }, math.SmallestNonzeroFloat64, 1e6, "decode speed, tokens per second (default 100)", nil},
+	{"jitter", func(p *Profile) any { return &p.Jitter }, 0, 1, "fractional jitter on each gap between chunks (0.1 = ±10%)", nil},
+	{"chunk", func(p *Profile) any { return &p.TokensPerChunk }, 1, 4096, "tokens per streamed chunk (default 1)", nil},
+	{"reasoning", func(p *Profile) any { return &p.ReasoningTokens }, 0, maxOutputTokens, "reasoning tokens before the answer", nil},
+	{"max", func(p *Profile) any { return &p.MaxTokens }, 1, maxOutputTokens, "output tokens when the request sets no limit (default 256)", nil},
+	{"role", func(p *Profile) any { return &p.RoleChunk }, 0, 1, "send a role-only first chunk after the headers", nil},
+	{"keepalive", func(p *Profile) any { return &p.KeepAlive }, 0, 600, "keep-alive comment period while streaming", nil},
+	{"slots", func(p *Profile) any { return &p.MaxRunning }, 0, 100000, "requests running at once; more wait first in, first out (0 = unlimited)", nil},
+	{"batch", func(p *Profile) any { return &p.BatchSlowdown }, 0, 1e6, "slowdown per further running request (continuous batching)", nil},
+	{"step", func(p *Profile) any { return &p.Step }, 0, 600, "decode-step clock: chunks leave on its boundaries", nil},
+	{"prefill", func(p *Profile) any { return &p.PrefillTokensPerSecond }, 0, 1e9, "prefill speed, prompt tokens per second added to the TTFT (0 = free)", nil},
+	{"cache", func(p *Profile) any { return &p.PrefixCache }, 0, 1, "prefix cache (vLLM automatic prefix caching)", nil},
+	{"block", func(p *Profile) any { return &p.PrefixBlockTokens }, 1, 4096, "prefix cache block, tokens (default 16)", nil},
+	{"kv", func(p *Profile) any { return &p.KVCacheTokens }, 1, 1 << 24, "KV-cache capacity, tokens (default 65536)", nil},
+	{"429", func(p *Profile) any { return &p.Rate429 }, 0, 1, "share of requests answered 429", nil},
+	{"retry-after", func(p *Profile) any { return &p.RetryAfter }, 0, 600, "Retry-After of a 429", nil},
+	{"500", func(p *Profile) any { return &p.Rate500 }, 0, 1, "share of requests answered 500", nil},
+	{"midstream", func(p *Profile) any { return &p.RateMidStreamError }, 0, 1, "share of streams that end in an error event", nil},
+	{"cut", func(p *Profile) any { return &p.RateCut }, 0, 1, "share of streams cut (the connection drops)", nil},
+	{"stall", func(p *Profile) any { return &p.RateStall }, 0, 1, "share of streams that stall forever", nil},
+	{"timings", func(p *Profile) any { return &p.Timings }, 0, 1, "llama.cpp's per-request timings at the end of a stream", nil},
+	{"vllm-metrics", func(p *Profile) any { return &p.VLLMMetrics }, 0, 1, "vLLM's per-request metrics when asked (include_metrics)", nil},
+	{"no-metrics", func(p *Profile) any { return &p.NoMetrics }, 0, 1, "leave the model out of /metrics, as a hosted API", nil},
+	{"seed", func(p *Profile) any { return &p.Seed }, math.MinInt64, math.MaxInt64, "seed of the jitter and fault draws (0 = a new one each start)", nil},
+	{"tokenizer", func(p *Profile) any { return &p.Tokenizer }, 0, 0,
+		"the prompt's tokens: words (one a word, the default) or cl100k_base (tokscope's offline tokenizer)", []string{TokenizerWords, TokenizerCl100k}},
 }
 
 // ScheduleKeys lists the keys of the syntax with what each means, in order: "ttft=DURATION:
@@ -84,6 +88,8 @@ func (k scheduleKey) kind() string {
 		return "DURATION"
 	case *bool:
 		return "BOOL"
+	case *string:
+		return "WORD"
 	case *float64:
 		return "NUMBER"
 	}
@@ -185,6 +191,11 @@ func (k scheduleKey) set(p *Profile, value string, hasValue bool) error {
 			return fmt.Errorf("%q is not a whole number", value)
 		}
 		*f = v
+	case *string:
+		if !slices.Contains(k.words, value) {
+			return fmt.Errorf("%q is not one of %s", value, strings.Join(k.words, ", "))
+		}
+		*f = value
 	default:
 		return errors.New("unsupported key") // a new Profile field type needs a case here
 	}
@@ -228,6 +239,10 @@ func FormatSchedule(p Profile) string {
 		case *bool:
 			if *f {
 				text = "-" // the key alone
+			}
+		case *string:
+			if *f != "" && *f != k.words[0] { // the first is the default
+				text = *f
 			}
 		}
 		switch {

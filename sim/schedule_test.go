@@ -22,6 +22,10 @@ func TestParseSchedule(t *testing.T) {
 	if p != want {
 		t.Errorf("got %+v\nwant %+v", p, want)
 	}
+	if p, err := ParseSchedule("sim:cache,tokenizer=cl100k_base"); err != nil || p.Tokenizer != TokenizerCl100k ||
+		FormatSchedule(p) != "sim:ttft=100ms,tps=100,cache,tokenizer=cl100k_base" {
+		t.Errorf("tokenizer=cl100k_base: %+v, %v, written %s", p, err, FormatSchedule(p))
+	}
 	if p, err := ParseSchedule("sim:"); err != nil || p.TTFT != ScheduleDefaultTTFT || p.TokensPerSecond != ScheduleDefaultTPS {
 		t.Errorf("sim: alone: %+v, %v; want the default TTFT and tps", p, err)
 	}
@@ -42,6 +46,8 @@ func TestParseScheduleErrors(t *testing.T) {
 		{"sim:tps=5,tps=6", "given twice"},
 		{"sim:cache,ttft=1s space", "not a duration"},
 		{"sim:cache?", `unknown key "cache?"`},
+		{"sim:tokenizer=bpe", `tokenizer: "bpe" is not one of words, cl100k_base`},
+		{"sim:tokenizer", "needs a value (tokenizer=WORD)"},
 	} {
 		_, err := ParseSchedule(tc.model)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasSuffix(err.Error(), ScheduleSyntax) {

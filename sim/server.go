@@ -5,7 +5,8 @@
 // (ground truth for every metric) and the benchmarks.
 //
 // Besides the standard library it imports only the Prometheus client libraries, to serve a
-// vLLM-style /metrics: never another tokscope package, the charm libraries or go-openai.
+// vLLM-style /metrics, and tiktoken-go's tokenizer (Profile.Tokenizer): never another tokscope
+// package, the charm libraries or go-openai.
 //
 // Each Server owns its goroutines: net/http's, one per connection, and nothing else. Close ends
 // every in-flight stream and returns once all of them are gone.
@@ -38,6 +39,9 @@ type Options struct {
 	// TrackSends remembers, per streamed response, when each data chunk was written and flushed
 	// (see SendTimes and Sends). At most the last 10000 responses are kept.
 	TrackSends bool
+	// LogRequests keeps, per profile, the last 10000 requests as the server saw them: their
+	// messages and tool structures, prompt and cached tokens, arrival and end (Server.Seen).
+	LogRequests bool
 	// ErrorLog receives net/http's own log lines. Nil discards them: in --demo the TUI owns the
 	// terminal.
 	ErrorLog *log.Logger
@@ -62,6 +66,7 @@ type Server struct {
 	order       []*endpoint // every profile, in the order they were added
 	maxProfiles int         // set after Start's profiles: they + maxSchedules
 	sends       *sendLog    // nil unless Options.TrackSends
+	logRequests bool        // Options.LogRequests: each profile keeps a seenLog
 	nextID      atomic.Uint64
 
 	done      chan struct{} // closed by Close: every wait in a handler selects on it
@@ -89,6 +94,8 @@ type endpoint struct {
 	// engineLabel is the backend label of its series: "0", or "1", "2", ... for the further
 	// exposed profiles with the same Model.
 	engineLabel string
+	tok         tokenFunc // the profile's tokenizer (Profile.Tokenizer)
+	seen        *seenLog  // nil unless Options.LogRequests
 
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
@@ -106,6 +113,7 @@ func Start(opts Options, profiles ...Profile) (*Server, error) {
 		serveDone: make(chan struct{}),
 		conns:     make(map[net.Conn]closing),
 	}
+	s.logRequests = opts.LogRequests
 	var err error
 	if s.metrics, err = newMetricsHandler(s.exposedEndpoints); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
@@ -163,7 +171,11 @@ func (s *Server) add(p Profile) (*endpoint, error) {
 	if s.maxProfiles > 0 && len(s.order) >= s.maxProfiles {
 		return nil, fmt.Errorf("this server serves %d schedules already, the most it takes", maxSchedules)
 	}
-	ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), backend: newEngine(p)}
+	ep := &endpoint{profile: p, modelJSON: jsonString(p.Model), rng: newRand(p.Seed), backend: newEngine(p),
+		tok: tokensOf(p.Tokenizer)}
+	if s.logRequests {
+		ep.seen = &seenLog{}
+	}
 	if p.GPU.Count > 0 {
 		if ep.gpuMetrics, err = newGPUHandler(ep); err != nil {
 			return nil, err

@@ -76,7 +76,7 @@ func (t *sessionState) observe(s *sample.Sample, ttft func(*sample.Sample) (time
 	t.turns++
 	t.ideal += int64(st.IdealCached)
 	t.idealPrompt += int64(st.PromptTokens)
-	if overflowed(s) {
+	if Overflowed(s) {
 		t.overflow++
 	}
 	if cached, prompt, ok := servedCache(s); ok {
@@ -185,20 +185,24 @@ func servedCache(s *sample.Sample) (cached, prompt int, ok bool) {
 	return 0, 0, false
 }
 
-// overflowed says a turn was refused for its length: a 4xx whose message names the context
-// or the length (vLLM: "maximum context length", llama.cpp: "exceeds the available context
-// size", OpenAI: "context_length_exceeded").
-func overflowed(s *sample.Sample) bool {
-	if !strings.HasPrefix(s.ErrorKind, "http_4") {
+// Overflowed says a session turn overflowed the model's context: refused for its length (a
+// 4xx whose message names the context or the length: vLLM "maximum context length",
+// llama.cpp "exceeds the available context size", OpenAI "context_length_exceeded"), or cut
+// by it (it ended for length before the output it asked for: a session turn asks
+// min_tokens = max_tokens = the recorded output, so only a full context stops it sooner; the
+// count must be the server's, not an estimate).
+func Overflowed(s *sample.Sample) bool {
+	if strings.HasPrefix(s.ErrorKind, "http_4") {
+		m := strings.ToLower(s.ErrorMessage)
+		for _, w := range []string{"context", "too long", "too many tokens", "maximum length", "exceeds"} {
+			if strings.Contains(m, w) {
+				return true
+			}
+		}
 		return false
 	}
-	m := strings.ToLower(s.ErrorMessage)
-	for _, w := range []string{"context", "too long", "too many tokens", "maximum length", "exceeds"} {
-		if strings.Contains(m, w) {
-			return true
-		}
-	}
-	return false
+	return s.Outcome == sample.OutcomeOK && s.Source == sample.SourceUsage && s.OutputTarget > 0 &&
+		s.Tokens < s.OutputTarget && (s.FinishReason == "length" || s.FinishReason == "max_tokens")
 }
 
 // fill sets st.Sessions.

@@ -61,8 +61,18 @@ func TestSessionFigures(t *testing.T) {
 	if st.Overflow != 1 || !st.Invalid {
 		t.Errorf("overflow %d invalid %v after a refused turn", st.Overflow, st.Invalid)
 	}
-	if a.Snapshot(t0.Add(time.Minute)).Endpoints[0].Sessions == nil {
-		t.Fatal("sessions vanished")
+	// A turn the context cut: it asked 10 tokens and ended for length after 6 (usage); one
+	// that stopped early on its own ("stop"), or whose count is an estimate, is not.
+	cut := sessionTurn(t0, 4, 4, 0, 1, 5, 7*s, s, 0, 100, 0)
+	cut.OutputTarget, cut.Tokens, cut.FinishReason, cut.Source = 10, 6, "length", sample.SourceUsage
+	early, guessed := *cut, *cut
+	early.FinishReason = "stop"
+	guessed.Source = sample.SourceEstimate
+	for _, s := range []*sample.Sample{cut, &early, &guessed} {
+		a.Add(s)
+	}
+	if st = a.Snapshot(t0.Add(time.Minute)).Endpoints[0].Sessions; st == nil || st.Overflow != 2 {
+		t.Fatalf("after a turn cut by the context: %+v, want 2 overflows", st)
 	}
 	plain := New([]config.Endpoint{{Name: "e"}})
 	plain.Add(&sample.Sample{Endpoint: "e", Start: t0, End: s, Outcome: sample.OutcomeOK})

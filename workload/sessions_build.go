@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"tokscope/config"
 )
 
 // Prompts of agent sessions. A session's block ids each get one text of BlockSize tokens, cut
@@ -31,7 +34,19 @@ type SessionOptions struct {
 	// as recorded. For servers whose
 	// context is smaller than the trace's.
 	Scale float64
+	// Start is SessionStartFirst (""/default: every replay from its first turn) or
+	// SessionStartRandom (from a root turn drawn from the run's seed, as AIPerf offers).
+	Start string
 }
+
+// Where a replay starts (--session-start).
+const (
+	SessionStartFirst  = config.SessionStartFirst
+	SessionStartRandom = config.SessionStartRandom
+)
+
+// SessionStarts lists --session-start's values.
+var SessionStarts = []string{SessionStartFirst, SessionStartRandom}
 
 // GapPolicy is --tool-time and --gap-cap: how long a replay waits where the trace recorded a
 // tool's run or a pause.
@@ -119,6 +134,34 @@ type SessionRun struct {
 	stride   int
 	mu       sync.Mutex
 	texts    map[int32]string
+	start    int // the root's first step replayed (SessionStartRandom); 0 from the first turn
+	turns    int // the turns replayed, sub-agents' included
+}
+
+// Steps are the root agent's steps the replay sends: all of them, or from its start turn on
+// (SessionStartRandom; the sub-agents started before it are left out with the turns).
+func (r *SessionRun) Steps() []Step { return r.S.Root.Steps[r.start:] }
+
+// Turns is how many turns the replay sends, its sub-agents' included: the session's, or
+// those from its start turn on.
+func (r *SessionRun) Turns() int { return r.turns }
+
+// randomStart draws the root turn a replay starts at, from the workload's seed and the
+// replay's number (the same run, the same starts): the index of its step, and the turns from
+// there on.
+func (w *Workload) randomStart(s *Session, k uint64) (int, int) {
+	var at []int
+	for i, st := range s.Root.Steps {
+		if st.Turn != nil {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return 0, s.Turns
+	}
+	rng := rand.New(rand.NewPCG(w.seed, w.stream^k^0x5e55105c0ffee))
+	i := at[rng.IntN(len(at))]
+	return i, countTurns(&Agent{Steps: s.Root.Steps[i:]})
 }
 
 // NewSessionRun starts the replay of the pool's next session (in order, round and round).
@@ -139,7 +182,11 @@ func (w *Workload) NewSessionRun() *SessionRun {
 	for gcd(stride, n) != 1 {
 		stride++
 	}
-	return &SessionRun{w: w, S: s, Instance: k, off: int(sum % uint64(n)), stride: stride, texts: map[int32]string{}}
+	run := &SessionRun{w: w, S: s, Instance: k, off: int(sum % uint64(n)), stride: stride, texts: map[int32]string{}, turns: s.Turns}
+	if st.opts.Start == SessionStartRandom {
+		run.start, run.turns = w.randomStart(s, k)
+	}
+	return run
 }
 
 func gcd(a, b int) int {
@@ -220,7 +267,7 @@ func (r *SessionRun) Request(t *Turn, where SessionTurn, th *Thread) Request {
 	}
 	where.Blocks = len(blocks)
 	where.Tool = t.Tool
-	where.SessionTurns = r.S.Turns
+	where.SessionTurns = r.turns
 	where.PromptTokens = req.PromptTokens
 	where.IdealCached = w.sess.ideal.take(ns, blocks, tail, tailTokens, b)
 	req.Session = &where

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -380,5 +381,59 @@ func TestSessionsScaleKeepsProportions(t *testing.T) {
 	// Round 2 keeps 459 of round 1's blocks: scaled, blocks j < 45.9 → 46 of 50.
 	if got := b.Session.IdealCached; got != 46*64 {
 		t.Errorf("scaled round 2: ideal %d, want %d (46 blocks)", got, 46*64)
+	}
+}
+
+// --session-start random: each replay starts at a root turn drawn from the seed and its
+// number (the same seed, the same starts; first is every replay's first turn), counts the
+// turns from there, sub-agents after it included, and its first prompt is the whole context
+// so far, none of it in the ideal cache.
+func TestSessionsRandomStart(t *testing.T) {
+	pool := loadPool(t, "testdata/sessions/agentx_trace_0291_cut.json", "")
+	starts := func(seed uint64, start string) (out []int) {
+		w, err := New(config.Endpoint{Name: "e", Cache: config.CacheBust}, Options{Seed: seed, RunID: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.UseSessions(pool, SessionOptions{Start: start, Scale: 0.01}); err != nil {
+			t.Fatal(err)
+		}
+		for range 12 {
+			run := w.NewSessionRun()
+			steps := run.Steps()
+			if countTurns(&Agent{Steps: steps}) != run.Turns() || steps[0].Turn == nil {
+				t.Fatalf("a replay of %d steps says %d turns, or starts with a sub-agent", len(steps), run.Turns())
+			}
+			req := run.Request(steps[0].Turn, SessionTurn{Turn: 1}, NewThread())
+			if want := int(math.Round(float64(steps[0].Turn.In) * 0.01)); req.PromptTokens != want || req.Session.IdealCached != 0 || len(req.Messages) != 1 {
+				t.Errorf("first prompt %d tokens in %d messages, ideal %d; want the context so far, %d tokens in one, nothing cached",
+					req.PromptTokens, len(req.Messages), req.Session.IdealCached, want)
+			}
+			if req.Session.SessionTurns != run.Turns() {
+				t.Errorf("the turn says its session has %d turns, the replay sends %d", req.Session.SessionTurns, run.Turns())
+			}
+			out = append(out, run.Turns())
+		}
+		return out
+	}
+	first := starts(1, "")
+	for _, n := range first {
+		if n != 18 {
+			t.Fatalf("from the first turn: %v turns, want 18 each", first)
+		}
+	}
+	a, b, c := starts(1, SessionStartRandom), starts(1, SessionStartRandom), starts(2, SessionStartRandom)
+	if !slices.Equal(a, b) {
+		t.Errorf("the same seed started at %v, then %v", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("seeds 1 and 2 both started at %v", a)
+	}
+	distinct := map[int]bool{}
+	for _, n := range a {
+		distinct[n] = true
+	}
+	if len(distinct) < 3 {
+		t.Errorf("12 replays started at only %d places (%v)", len(distinct), a)
 	}
 }
