@@ -208,12 +208,13 @@ func runFault(t *testing.T, fc faultCase) {
 			ttfts = append(ttfts, v)
 		}
 	}
-	// Loose on purpose (a loaded 2-core machine under -race, beside two busy processes): a
-	// quarter of the nominal pace (measured: a healthy request takes 40-50 ms there against
-	// 38 ms nominal), and a median TTFT within 150 ms of the server's 20 ms. What they catch is
-	// an endpoint held up by its faulty neighbour, which shows as seconds: the length of a
-	// hostile read, a back-off, a stall.
-	if min := max(healthyRequests, int(elapsed/(4*healthyNominal))); len(goodS) < min {
+	// Loose on purpose (a loaded 2-core machine under -race, beside two busy processes): an
+	// eighth of the nominal pace (measured: a healthy request takes 40-50 ms there against
+	// 38 ms nominal, and 203 ms at a load average of 6-7 while the neighbour's 1 MiB chunks
+	// took the CPU: 5 in 1.015 s failed a quarter's pace), and a median TTFT within 150 ms of
+	// the server's 20 ms. What they catch is an endpoint held up by its faulty neighbour, which
+	// shows as seconds: the length of a hostile read, a back-off, a stall.
+	if min := max(healthyRequests, int(elapsed/(8*healthyNominal))); len(goodS) < min {
 		t.Errorf("healthy endpoint finished %d requests in %v, want ≥ %d", len(goodS), elapsed.Round(time.Millisecond), min)
 	}
 	if len(ttfts) > 0 {
