@@ -1,13 +1,10 @@
 // Package fanout is the one way a run's events reach their consumers: the statistics, the
-// record file, the Prometheus exporter, the HTML report, a sweep's steps and the UI. Each
-// consumer implements Observer; a run builds one List of them in one place (package cli), and
-// the goroutine that reads the Runner's events hands each event to that List, in order.
+// record file, the Prometheus exporter, the HTML report, a sweep's steps, a capacity search
+// and the UI. Each consumer implements Observer; a run builds one List of them in one place
+// (package cli), and its one Loop reads the Runner's events and the server scrapes (as Scrape
+// events) and hands each to that List, in order, then queues it for the screen, which may lag.
 //
-// When one consumer must not hold up the others (the UI, whose loop may lag behind the
-// Runner), a Relay reads the events for it: it hands each to the consumers that take every
-// event at once (the record file, the exporter) and queues it for the slow one.
-//
-// fanout imports only probe.
+// fanout imports only sample and servermetrics.
 package fanout
 
 import "tokscope/sample"

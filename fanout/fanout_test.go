@@ -1,10 +1,12 @@
 package fanout
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"tokscope/sample"
+	"tokscope/servermetrics"
 )
 
 // counter is an Observer that counts Done events and says it changed on them only.
@@ -37,14 +39,14 @@ func TestListGivesEveryObserverEveryEvent(t *testing.T) {
 	}
 }
 
-// A consumer that does not read holds up neither the producer nor the taps: the Runner's
-// channel (unbuffered here) is read at once, and every Done reaches the consumer later, in
+// A screen that does not read holds up neither the producer nor the observers: the Runner's
+// channel (unbuffered here) is read at once, and every Done reaches the screen later, in
 // order, while Deltas beyond the queue's bound are dropped.
-func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
+func TestLoopNeverHoldsUpTheProducer(t *testing.T) {
 	in := make(chan sample.Event)
 	tap := &counter{}
-	r := NewRelay(in, tap)
-	const n = 3 * relayLossy
+	l := NewLoop(in, Config{Observers: tap, Screen: true}).Start()
+	const n = 3 * screenLossy
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
@@ -57,20 +59,22 @@ func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
 	select {
 	case <-sent:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the producer blocked on a consumer that does not read")
+		t.Fatal("the producer blocked on a screen that does not read")
 	}
-	r.Wait()
+	l.Wait()
 	if len(tap.seen) != n {
-		t.Fatalf("the tap saw %d Done events, want %d", len(tap.seen), n)
+		t.Fatalf("the observer saw %d Done events, want %d", len(tap.seen), n)
 	}
 	var got []uint64
-	deltas := 0
-	for ev := range r.Events() {
+	deltas, ends := 0, 0
+	for ev := range l.Screen() {
 		switch ev := ev.(type) {
 		case *sample.Done:
 			got = append(got, ev.Sample.Seq)
 		case *sample.Delta:
 			deltas++
+		case *End:
+			ends++
 		}
 	}
 	for i, seq := range got {
@@ -78,30 +82,85 @@ func TestRelayNeverHoldsUpTheProducer(t *testing.T) {
 			t.Fatalf("Done %d is seq %d: out of order or lost", i, seq)
 		}
 	}
-	if len(got) != n {
-		t.Fatalf("the consumer got %d Done events, want all %d", len(got), n)
+	if len(got) != n || ends != 1 {
+		t.Fatalf("the screen got %d Done events and %d End, want all %d and one End", len(got), ends, n)
 	}
-	if deltas == n || uint64(deltas)+r.Dropped() != n || r.Dropped() == 0 || r.DroppedDeltas() != r.Dropped() {
-		t.Fatalf("%d deltas delivered, %d dropped, of %d: want some dropped, none lost uncounted", deltas, r.Dropped(), n)
+	if deltas == n || uint64(deltas)+l.Dropped() != n || l.Dropped() == 0 || l.DroppedDeltas() != l.Dropped() {
+		t.Fatalf("%d deltas delivered, %d dropped, of %d: want some dropped, none lost uncounted", deltas, l.Dropped(), n)
 	}
 }
 
-// Once the consumer is gone, the taps still take every event until the Runner closes its
-// channel, and Events closes.
-func TestRelayStopKeepsTheTaps(t *testing.T) {
+// Once the screen is gone, the observers still take every event until the Runner closes its
+// channel, and Screen closes.
+func TestLoopStopScreenKeepsTheObservers(t *testing.T) {
 	in := make(chan sample.Event, 8)
 	tap := &counter{}
-	r := NewRelay(in, tap)
+	l := NewLoop(in, Config{Observers: tap, Screen: true}).Start()
 	in <- done(0)
-	r.Stop()
+	l.StopScreen()
 	for i := 1; i < 100; i++ {
 		in <- done(uint64(i))
 	}
 	close(in)
-	r.Wait()
+	l.Wait()
 	if len(tap.seen) != 100 {
-		t.Fatalf("the tap saw %d Done events after Stop, want 100", len(tap.seen))
+		t.Fatalf("the observer saw %d Done events after StopScreen, want 100", len(tap.seen))
 	}
-	for range r.Events() { // closed: does not block
+	for range l.Screen() { // closed: does not block
 	}
+}
+
+// Scrapes are events of the same stream: each observer sees them in the order read, with the
+// requests; a headless run's end stops the scraper, and what it still says comes as Late,
+// after End.
+func TestLoopPutsScrapesOnTheStream(t *testing.T) {
+	in := make(chan sample.Event)
+	scrapes := make(chan servermetrics.Update)
+	var got []string
+	obs := Func(func(ev sample.Event) bool {
+		switch ev := ev.(type) {
+		case *sample.Done:
+			got = append(got, "done")
+		case *Scrape:
+			got = append(got, fmt.Sprintf("scrape %d late=%v", ev.Update.Endpoint, ev.Late))
+		case *End:
+			got = append(got, "end")
+		}
+		return false
+	})
+	stopped := make(chan struct{})
+	l := NewLoop(in, Config{Observers: obs, Scrapes: scrapes, StopScrapes: func() { close(stopped) }}).Start()
+	in <- done(1)
+	scrapes <- servermetrics.Update{Endpoint: 1}
+	in <- done(2)
+	close(in)
+	<-stopped // the loop stopped the scraper, which says its last word and closes
+	scrapes <- servermetrics.Update{Endpoint: 2}
+	close(scrapes)
+	l.Wait()
+	want := []string{"done", "scrape 1 late=false", "done", "end", "scrape 2 late=true"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the observer saw %q, want %q", got, want)
+	}
+}
+
+// Beat runs after every event, and on the clock when no event comes.
+func TestLoopBeatsWithoutEvents(t *testing.T) {
+	in := make(chan sample.Event)
+	beats := make(chan time.Time, 64)
+	l := NewLoop(in, Config{Every: time.Millisecond, Beat: func(now time.Time) {
+		select {
+		case beats <- now:
+		default:
+		}
+	}}).Start()
+	for range 3 { // no event was sent: these come from the clock
+		select {
+		case <-beats:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no beat without events")
+		}
+	}
+	close(in)
+	l.Wait()
 }

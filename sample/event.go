@@ -7,7 +7,16 @@ import (
 )
 
 // Event is what a Runner sends on its channel: *Started, *Delta, *Progress, *Done or *Status.
+// A run's loop (fanout.Loop) adds its own events to the same stream, defined above this
+// package: they embed Extension.
 type Event interface{ isEvent() }
+
+// Extension makes a type defined above this package an Event when embedded: a run-level event
+// the vocabulary cannot name, such as a server scrape (fanout.Scrape), which then travels on
+// the one stream of a run's events, in order with the Runner's.
+type Extension struct{}
+
+func (Extension) isEvent() {}
 
 // EndpointIndex is an endpoint's place in the Runner's endpoints (Runner.Endpoints), which
 // is how events name it; a Sample names its endpoint by name (Sample.Endpoint).
