@@ -2,7 +2,7 @@
 // built-in simulator with a known schedule and compares what the probe measured with the
 // instants the simulator recorded when it flushed each chunk.
 //
-// It imports probe, config and sim; never stats, ui or the charm libraries.
+// It imports probe, config, sim and fanout (the run's loop); never stats, ui or the charm libraries.
 package calibrate
 
 import (
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/sample"
 	"tokscope/sim"
@@ -95,11 +96,12 @@ func measure(ctx context.Context, srv *sim.Server, lv Level, api string) ([]samp
 	runner := probe.NewRunner([]config.Endpoint{ep}, probe.Options{Warmup: lv.Concurrency, Requests: lv.Requests * lv.Concurrency})
 	errc := make(chan error, 1)
 	go func() { errc <- runner.Run(ctx) }()
-	for ev := range runner.Events() {
+	fanout.NewLoop(runner.Events(), fanout.Config{Observers: fanout.Func(func(ev sample.Event) bool {
 		if d, ok := ev.(*sample.Done); ok && d.Sample.Counted() {
 			samples = append(samples, d.Sample)
 		}
-	}
+		return false
+	})}).Run()
 	if err := <-errc; err != nil {
 		return nil, err
 	}

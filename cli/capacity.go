@@ -23,7 +23,7 @@ import (
 )
 
 // The capacity search (--find-max concurrency|rate, docs/load.md "Capacity search"): its flags,
-// their checks, the engine's set-up and the headless run. The search itself is sweep.Search.
+// their checks, the run's set-up and the headless run. The search itself is sweep.Search.
 
 // findMaxFlags are --find-max and --find-max-limit.
 type findMaxFlags struct {
@@ -217,68 +217,53 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 			fmt.Fprintln(o.searchErr, startLine(eps[ep].Name, &plan, load, again, &out)+progressNote(s.Progress(int(ep)), false))
 		})
 	}
-	runOpts.OnStart = append(runOpts.OnStart, s.OnStart)
-	runOpts.OnDone = append(runOpts.OnDone, s.OnDone)
+	runOpts.OnStart = append(runOpts.OnStart, s.OnStart) // its finished requests: the run's loop (taps)
 	return s
 }
 
 // runCapacityHeadless runs the search, one progress line per step on stderr, and prints what
 // it found. Exit status: 0 when every endpoint has a maximum, 3 when one missed the target even
 // at load 1, 1 when the run was interrupted or the output could not be written.
-func runCapacityHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+func runCapacityHeadless(ctx context.Context, w *wiring, o *options, stdout, stderr io.Writer) int {
 	if o.searchErr != nil {
 		stderr = o.searchErr
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- eng.runner.Run(ctx) }()
-	if eng.scraper != nil { // --gpu-metrics: each step's GPU energy (an Update reaches OnUpdate once read)
-		go eng.scraper.Run(ctx)
-		go func() {
-			for range eng.scraper.Updates() {
-			}
-		}()
+	if w.report != nil { // the whole run, for the report's summary
+		w.stats = stats.New(w.endpoints, o.statsOptions()...)
 	}
+	wait := w.start(ctx) // --gpu-metrics: the search takes each step's GPU energy from the loop
 	searched := make(chan error, 1)
 	go func() {
-		err := eng.search.Run(ctx, eng.runner)
-		eng.runner.Stop(0) // every endpoint is paused: nothing is in flight
+		err := w.search.Run(ctx, w.runner)
+		w.runner.Stop(0) // every endpoint is paused: nothing is in flight
 		searched <- err
 	}()
-	var agg *stats.Aggregator // the whole run, for the report's summary
-	if eng.report != nil {
-		agg = stats.New(eng.endpoints, o.statsOptions()...)
-	}
 	stopped := map[sample.EndpointIndex]bool{} // endpoints the Runner stopped (permanent errors)
-	fan := eng.consumers(agg, fanout.Func(func(ev sample.Event) bool {
-		if note := stopNote(ev, eng.endpoints); note != "" {
+	w.loop(0, nil, fanout.Func(func(ev sample.Event) bool {
+		if note := stopNote(ev, w.endpoints); note != "" { // the search ends its steps there (Search.Observe)
 			fmt.Fprintln(stderr, note)
-			ep := ev.(*sample.Status).Endpoint
-			eng.search.EndpointStopped(int(ep))
-			stopped[ep] = true
+			stopped[ev.(*sample.Status).Endpoint] = true
 		}
 		return false
-	}))
-	for ev := range eng.runner.Events() {
-		fan.Observe(ev)
-	}
+	})).Run()
 	// The events end when the search is over, when the run is interrupted (the search stops
 	// where it is), or when the Runner stopped every endpoint: their searches then end with
 	// the steps they were measuring, whose requests have all reported.
-	if len(stopped) < len(eng.endpoints) {
+	if len(stopped) < len(w.endpoints) {
 		cancel()
 	}
 	<-searched
 	code := ExitOK
-	if err := notCancelled(<-done); err != nil {
+	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		code = ExitFailed
 	}
-	rep := eng.search.Report()
+	rep := w.search.Report()
 	code = capacityStatus(stdout, stderr, o.output, &rep, o.require, code)
-	if agg != nil {
-		code = eng.report.write(agg.Snapshot(time.Now()), nil, code, stderr) // with the search (runReport.search)
+	if w.stats != nil {
+		code = w.report.write(w.stats.Snapshot(time.Now()), nil, code, stderr) // with the search (runReport.search)
 	}
 	return code
 }

@@ -10,98 +10,68 @@ import (
 	"tokscope/export"
 	"tokscope/fanout"
 	"tokscope/sample"
-	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
 
 // runHeadless feeds every event into the statistics until the run ends, then prints the
 // summary. On a terminal, stderr shows the run's progress meanwhile (progress.go).
-func runHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+func runHeadless(ctx context.Context, w *wiring, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx) // the end of the run stops the scraper
 	defer cancel()
-	agg := stats.New(eng.endpoints, o.statsOptions()...)
-	progress := newProgressLine(stderr, time.Now(), o.requests*len(eng.endpoints), o.duration)
-	wait := eng.start(ctx)
+	w.stats = stats.New(w.endpoints, o.statsOptions()...)
+	progress := newProgressLine(stderr, time.Now(), o.requests*len(w.endpoints), o.duration)
+	wait := w.start(ctx)
 	failed := false
-	var updates <-chan servermetrics.Update
-	if eng.scraper != nil {
-		updates = eng.scraper.Updates()
-	}
-	var tick <-chan time.Time
+	var beat func(time.Time)
 	if progress != nil {
-		t := time.NewTicker(progressEvery)
-		defer t.Stop()
-		tick = t.C
-	}
-	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
-	for events := eng.runner.Events(); events != nil; {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				break
+		beat = func(now time.Time) {
+			if progress.due(now) {
+				snap := w.stats.Snapshot(now)
+				progress.draw(now, &snap)
 			}
-			fan.Observe(ev)
-		case u, ok := <-updates:
-			if !ok {
-				updates = nil
-				break
-			}
-			agg.ObserveServer(u)
-		case <-tick:
-		}
-		if now := time.Now(); progress.due(now) {
-			snap := agg.Snapshot(now)
-			progress.draw(now, &snap)
 		}
 	}
+	w.loop(progressEvery, beat, watchRun(&failed, progress, w.endpoints, stderr)).Run()
 	progress.clear()
-	cancel()
-	if updates != nil {
-		for u := range updates { // until the scraper has stopped; the GPUs' last scrape counts
-			if u.Source == servermetrics.SourceGPU {
-				agg.ObserveServer(u)
-			}
-		}
-	}
 	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
 	}
-	agg.PollArrivals(eng.runner)
-	agg.SetEnd(eng.runner.End())
-	snap := agg.Snapshot(time.Now())
+	w.stats.PollArrivals(w.runner)
+	w.stats.SetEnd(w.runner.End())
+	snap := w.stats.Snapshot(time.Now())
 	code := printSummary(stdout, stderr, o.output, snap, failed)
 	code = sloStatus(o, &snap, code, stderr)
-	return eng.report.write(snap, nil, code, stderr)
+	return w.report.write(snap, nil, code, stderr)
 }
 
 // runSweepHeadless runs the sweep, stops the Runner once every step's results are final, and
 // prints the steps. Interrupted, it prints the steps that ended and says so.
-func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stderr io.Writer) int {
+func runSweepHeadless(ctx context.Context, w *wiring, o *options, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	tr := eng.sweep.Track(eng.endpoints, nil, o.statsOptions()...)
+	tr := w.steps
 	progress := newProgressLine(stderr, time.Now(), 0, 0)
-	wait := eng.start(ctx)
-	failed := false
-	var agg *stats.Aggregator // the whole run, for the report's summary and the progress line
-	if eng.report != nil || progress != nil {
-		agg = stats.New(eng.endpoints, o.statsOptions()...)
+	if w.report != nil || progress != nil { // the whole run, for the report's summary and the progress line
+		w.stats = stats.New(w.endpoints, o.statsOptions()...)
 	}
-	fan := eng.consumers(agg, watchRun(&failed, progress, eng.endpoints, stderr))
+	wait := w.start(ctx)
+	failed := false
 	steps := &sweepSteps{w: stderr, progress: progress, start: time.Now()}
-	tr.Consume(eng.runner.Events(), 100*time.Millisecond, func(ev sample.Event) {
-		if ev != nil {
-			fan.Observe(ev)
-		}
+	beat := func(now time.Time) { // a step may end without any event: the clock refreshes the steps
+		tr.Refresh()
 		steps.tell(tr)
-		if now := time.Now(); progress.due(now) {
-			snap := agg.Snapshot(now)
+		if progress.due(now) {
+			snap := w.stats.Snapshot(now)
 			progress.drawSweep(now, &snap, tr.Progress())
 		}
-	}, cancel) // cancel once every request of the last step has reported
+		if tr.Complete() {
+			cancel() // every request of the last step has reported
+		}
+	}
+	w.loop(100*time.Millisecond, beat, watchRun(&failed, progress, w.endpoints, stderr)).Run()
+	tr.Close()
 	progress.clear()
 	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
@@ -109,8 +79,8 @@ func runSweepHeadless(ctx context.Context, eng *engine, o *options, stdout, stde
 	}
 	rep := tr.Report()
 	code := sweepStatus(stdout, stderr, o.output, &rep, tr.Progress().Finished, failed)
-	if agg != nil {
-		code = eng.report.write(agg.Snapshot(time.Now()), &rep, code, stderr)
+	if w.stats != nil {
+		code = w.report.write(w.stats.Snapshot(time.Now()), &rep, code, stderr)
 	}
 	return code
 }

@@ -46,12 +46,12 @@ func startPush(ctx context.Context, o *options, cfg *config.Config, g prometheus
 
 // stopPush pushes the metrics a last time and stops pushing; a failed push is one note on w,
 // never an error of the run. Stopping twice is a no-op.
-func (e *engine) stopPush(w io.Writer) {
-	if e.push == nil {
+func (r *wiring) stopPush(w io.Writer) {
+	if r.push == nil {
 		return
 	}
-	push := e.push
-	e.push = nil
+	push := r.push
+	r.push = nil
 	ctx, cancel := context.WithTimeout(context.Background(), pushAtExit)
 	defer cancel()
 	if err := push.Shutdown(ctx); err != nil {

@@ -138,7 +138,7 @@ type sweepSteps struct {
 // tell prints what happened since the last call.
 func (s *sweepSteps) tell(tr *sweep.Tracker) {
 	p := tr.Progress()
-	plan := tr.Sweep().Plan()
+	plan := tr.Plan()
 	for s.started < min(p.Step+1, p.Steps) && p.Step >= 0 {
 		i := s.started
 		s.started++

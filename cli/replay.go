@@ -12,7 +12,6 @@ import (
 	"tokscope/record"
 	"tokscope/report"
 	"tokscope/sample"
-	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/ui"
 )
@@ -32,58 +31,56 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			rp.Endpoints[i].SLO = *o.slo
 		}
 	}
-	rep := newRunReport(o, rp.Endpoints, nil) // --report, or the TUI's w key
+	w := &wiring{endpoints: rp.Endpoints, report: newRunReport(o, rp.Endpoints, nil)} // --report, or the TUI's w key
 	if rp.Shards > 1 {
-		rep.settings = append(rep.settings, report.Setting{Name: "shards merged", Value: fmt.Sprint(rp.Shards)})
+		w.report.settings = append(w.report.settings, report.Setting{Name: "shards merged", Value: fmt.Sprint(rp.Shards)})
 	}
 	if o.noTUI {
 		warnReplay(stderr, rp)
-		agg := stats.New(rp.Endpoints, o.statsOptions()...)
-		fan := fanout.List{agg, rep}
-		for _, ev := range rp.Events {
-			fan.Observe(ev)
-		}
-		for _, u := range rp.Server { // the live run's server scrapes, as it observed them
-			agg.ObserveServer(u)
-		}
-		snap := agg.Snapshot(rp.End)
+		w.stats = stats.New(rp.Endpoints, o.statsOptions()...)
+		fanout.NewLoop(replayEvents(rp), fanout.Config{Observers: w.observers()}).Run()
+		snap := w.stats.Snapshot(rp.End)
 		snap.Shards = rp.Shards
 		code := printSummary(stdout, stderr, o.output, snap, rp.Failed)
 		code = sloStatus(o, &snap, code, stderr)
 		if o.report == "" {
 			return code
 		}
-		return rep.write(snap, nil, code, stderr)
+		return w.report.write(snap, nil, code, stderr)
 	}
 
 	// The UI reads the records as the events of a finished run, then shows "replay". Its
 	// clock stands at the end of the recording, so that the recent (60 s) windows and the
 	// aggregate tok/s show the end of the run rather than nothing.
-	events := make(chan sample.Event, len(rp.Events))
-	for _, ev := range rp.Events {
-		events <- ev
-	}
-	close(events)
-	server := make(chan servermetrics.Update, len(rp.Server))
-	for _, u := range rp.Server {
-		server <- u
-	}
-	close(server)
+	loop := fanout.NewLoop(replayEvents(rp), fanout.Config{Observers: w.taps(), Screen: true}).Start()
 	end := rp.End
-	uiErr := ui.Run(ctx, nil, rp.Endpoints, events, ui.Options{
+	uiErr := ui.Run(ctx, nil, rp.Endpoints, loop.Screen(), ui.Options{
 		Now:      func() time.Time { return end },
 		Prompt:   o.prompt,
 		Stats:    o.statsOptions(),
 		Replay:   replayName(o, rp),
-		Reporter: rep,
-
-		ServerMetrics: server,
+		Reporter: w.report,
 	})
+	loop.StopScreen()
 	if code := exitStatus(stderr, uiErr); code != ExitOK {
 		return code
 	}
 	warnReplay(stderr, rp) // after the terminal is restored, where it can be read
 	return ExitOK
+}
+
+// replayEvents are the records of a replay as the events of the run they recorded: every
+// request, then the live run's server scrapes as it observed them. The channel is closed.
+func replayEvents(rp *record.Replay) <-chan sample.Event {
+	events := make(chan sample.Event, len(rp.Events)+len(rp.Server))
+	for _, ev := range rp.Events {
+		events <- ev
+	}
+	for _, u := range rp.Server {
+		events <- &fanout.Scrape{Update: u}
+	}
+	close(events)
+	return events
 }
 
 // warnReplay says which records of the file were left out, if any.

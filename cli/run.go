@@ -1,5 +1,5 @@
 // Package cli is tokscope's command line: it parses the flags, loads the endpoints, builds
-// the measuring engine (probe.Runner with its hooks), runs the UI or the headless summary,
+// the run's wiring (the probe.Runner and the consumers of its events, wiring.go), runs the UI or the headless summary,
 // and owns the exit status (0 every request succeeded, 1 some failed, 2 usage or config
 // error, 3 an SLO target missed). The root package's main only calls Main.
 //
@@ -94,7 +94,7 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	return opts.command.run(ctx, &runEnv{opts: opts, proc: proc, interrupted: interrupted, stdout: stdout, stderr: stderr})
 }
 
-// measure loads the endpoints, builds the engine and runs the UI or headless; it returns
+// measure loads the endpoints, builds the run's wiring and runs the UI or headless; it returns
 // the exit status.
 func measure(ctx context.Context, opts *options, proc process, interrupted *interrupts, stdout, stderr io.Writer) (code int) {
 	// Load the endpoints.
@@ -117,36 +117,36 @@ func measure(ctx context.Context, opts *options, proc process, interrupted *inte
 		return listModels(ctx, cfg, stdout, stderr)
 	}
 
-	// Build the engine.
-	eng, err := buildEngine(ctx, opts, cfg, stderr)
+	// Build the run: the Runner and what its events feed.
+	w, err := buildWiring(ctx, opts, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		return ExitUsage
 	}
-	defer eng.close() // on a panic too; closing twice is a no-op
+	defer w.close() // on a panic too; closing twice is a no-op
 	if opts.report != "" || !opts.noTUI {
-		eng.report = newRunReport(opts, eng.endpoints, cfg)
-		eng.report.search = eng.search
+		w.report = newRunReport(opts, w.endpoints, cfg)
+		w.report.search = w.search
 	}
 
 	// Run the UI or headless. Headless, the first Ctrl-C stops at once, counts what is in
 	// flight as cut and still prints the summary (a sweep: the steps that ended).
 	if opts.noTUI {
-		interrupted.onFirst(func() { eng.runner.Stop(0) })
+		interrupted.onFirst(func() { w.runner.Stop(0) })
 	}
 	switch {
 	case !opts.noTUI:
-		code = runTUI(ctx, eng, opts, stderr)
-	case eng.search != nil:
-		code = runCapacityHeadless(ctx, eng, opts, stdout, stderr)
-	case eng.sweep != nil:
-		code = runSweepHeadless(ctx, eng, opts, stdout, stderr)
+		code = runTUI(ctx, w, opts, stderr)
+	case w.search != nil:
+		code = runCapacityHeadless(ctx, w, opts, stdout, stderr)
+	case w.sweep != nil:
+		code = runSweepHeadless(ctx, w, opts, stdout, stderr)
 	default:
-		code = runHeadless(ctx, eng, opts, stdout, stderr)
+		code = runHeadless(ctx, w, opts, stdout, stderr)
 	}
 
 	// The exit status: the run's, unless the record file could not be closed.
-	return eng.finish(code, stderr)
+	return w.finish(code, stderr)
 }
 
 // setupLog sends the standard logger to path, or nowhere: never to the terminal.

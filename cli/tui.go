@@ -7,51 +7,45 @@ import (
 
 	"tokscope/fanout"
 	"tokscope/probe"
-	"tokscope/servermetrics"
 	"tokscope/ui"
 )
 
 // runTUI runs the interactive UI until the user quits or a signal arrives, then stops the
 // probes; the UI restores the terminal before anything is printed.
-func runTUI(ctx context.Context, eng *engine, o *options, stderr io.Writer) int {
+func runTUI(ctx context.Context, w *wiring, o *options, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wait := eng.start(ctx)
-	// The screen gets the events through a Relay: the record file and the exporter take
-	// them as they come, however far behind the screen is.
-	relay := fanout.NewRelay(eng.runner.Events(), eng.taps())
-	uiErr := ui.Run(ctx, relayedRunner{eng.runner, relay}, eng.endpoints, relay.Events(), ui.Options{
-		Prompt:        o.prompt,
-		Stats:         o.statsOptions(),
-		Sweep:         eng.sweep,
-		Search:        eng.search,
-		Reporter:      eng.report,
-		ServerMetrics: eng.serverUpdates(),
+	wait := w.start(ctx)
+	if w.search != nil {
+		go w.search.Run(ctx, w.runner)
+	}
+	// The run's loop feeds the taps (the record file, the exporter, the sweep's schedule, the
+	// search) as events come, however far behind the screen is, and queues them for it. The
+	// scrapes go on until the user quits: the screen keeps showing the servers.
+	loop := fanout.NewLoop(w.runner.Events(), fanout.Config{Observers: w.taps(), Scrapes: w.scrapes(), Screen: true}).Start()
+	uiErr := ui.Run(ctx, screenRunner{w.runner, loop}, w.endpoints, loop.Screen(), ui.Options{
+		Prompt:   o.prompt,
+		Stats:    o.statsOptions(),
+		Sweep:    w.steps,
+		Search:   w.search,
+		Reporter: w.report,
 	})
-	relay.Stop()
+	loop.StopScreen()
 	cancel()
 	runErr := wait()
-	relay.Wait() // the taps had every event: the record file may be closed
+	loop.Wait() // the taps had every event: the record file may be closed
 	return exitStatus(stderr, uiErr, runErr)
 }
 
-// relayedRunner is the Runner as the UI drives it through a Relay: the stream text it did not
-// get counts the deltas either dropped.
-type relayedRunner struct {
+// screenRunner is the Runner as the UI drives it through the run's loop: the stream text it
+// did not get counts the deltas either dropped.
+type screenRunner struct {
 	*probe.Runner
-	relay *fanout.Relay
+	loop *fanout.Loop
 }
 
-func (r relayedRunner) DroppedDeltas() uint64 {
-	return r.Runner.DroppedDeltas() + r.relay.DroppedDeltas()
-}
-
-// serverUpdates is the scraper's channel, nil without one.
-func (e *engine) serverUpdates() <-chan servermetrics.Update {
-	if e.scraper == nil {
-		return nil
-	}
-	return e.scraper.Updates()
+func (r screenRunner) DroppedDeltas() uint64 {
+	return r.Runner.DroppedDeltas() + r.loop.DroppedDeltas()
 }
 
 // exitStatus prints the first error that is not a cancellation (the way runs end) and

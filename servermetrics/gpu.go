@@ -218,9 +218,6 @@ func (s *Scraper) lastGPUScrape(ctx context.Context, t *target, st *targetState)
 	for _, u := range s.scrapeGPU(ctx, t, st) {
 		select {
 		case s.out <- u:
-			if s.opts.OnUpdate != nil {
-				s.opts.OnUpdate(u)
-			}
 		default:
 		}
 	}

@@ -41,10 +41,6 @@ type Options struct {
 	MaxBody  int64         // per body (DefaultMaxBody)
 	// Transport replaces the HTTP transport (tests); nil builds one per target.
 	Transport http.RoundTripper
-	// OnUpdate, when set, is called with every Update once it was sent on Updates (--record
-	// keeps the scrapes so that a replay shows them). It is called from the Scraper's
-	// goroutines, one per target, and must be safe for concurrent use and quick.
-	OnUpdate func(Update)
 	// OnKind, when set, is called once per endpoint when a scrape first recognises its
 	// server's kind (KindVLLM, …): cli tells the probe, which then asks a vLLM server for its
 	// per-request metrics. Called from the Scraper's goroutines; must be safe and quick.
@@ -226,10 +222,7 @@ func (s *Scraper) runTarget(ctx context.Context, t *target) {
 		}
 		for _, u := range scrape(ctx, t, st) {
 			select {
-			case s.out <- u:
-				if s.opts.OnUpdate != nil { // what the reader took, so that a record holds what it saw
-					s.opts.OnUpdate(u)
-				}
+			case s.out <- u: // the run's loop hands it on: the record, the statistics, the screen
 			case <-ctx.Done():
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/metric"
 	"tokscope/sample"
 	"tokscope/servermetrics"
@@ -39,8 +40,8 @@ type SearchController interface {
 	Warming(ep sample.EndpointIndex) bool
 }
 
-// Search is one capacity search. Its hooks (OnStart, OnDone) and readers (Outcomes, Version,
-// Current) are safe from any goroutine.
+// Search is one capacity search. Observe (the run's loop), OnStart (a worker's hook) and its
+// readers (Outcomes, Version, Current) are safe from any goroutine.
 type Search struct {
 	plan     SearchPlan
 	eps      []config.Endpoint
@@ -63,7 +64,7 @@ type endpointSearch struct {
 	warmLeft int
 	warmed   chan struct{}
 	started  int       // background requests begun (OnStart), warm-ups and interactive too
-	reported int       // of which reported (OnDone)
+	reported int       // of which reported (their Done read by Observe)
 	cur      *liveStep // the step being measured; nil between steps
 	stopped  bool      // the Runner stopped the endpoint (permanent errors): no more steps
 	slots    int       // a rate search's worker slots so far
@@ -130,7 +131,10 @@ func (s *Search) Plan() SearchPlan { return s.plan }
 // Endpoints returns the endpoints searched, in order.
 func (s *Search) Endpoints() []config.Endpoint { return s.eps }
 
-// OnStart is a probe.Options.OnStart hook.
+// OnStart is a probe.Options.OnStart hook, called on the request's worker before the Runner
+// counts it out of flight (InFlight): a step's drain, seeing nothing in flight, then knows
+// every request that began, though their events may still be on the way to Observe. Counting
+// the Started events instead would miss a request whose Started and Done are both unread.
 func (s *Search) OnStart(name string, _ uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,13 +143,33 @@ func (s *Search) OnStart(name string, _ uint64) {
 	}
 }
 
-// OnDone is a probe.Options.OnDone hook: it counts warm-ups and hands each request to the
-// step it started in.
-func (s *Search) OnDone(smp *sample.Sample) {
+// Observe takes the run's events (a fanout.Observer, on the run's loop): each finished
+// request (counted as reported, handed to the step it started in), the Runner's word that it
+// stopped an endpoint (identical permanent errors: its search ends after the running step),
+// and the GPU scrapes (each step's energy). It reports false: the views read the search under
+// its lock (Version).
+func (s *Search) Observe(ev sample.Event) bool {
+	switch ev := ev.(type) {
+	case *sample.Done:
+		s.done(ev.Endpoint, &ev.Sample)
+	case *sample.Status:
+		if ev.State == sample.StateStopped && ev.Reason != "" {
+			s.EndpointStopped(int(ev.Endpoint))
+		}
+	case *fanout.Scrape:
+		if u := &ev.Update; u.Source == servermetrics.SourceGPU && u.State == servermetrics.StateOK {
+			s.ObserveGPU(u.Endpoint, u.GPU)
+		}
+	}
+	return false
+}
+
+// done counts one finished request of endpoint i as reported (warm-ups too: the first step
+// waits for them) and hands it to the step it started in.
+func (s *Search) done(i sample.EndpointIndex, smp *sample.Sample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, ok := s.byName[smp.Endpoint]
-	if !ok {
+	if !i.In(len(s.st)) {
 		return
 	}
 	e := s.st[i]

@@ -45,7 +45,7 @@ func runSearch(t *testing.T, plan SearchPlan, slo config.SLO, profiles ...sim.Pr
 		t.Logf("%s: load %g: %d requests, attainment %.2f (verdict %d, pooled %.2f, re-measured %v), TTFT p50 %.0f p99 %.0f ms, %v",
 			eps[ep].Name, m.Load, m.Requests, m.Attainment, m.Verdict, m.Pooled, m.Remeasured, m.TTFT.P50, m.TTFT.P99, m.Duration.Round(time.Millisecond))
 	})
-	opts := probe.Options{Warmup: 1, OnStart: []func(string, uint64){s.OnStart}, OnDone: []func(*sample.Sample){s.OnDone}}
+	opts := probe.Options{Warmup: 1, OnStart: []func(string, uint64){s.OnStart}}
 	if plan.By == ByRate {
 		opts.Rate, opts.RateSeed = 1, 7
 		for i := range eps {
@@ -57,7 +57,8 @@ func runSearch(t *testing.T, plan SearchPlan, slo config.SLO, profiles ...sim.Pr
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		for range r.Events() {
+		for ev := range r.Events() { // the run's loop: the search observes its events
+			s.Observe(ev)
 		}
 		close(done)
 	}()

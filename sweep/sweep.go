@@ -18,7 +18,7 @@
 //   - requests finished before the first step began (an endpoint whose warm-ups ended before
 //     the others') belong to the first step; warm-ups and interactive requests to none.
 //
-// It imports config, probe and stats; never bubbletea, lipgloss or go-openai.
+// It imports config, sample, metric, stats, servermetrics and fanout; never bubbletea, lipgloss or go-openai.
 package sweep
 
 import (
@@ -68,7 +68,7 @@ type Controller interface {
 	CutBefore(t time.Time) int // cut the requests in flight that started before t
 }
 
-// Sweep is one sweep's schedule. Run and OnDone may be called from any goroutine; Schedule
+// Sweep is one sweep's schedule. Run and Observe may be called from any goroutine; Schedule
 // is safe to call concurrently with them.
 type Sweep struct {
 	plan      Plan
@@ -97,13 +97,19 @@ func New(plan Plan, endpoints, warmup int) *Sweep {
 // Plan returns the sweep's plan.
 func (s *Sweep) Plan() Plan { return s.plan }
 
-// OnDone is a probe.Options.OnDone hook: it counts finished warm-ups, so that the first step
-// begins when every endpoint's are over (their connection set-up is then out of the way, and
-// the first step's window is not spent waiting for them).
-func (s *Sweep) OnDone(smp *sample.Sample) {
-	if !smp.Warmup {
-		return
+// Observe takes the run's events (a fanout.Observer, on the run's loop): it counts finished
+// warm-ups, so that the first step begins when every endpoint's are over (their connection
+// set-up is then out of the way, and the first step's window is not spent waiting for them).
+// It changes nothing a view shows: it reports false.
+func (s *Sweep) Observe(ev sample.Event) bool {
+	if d, ok := ev.(*sample.Done); ok && d.Sample.Warmup {
+		s.warmedOne()
 	}
+	return false
+}
+
+// warmedOne counts one finished warm-up.
+func (s *Sweep) warmedOne() {
 	s.warmMu.Lock()
 	defer s.warmMu.Unlock()
 	if s.warmLeft > 0 {
@@ -198,23 +204,6 @@ func (s *Sweep) finishNow() time.Time {
 	defer s.mu.Unlock()
 	s.end = time.Now()
 	return s.end
-}
-
-// Begin records that the next step began at at, and Finish that the last one ended at at.
-// Run calls neither (it stamps its own instants); they script a sweep for tests and replays.
-func (s *Sweep) Begin(at time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.starts) < len(s.plan.Concurrency) {
-		s.starts = append(s.starts, at)
-	}
-}
-
-// Finish records the end of the last step (see Begin).
-func (s *Sweep) Finish(at time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.end = at
 }
 
 // Schedule returns the start of every step begun so far and the end of the last step (zero

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/sample"
 	"tokscope/sample/sampletest"
@@ -22,15 +23,26 @@ func at(sec float64) time.Time { return base.Add(time.Duration(sec * float64(tim
 
 type clock struct{ t time.Time }
 
+// scriptedSchedule is a sweep's schedule as a test writes it: each step begins, and the last ends, at
+// the instants it says.
+type scriptedSchedule struct {
+	starts []time.Time
+	end    time.Time
+}
+
+func (s *scriptedSchedule) begin(at time.Time)                 { s.starts = append(s.starts, at) }
+func (s *scriptedSchedule) finish(at time.Time)                { s.end = at }
+func (s *scriptedSchedule) Schedule() ([]time.Time, time.Time) { return s.starts, s.end }
+
 func (c *clock) now() time.Time { return c.t }
 
 // A request belongs to the step it started in; its tokens count in the aggregate tok/s of
 // the windows they arrived in; a step's results wait for the requests started before its end.
 func TestStepAttribution(t *testing.T) {
 	eps := []config.Endpoint{{Name: "a", Model: "m"}}
-	sw := New(Plan{Concurrency: []int{1, 2, 4}, StepDuration: 10 * time.Second}, 1, 0)
+	sw := &scriptedSchedule{}
 	clk := &clock{t: at(0)}
-	tr := sw.Track(eps, clk.now)
+	tr := NewTracker(Plan{Concurrency: []int{1, 2, 4}, StepDuration: 10 * time.Second}, sw, eps, clk.now)
 	done := func(s sample.Sample) { tr.Observe(&sample.Done{Endpoint: 0, Sample: s}) }
 
 	// Before the first step: a warm-up (no step) and a counted request (step 1). Each request
@@ -40,7 +52,7 @@ func TestStepAttribution(t *testing.T) {
 		Tokens(10, sample.SourceUsage).EndAfter(0).Sample()
 	w.Warmup = true
 	done(w)
-	sw.Begin(at(0))
+	sw.begin(at(0))
 	// Its tokens at -0.4 … 0.5.
 	done(sampletest.OK("a", "m", 2, at(-0.5)).Times(ms, 50*ms).Chunks(10, 100*ms, 100*ms, 3).
 		Tokens(10, sample.SourceUsage).EndAfter(0).Sample())
@@ -48,7 +60,7 @@ func TestStepAttribution(t *testing.T) {
 	done(sampletest.OK("a", "m", 3, at(2)).Times(ms, 0).Chunks(20, 0, 50*ms, 3).Tokens(20, sample.SourceUsage).
 		EndAfter(0).Sample())
 	tr.Observe(&sample.Started{Endpoint: 0, Seq: 4, At: at(9.5)})
-	sw.Begin(at(10))
+	sw.begin(at(10))
 	clk.t = at(11)
 	if tr.Refresh(); tr.Progress().Finished != 0 {
 		t.Fatal("step 1 final while a request it started is in flight")
@@ -63,10 +75,10 @@ func TestStepAttribution(t *testing.T) {
 	done(sampletest.Err("a", "m", 5, at(12), "http_500", 500, "").Times(ms, 5*ms).EndAt(5 * ms).Sample())
 	done(sampletest.OK("a", "m", 6, at(13)).Times(ms, 0).Chunks(30, 0, 100*ms, 3).
 		Tokens(30, sample.SourceUsage).EndAfter(0).Sample())
-	sw.Begin(at(20))
+	sw.begin(at(20))
 	done(sampletest.OK("a", "m", 7, at(21)).Times(ms, 100*ms).Chunks(40, 200*ms, 100*ms, 3).
 		Tokens(40, sample.SourceUsage).EndAfter(0).Sample())
-	sw.Finish(at(30))
+	sw.finish(at(30))
 	// In the drain: no step.
 	done(sampletest.OK("a", "m", 8, at(30.1)).Times(ms, 0).Chunks(50, 0, ms, 3).Tokens(50, sample.SourceUsage).
 		EndAfter(0).Sample())
@@ -122,12 +134,12 @@ func TestStepAttribution(t *testing.T) {
 // leaves a step cut short out.
 func TestCloseInterrupted(t *testing.T) {
 	eps := []config.Endpoint{{Name: "a", Model: "m"}}
-	sw := New(Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, 1, 0)
+	sw := &scriptedSchedule{}
 	clk := &clock{t: at(0)}
-	tr := sw.Track(eps, clk.now)
-	sw.Begin(at(0))
+	tr := NewTracker(Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, sw, eps, clk.now)
+	sw.begin(at(0))
 	tr.Observe(&sample.Started{Endpoint: 0, Seq: 1, At: at(9)})
-	sw.Begin(at(10))
+	sw.begin(at(10))
 	clk.t = at(15)
 	tr.Refresh()
 	if tr.Progress().Finished != 0 {
@@ -188,13 +200,13 @@ func TestRunDrivesController(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- sw.Run(context.Background(), ctl) }()
 	time.Sleep(50 * time.Millisecond)
-	sw.OnDone(&sample.Sample{}) // not a warm-up
-	sw.OnDone(&sample.Sample{Warmup: true})
+	sw.Observe(&sample.Done{}) // not a warm-up
+	sw.Observe(&sample.Done{Sample: sample.Sample{Warmup: true}})
 	time.Sleep(50 * time.Millisecond)
 	if starts, _ := sw.Schedule(); len(starts) != 0 {
 		t.Fatal("first step began before every warm-up finished")
 	}
-	sw.OnDone(&sample.Sample{Warmup: true})
+	sw.Observe(&sample.Done{Sample: sample.Sample{Warmup: true}})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -264,13 +276,21 @@ func TestSweepAgainstSimulator(t *testing.T) {
 	eps := []config.Endpoint{{Name: "a", Model: "m", BaseURL: srv.BaseURL("a"), Prompt: "hi", MaxTokens: 30,
 		Concurrency: 1, Timeout: 20 * time.Second, Stall: 10 * time.Second}}
 	sw := New(Plan{Concurrency: []int{1, 2, 4}, StepDuration: time.Second}, len(eps), 1)
-	r := probe.NewRunner(eps, probe.Options{Warmup: 1, OnDone: []func(*sample.Sample){sw.OnDone}})
+	r := probe.NewRunner(eps, probe.Options{Warmup: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	go r.Run(ctx)
 	go sw.Run(ctx, r)
 	tr := sw.Track(eps, nil)
-	tr.Consume(r.Events(), 50*time.Millisecond, nil, cancel)
+	// The run's loop: the schedule and the steps observe the events; once every step is
+	// final, the run stops.
+	fanout.NewLoop(r.Events(), fanout.Config{Observers: fanout.List{sw, tr}, Every: 50 * time.Millisecond,
+		Beat: func(time.Time) {
+			if tr.Refresh(); tr.Complete() {
+				cancel()
+			}
+		}}).Run()
+	tr.Close()
 	if ctx.Err() == context.DeadlineExceeded {
 		t.Fatal("sweep did not complete in 30 s")
 	}

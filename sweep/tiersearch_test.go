@@ -163,12 +163,13 @@ func runTierSearch(t *testing.T, plan SearchPlan, p sim.Profile) (Outcome, error
 		}
 		t.Log(line)
 	})
-	r := probe.NewRunner(eps, probe.Options{Warmup: 1, Workloads: works, OnStart: []func(string, uint64){s.OnStart}, OnDone: []func(*sample.Sample){s.OnDone}})
+	r := probe.NewRunner(eps, probe.Options{Warmup: 1, Workloads: works, OnStart: []func(string, uint64){s.OnStart}})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		for range r.Events() {
+		for ev := range r.Events() { // the run's loop: the search observes its events
+			s.Observe(ev)
 		}
 		close(done)
 	}()

@@ -58,7 +58,8 @@ type Progress struct {
 // It is NOT safe for concurrent use: the goroutine that reads the Runner's events calls
 // every method (it owns a stats.Aggregator per step).
 type Tracker struct {
-	sw       *Sweep
+	plan     Plan
+	sched    Schedule
 	eps      []config.Endpoint
 	now      func() time.Time
 	inflight []map[uint64]time.Time // per endpoint: background request seq → Started.At
@@ -76,18 +77,30 @@ type stepData struct {
 	tokens []float64 // per endpoint: tokens that arrived during the window
 }
 
-// Track returns a Tracker of s over eps (the Runner's endpoints, in order). now is its clock;
-// nil means time.Now. Each step's statistics are built with opts, the options of the run's
-// own Aggregator (stats.WithTTFTFrom: the instant the steps' TTFT figures are measured to).
+// Schedule is where a sweep's steps stand: the start of every step begun so far and the end
+// of the last step (zero while it runs). A Sweep is one; a test scripts its own.
+type Schedule interface {
+	Schedule() (starts []time.Time, end time.Time)
+}
+
+// Track returns a Tracker of s over eps (the Runner's endpoints, in order); see NewTracker.
 func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time, opts ...stats.Option) *Tracker {
+	return NewTracker(s.plan, s, eps, now, opts...)
+}
+
+// NewTracker returns a Tracker of the steps of plan as sched runs them, over eps (the Runner's
+// endpoints, in order). now is its clock; nil means time.Now. Each step's statistics are built
+// with opts, the options of the run's own Aggregator (stats.WithTTFTFrom: the instant the
+// steps' TTFT figures are measured to).
+func NewTracker(plan Plan, sched Schedule, eps []config.Endpoint, now func() time.Time, opts ...stats.Option) *Tracker {
 	if now == nil {
 		now = time.Now
 	}
-	t := &Tracker{sw: s, eps: eps, now: now, inflight: make([]map[uint64]time.Time, len(eps)), version: 1}
+	t := &Tracker{plan: plan, sched: sched, eps: eps, now: now, inflight: make([]map[uint64]time.Time, len(eps)), version: 1}
 	for i := range t.inflight {
 		t.inflight[i] = map[uint64]time.Time{}
 	}
-	t.steps = make([]*stepData, len(s.plan.Concurrency))
+	t.steps = make([]*stepData, len(plan.Concurrency))
 	for i := range t.steps {
 		t.steps[i] = &stepData{agg: stats.New(eps, opts...), tokens: make([]float64, len(eps))}
 	}
@@ -95,8 +108,8 @@ func (s *Sweep) Track(eps []config.Endpoint, now func() time.Time, opts ...stats
 	return t
 }
 
-// Sweep returns the sweep this Tracker follows.
-func (t *Tracker) Sweep() *Sweep { return t.sw }
+// Plan returns the plan of the sweep this Tracker follows.
+func (t *Tracker) Plan() Plan { return t.plan }
 
 // Version counts changes of what Results and Progress return (for redraw caches).
 func (t *Tracker) Version() uint64 { return t.version }
@@ -131,7 +144,7 @@ func (t *Tracker) add(ev *sample.Done) bool {
 	if s.Warmup || s.Stream != 0 {
 		return false
 	}
-	starts, end := t.sw.Schedule()
+	starts, end := t.sched.Schedule()
 	if !end.IsZero() && !s.Start.Before(end) {
 		return false // started after the last step, in the drain
 	}
@@ -184,7 +197,7 @@ func stepEnd(starts []time.Time, end time.Time, i int) (time.Time, bool) {
 // whose requests have all finished. Observe calls it; call it on a clock too, since a step
 // can end without any event arriving. It reports whether a step became final.
 func (t *Tracker) Refresh() bool {
-	starts, end := t.sw.Schedule()
+	starts, end := t.sched.Schedule()
 	now := t.now()
 	changed := false
 	for t.final < len(t.steps) {
@@ -232,8 +245,8 @@ func (t *Tracker) Complete() bool { return t.final == len(t.steps) }
 
 // Progress reports where the sweep stands at the Tracker's clock.
 func (t *Tracker) Progress() Progress {
-	starts, end := t.sw.Schedule()
-	plan := t.sw.plan
+	starts, end := t.sched.Schedule()
+	plan := t.plan
 	p := Progress{Step: len(starts) - 1, Steps: len(plan.Concurrency), Finished: t.final, Complete: t.Complete()}
 	switch {
 	case !end.IsZero():
@@ -258,7 +271,7 @@ type Report struct {
 // Report returns the results with what the exporters say about them.
 func (t *Tracker) Report() Report {
 	rs := t.Results()
-	return Report{Plan: t.sw.plan, Results: rs, TTFTFrom: t.ttftFrom.Name(), Complete: t.Complete()}
+	return Report{Plan: t.plan, Results: rs, TTFTFrom: t.ttftFrom.Name(), Complete: t.Complete()}
 }
 
 // Results returns one row per endpoint of every final step, step by step, endpoints in
@@ -267,7 +280,7 @@ func (t *Tracker) Results() []Result {
 	if t.resVer == t.version && t.results != nil {
 		return t.results
 	}
-	starts, end := t.sw.Schedule()
+	starts, end := t.sched.Schedule()
 	at := t.now()
 	out := make([]Result, 0, t.final*len(t.eps))
 	for i := 0; i < t.final; i++ {
@@ -278,7 +291,7 @@ func (t *Tracker) Results() []Result {
 			es := &snap.Endpoints[ep]
 			r := Result{
 				Step: i + 1, Endpoint: es.Name, Model: es.Model,
-				Concurrency: t.sw.plan.Concurrency[i], Duration: window,
+				Concurrency: t.plan.Concurrency[i], Duration: window,
 				Requests: es.Requests, OK: es.OK, Errors: es.Errors, Truncated: es.Truncated, Cut: es.Cut,
 				TokenSource: es.TokenSource,
 				DecodeTPS:   es.Whole.DecodeTPS, TTFT: es.Whole.TTFT,
@@ -291,35 +304,4 @@ func (t *Tracker) Results() []Result {
 	}
 	t.results, t.resVer = out, t.version
 	return out
-}
-
-// Consume feeds events into the tracker until the channel closes, refreshing every `every`
-// (a step may end without any event) and calling stop once every request of the last step
-// has reported. onEvent, if not nil, sees each event after the tracker, and nil after each
-// refresh on the clock (so that progress can be told between events). It closes the tracker.
-func (t *Tracker) Consume(events <-chan sample.Event, every time.Duration, onEvent func(sample.Event), stop func()) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for events != nil {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			t.Observe(ev)
-			if onEvent != nil {
-				onEvent(ev)
-			}
-		case <-tick.C:
-			t.Refresh()
-			if onEvent != nil {
-				onEvent(nil)
-			}
-		}
-		if t.Complete() {
-			stop()
-		}
-	}
-	t.Close()
 }

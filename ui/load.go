@@ -21,7 +21,7 @@ type openLoopStats interface {
 // sweep opens on the sweep view.
 func (m *Model) initLoad(opts Options) {
 	if opts.Sweep != nil {
-		m.sweepTracker = opts.Sweep.Track(m.eps, m.now, opts.Stats...)
+		m.sweepTracker = opts.Sweep
 		m.view = viewSweep
 	}
 	if opts.Search != nil {

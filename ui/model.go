@@ -13,7 +13,6 @@ import (
 	"tokscope/config"
 	"tokscope/fanout"
 	"tokscope/sample"
-	"tokscope/servermetrics"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -31,17 +30,15 @@ type Options struct {
 	Stats []stats.Option
 	// Replay names the record file being replayed: the header says so instead of "stopped".
 	Replay string
-	// Sweep, when not nil, is the sweep being run (--sweep): the sweep view shows its steps.
-	Sweep *sweep.Sweep
+	// Sweep, when not nil, is the steps of the sweep being run (--sweep), built by the run with
+	// the options of its statistics: the Model feeds it the events, and the sweep view shows
+	// its steps.
+	Sweep *sweep.Tracker
 	// Search, when not nil, is the capacity search being run (--find-max): the sweep view
 	// shows it (capacityview.go).
 	Search *sweep.Search
 	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
 	Reporter Reporter
-	// ServerMetrics, when not nil, carries the server-metrics scraper's Updates
-	// (--server-metrics): the cards, the compare and the detail view then show the servers'
-	// own figures beside the client's. Read until closed.
-	ServerMetrics <-chan servermetrics.Update
 }
 
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
@@ -50,8 +47,7 @@ type Model struct {
 	controls Controls
 	eps      []config.Endpoint
 	events   <-chan sample.Event
-	server   <-chan servermetrics.Update // nil without server metrics
-	done     <-chan struct{}             // closed when Run's context ends; unblocks waitForEvent
+	done     <-chan struct{} // closed when Run's context ends; unblocks waitForEvent
 	now      func() time.Time
 	keys     *KeyMap
 	styles   *Styles
@@ -116,7 +112,6 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 		styles:     &st,
 		help:       help.New(),
 		agg:        stats.New(eps, opts.Stats...),
-		server:     opts.ServerMetrics,
 		headToHead: &headToHead{},
 		replay:     opts.Replay,
 		reporter:   opts.Reporter,
@@ -165,7 +160,7 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 
 // Init starts reading events and the idle clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(waitForEvent(m.events, m.done), waitForServer(m.server, m.done), tickClock())
+	return tea.Batch(waitForEvent(m.events, m.done), tickClock())
 }
 
 // Update handles one message; it is the only writer of the model and of the Aggregator.
@@ -195,11 +190,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.handleKey(msg)
 	case eventsMsg:
 		return m.handleEvents(msg)
-	case servermetrics.Update:
-		if m.agg.ObserveServer(msg) {
-			m.statsDirty = true
-		}
-		return tea.Batch(waitForServer(m.server, m.done), m.armRedraw())
 	case redrawMsg:
 		m.redrawArmed = false
 		m.flush()
@@ -228,17 +218,34 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		m.handleEvent(ev)
 	}
 	if msg.closed {
-		m.handleClosed()
+		if !m.stopped {
+			m.handleClosed() // a screen whose run ended without an End
+		}
 		return m.armRedraw()
 	}
 	return tea.Batch(waitForEvent(m.events, m.done), m.armRedraw())
 }
 
-// handleEvent applies one event: the consumers of the session take it (the statistics, the
-// sweep's steps, the report: each takes what it counts), then the views that take events
-// take theirs (an interactive stream's goes to the stream view only), and the others update
-// the endpoint's state.
+// handleEvent applies one event: a server scrape (--server-metrics: the cards, the compare
+// and the detail view then show the servers' own figures beside the client's) reaches the
+// statistics; the end of the Runner's events marks the run stopped (the UI stays, and scrapes
+// may follow). Otherwise the consumers of the session take it (the statistics, the sweep's
+// steps, the report: each takes what it counts), then the views that take events take theirs
+// (an interactive stream's goes to the stream view only), and the others update the
+// endpoint's state.
 func (m *Model) handleEvent(ev sample.Event) {
+	switch ev := ev.(type) {
+	case *fanout.Scrape:
+		if m.agg.ObserveServer(ev.Update) {
+			m.statsDirty = true
+		}
+		return
+	case *fanout.End:
+		if !m.stopped {
+			m.handleClosed()
+		}
+		return
+	}
 	counted := m.consumers.Observe(ev)
 	if m.observeViews(ev) {
 		m.streamDirty = true

@@ -6,7 +6,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"tokscope/sample"
-	"tokscope/servermetrics"
 )
 
 // Timing of the event loop.
@@ -41,26 +40,6 @@ type clockMsg struct{}
 
 // clearNoticeMsg expires the footer notice with the same id (older ones are stale).
 type clearNoticeMsg struct{ id int }
-
-// waitForServer blocks until the server-metrics scraper reports (or done is closed) and
-// returns the Update itself as the message; nil when there is no scraper or its channel closed
-// (then it is not re-armed). Exactly one is in flight at a time, re-armed by Update.
-func waitForServer(updates <-chan servermetrics.Update, done <-chan struct{}) tea.Cmd {
-	if updates == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		select {
-		case u, ok := <-updates:
-			if !ok {
-				return nil
-			}
-			return u
-		case <-done:
-			return nil
-		}
-	}
-}
 
 // waitForEvent blocks until the Runner sends an event (or closes the channel, or done is
 // closed), then takes what else is already queued, up to maxBatch, without blocking.

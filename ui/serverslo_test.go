@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -29,12 +30,11 @@ func sloModel(t testing.TB, w, h int) Model {
 	}
 	eps[0].Price = &config.Price{GPUHour: 2.5}
 	eps[3].Price = &config.Price{Input: 0.8, Output: 4}
-	updates := make(chan servermetrics.Update)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, ServerMetrics: updates})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: history(m.eps, 30)})
 	for _, u := range serverUpdates() {
-		m = update(t, m, u)
+		m = update(t, m, eventsMsg{events: []sample.Event{&fanout.Scrape{Update: u}}})
 	}
 	return update(t, m, redrawMsg{})
 }
@@ -111,33 +111,30 @@ func TestCardsShowSLOAndServer(t *testing.T) {
 	}
 }
 
-// A server Update is a message of its own: it reaches the statistics, marks them for the next
-// redraw and re-arms the Cmd that reads the scraper's channel.
-func TestServerUpdateMessage(t *testing.T) {
-	updates := make(chan servermetrics.Update, 1)
-	m := New(newFakeEngine(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned, ServerMetrics: updates})
+// A server scrape is an event of the run's stream: it reaches the statistics and marks them
+// for the next redraw; the end of the Runner's events (End) marks the run stopped while the
+// scrapes that follow still count.
+func TestServerScrapeEvent(t *testing.T) {
+	m := New(newFakeEngine(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned})
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	u := servermetrics.Update{Endpoint: 1, Reading: servermetrics.Reading{Kind: servermetrics.KindTGI, At: t0,
 		Running: servermetrics.Value{V: 3, OK: true}}}
-	next, cmd := m.Update(u)
+	next, cmd := m.Update(eventsMsg{events: []sample.Event{&fanout.Scrape{Update: u}}})
 	m = next.(Model)
 	if cmd == nil || !m.statsDirty {
 		t.Fatal("no re-armed read, or nothing to redraw")
 	}
-	updates <- u
 	m = update(t, m, redrawMsg{})
 	if s := m.snap.Endpoints[1].Server; s == nil || s.Scrapes != 1 || s.Kind != servermetrics.KindTGI {
 		t.Fatalf("server stats %+v", s)
 	}
-	if got := waitForServer(updates, nil)(); got != any(u) {
-		t.Fatalf("waitForServer returned %v", got)
+	m = update(t, m, eventsMsg{events: []sample.Event{&fanout.End{}, &fanout.Scrape{Update: u}}})
+	m = update(t, m, redrawMsg{})
+	if !m.stopped || !strings.Contains(m.View(), "stopped") {
+		t.Fatal("End did not mark the run stopped")
 	}
-	close(updates)
-	if got := waitForServer(updates, nil)(); got != nil {
-		t.Fatalf("a closed channel ends the reads, got %v", got)
-	}
-	if waitForServer(nil, nil) != nil {
-		t.Fatal("no scraper, no Cmd")
+	if s := m.snap.Endpoints[1].Server; s == nil || s.Scrapes != 2 {
+		t.Fatalf("a scrape after End: server stats %+v, want 2 scrapes", s)
 	}
 }
 

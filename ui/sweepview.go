@@ -73,7 +73,7 @@ func (v *sweepView) Render(f *frame) string {
 	}
 	prog := tr.Progress()
 	results := tr.Results()
-	plan := tr.Sweep().Plan()
+	plan := tr.Plan()
 
 	lines := []string{sweepStatus(s, plan, prog)}
 	room := v.h - 1

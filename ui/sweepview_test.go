@@ -17,18 +17,29 @@ import (
 	"tokscope/sweep"
 )
 
+// scriptedSchedule is a sweep's schedule as a test writes it: each step begins, and the last
+// ends, at the instants it says.
+type scriptedSchedule struct {
+	starts []time.Time
+	end    time.Time
+}
+
+func (s *scriptedSchedule) begin(at time.Time)                 { s.starts = append(s.starts, at) }
+func (s *scriptedSchedule) finish(at time.Time)                { s.end = at }
+func (s *scriptedSchedule) Schedule() ([]time.Time, time.Time) { return s.starts, s.end }
+
 // sweepPlan is the test sweep: c 1, 2, 4, 8, 16 × 30 s.
 var sweepPlan = sweep.Plan{Concurrency: []int{1, 2, 4, 8, 16}, StepDuration: 30 * time.Second}
 
 // sweepEvents scripts a sweep over eps whose steps began at t0−100 s, −70 s, −40 s and −10 s:
 // three steps are over (and final at t0), the fourth runs with 20 s left. Each endpoint runs
 // the step's concurrency of back-to-back streams that slow down as it grows.
-func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []sample.Event {
+func sweepEvents(sw *scriptedSchedule, eps []config.Endpoint) []sample.Event {
 	var plan []request
 	seq := 0
 	for k := range 4 {
 		start := t0.Add(time.Duration(-100+30*k) * time.Second)
-		sw.Begin(start)
+		sw.begin(start)
 		if k == 3 {
 			break // running: nothing finished yet
 		}
@@ -63,8 +74,8 @@ func sweepEvents(sw *sweep.Sweep, eps []config.Endpoint) []sample.Event {
 func newSweepModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
-	sw := sweep.New(sweepPlan, n, 0)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Sweep: sw})
+	sw := &scriptedSchedule{}
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Sweep: sweep.NewTracker(sweepPlan, sw, eps, pinned)})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: sweepEvents(sw, eps)})
 	m = update(t, m, redrawMsg{})
@@ -187,13 +198,14 @@ func TestSweepFillsInLive(t *testing.T) {
 	now := t0
 	clock := func() time.Time { return now }
 	eps := testEndpoints(1)
-	sw := sweep.New(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, 1, 0)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Sweep: sw})
+	sw := &scriptedSchedule{}
+	tr := sweep.NewTracker(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, sw, eps, clock)
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Sweep: tr})
 	m = update(t, m, resize(120, 40))
 	if !strings.Contains(m.View(), "waiting for the warm-ups") || !strings.Contains(m.View(), "no step finished yet") {
 		t.Fatalf("before the first step:\n%s", m.View())
 	}
-	sw.Begin(t0)
+	sw.begin(t0)
 	ep, ms := eps[0], time.Millisecond
 	s := sampletest.OK(ep.Name, ep.Model, 1, t0.Add(time.Second)).Times(300*time.Microsecond, 60*ms).Role(95*ms).
 		Chunks(20, 100*ms, 20*ms, 4).Tokens(20, sample.SourceUsage).Prompt(530, 0).EndAfter(ms).
@@ -205,7 +217,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	if !strings.Contains(m.View(), "step 1/2") || !strings.Contains(m.View(), "running") {
 		t.Fatalf("during step 1:\n%s", m.View())
 	}
-	sw.Begin(t0.Add(10 * time.Second))
+	sw.begin(t0.Add(10 * time.Second))
 	now = t0.Add(11 * time.Second)
 	m = update(t, m, clockMsg{})
 	if got := m.sweepTracker.Results(); len(got) != 1 || got[0].Requests != 1 {
@@ -214,7 +226,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	if !strings.Contains(m.View(), "step 2/2") || strings.Contains(m.View(), "no step finished yet") {
 		t.Fatalf("step 1 is not drawn:\n%s", m.View())
 	}
-	sw.Finish(t0.Add(20 * time.Second))
+	sw.finish(t0.Add(20 * time.Second))
 	now = t0.Add(21 * time.Second)
 	m = update(t, m, clockMsg{})
 	if !strings.Contains(m.View(), "complete: 2 steps") {
