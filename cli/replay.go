@@ -52,14 +52,14 @@ func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	// The UI reads the records as the events of a finished run, then shows "replay". Its
 	// clock stands at the end of the recording, so that the recent (60 s) windows and the
 	// aggregate tok/s show the end of the run rather than nothing.
-	loop := fanout.NewLoop(replayEvents(rp), fanout.Config{Observers: w.taps(), Screen: true}).Start()
+	board := w.board(o)
+	loop := fanout.NewLoop(replayEvents(rp), fanout.Config{Observers: fanout.List{board}, Screen: true}).Start()
 	end := rp.End
 	uiErr := ui.Run(ctx, nil, rp.Endpoints, loop.Screen(), ui.Options{
-		Now:      func() time.Time { return end },
-		Prompt:   o.prompt,
-		Stats:    o.statsOptions(),
-		Replay:   replayName(o, rp),
-		Reporter: w.report,
+		Now:    func() time.Time { return end },
+		Prompt: o.prompt,
+		Replay: replayName(o, rp),
+		Board:  board,
 	})
 	loop.StopScreen()
 	if code := exitStatus(stderr, uiErr); code != ExitOK {

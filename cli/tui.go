@@ -20,15 +20,15 @@ func runTUI(ctx context.Context, w *wiring, o *options, stderr io.Writer) int {
 		go w.search.Run(ctx, w.runner)
 	}
 	// The run's loop feeds the taps (the record file, the exporter, the sweep's schedule, the
-	// search) as events come, however far behind the screen is, and queues them for it. The
-	// scrapes go on until the user quits: the screen keeps showing the servers.
-	loop := fanout.NewLoop(w.runner.Events(), fanout.Config{Observers: w.taps(), Scrapes: w.scrapes(), Screen: true}).Start()
+	// search) and the screen's statistics (the Board) as events come, however far behind the
+	// screen is, and queues them for it. The scrapes go on until the user quits: the screen
+	// keeps showing the servers.
+	board := w.board(o)
+	loop := fanout.NewLoop(w.runner.Events(), fanout.Config{Observers: append(w.taps(), board), Scrapes: w.scrapes(), Screen: true}).Start()
 	uiErr := ui.Run(ctx, screenRunner{w.runner, loop}, w.endpoints, loop.Screen(), ui.Options{
-		Prompt:   o.prompt,
-		Stats:    o.statsOptions(),
-		Sweep:    w.steps,
-		Search:   w.search,
-		Reporter: w.report,
+		Prompt: o.prompt,
+		Board:  board,
+		Search: w.search,
 	})
 	loop.StopScreen()
 	cancel()
@@ -46,6 +46,16 @@ type screenRunner struct {
 
 func (r screenRunner) DroppedDeltas() uint64 {
 	return r.Runner.DroppedDeltas() + r.loop.DroppedDeltas()
+}
+
+// board is the screen's statistics, with the sweep's steps and the report: the run's own,
+// which its loop feeds and the UI reads. A TUI's reporter is always there: its w key.
+func (w *wiring) board(o *options) *ui.Board {
+	var rep ui.Reporter // a nil *runReport would be a Reporter that is not nil
+	if w.report != nil {
+		rep = w.report
+	}
+	return ui.NewBoard(w.endpoints, w.steps, rep, o.statsOptions()...)
 }
 
 // exitStatus prints the first error that is not a cancellation (the way runs end) and

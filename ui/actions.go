@@ -185,10 +185,7 @@ func (m *Model) answerReset(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) resetStats() tea.Cmd {
-	m.agg.Reset()
-	if m.reporter != nil {
-		m.reporter.Reset()
-	}
+	m.board.Reset()
 	for _, st := range m.states {
 		st.reset()
 	}

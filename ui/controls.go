@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"tokscope/sample"
-	"tokscope/servermetrics"
-	"tokscope/stats"
 )
 
 // Controls is what the UI drives of the probe Runner. Its methods are called from Update (the
@@ -21,16 +19,6 @@ type Controls interface {
 	Race(prompt string) uint64
 	// DroppedDeltas counts deltas dropped under back-pressure.
 	DroppedDeltas() uint64
-}
-
-// statistics is the part of stats.Aggregator the UI uses; Update is its only writer.
-type statistics interface {
-	Observe(ev sample.Event) bool
-	ObserveServer(u servermetrics.Update) bool
-	Reset()
-	Snapshot(now time.Time) stats.Snapshot
-	// RecentITL counts an endpoint's inter-chunk gaps of the recent window by bars.
-	RecentITL(ep int, now time.Time, bounds []float64) []int
 }
 
 // Bounds of what the UI keeps of recent requests for the detail view.

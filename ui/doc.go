@@ -24,19 +24,21 @@
 //
 // # Data flow
 //
-// Events arrive through one re-armed tea.Cmd (waitForEvent) in batches. Update (model.go)
-// gives each event to the sweep's Tracker (load.go), then: interactive-stream events to the
-// stream view; Samples and states to the endpoint's state (controls.go) and the stats
-// Aggregator. Nothing is drawn then: a redraw tick, armed only while something is dirty,
-// takes one Snapshot and renders the active view from a frame (the Snapshot, the endpoint
-// states, the selection, the clock). Views redraw only what changed; View only joins the
-// cached header, body and footer. Keys (actions.go) act on the Controls (the Runner) and on
-// the model, never on the network directly.
+// The run's loop (fanout.Loop, built in package cli) gives every event to the run's statistics,
+// the Board (board.go: the Aggregator, the sweep's Tracker, the report), then queues it for the
+// screen. Events arrive here through one re-armed tea.Cmd (waitForEvent) in batches. Update
+// (model.go) gives interactive-stream events to the stream view, and Samples and states to the
+// endpoint's state (controls.go). Nothing is drawn then: a redraw tick, armed only while
+// something is dirty, takes one Snapshot from the Board and renders the active view from a
+// frame (the Snapshot, the endpoint states, the selection, the clock). Views redraw only what
+// changed; View only joins the cached header, body and footer. Keys (actions.go) act on the
+// Controls (the Runner), on the Board (the reset) and on the model, never on the network
+// directly.
 //
-// Ownership: Update is the only writer of every piece of UI state and of the Aggregator
-// (which is not goroutine-safe).
+// Ownership: Update is the only writer of every piece of UI state; the Board is written by the
+// run's loop and read by Update, under its lock.
 //
 // It is the only package that imports bubbletea, bubbles, lipgloss or ntcharts. It imports
-// config, probe, stats and sweep, and never go-openai: the Runner is reached through the
+// config, sample, fanout, stats and sweep, and never go-openai: the Runner is reached through the
 // Controls interface.
 package ui

@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/sample"
 	"tokscope/sample/sampletest"
 )
@@ -216,11 +217,30 @@ func newTestModel(t testing.TB, n, w, h, requests int) (Model, *fakeEngine) {
 	return m, eng
 }
 
-// update runs one message through Update, without running any Cmd.
+// update runs one message through Update, without running any Cmd. The events of an
+// eventsMsg first reach the Model's Board, as the run's loop gives them to it before it
+// queues them for the screen.
 func update(t testing.TB, m Model, msg tea.Msg) Model {
 	t.Helper()
-	next, _ := m.Update(msg)
+	next, _ := m.Update(feed(m, msg))
 	return next.(Model)
+}
+
+// throughLoop is the run's loop in front of a screen: it gives board every event of events
+// as it comes and queues it for the screen, whose channel it returns.
+func throughLoop(board *Board, events <-chan sample.Event) <-chan sample.Event {
+	return fanout.NewLoop(events, fanout.Config{Observers: board, Screen: true}).Start().Screen()
+}
+
+// feed gives the events of msg, when it is an eventsMsg, to m's Board, as the run's loop
+// does; it returns msg.
+func feed(m Model, msg tea.Msg) tea.Msg {
+	if em, ok := msg.(eventsMsg); ok {
+		for _, ev := range em.events {
+			m.board.Observe(ev)
+		}
+	}
+	return msg
 }
 
 // press sends keys given as bubbletea key names ("tab", "enter", "q", "ctrl+r", "+").

@@ -82,7 +82,8 @@ func BenchmarkLive64x8(b *testing.B) {
 
 		var redraws int
 		var lags []time.Duration
-		p := tea.NewProgram(watched{New(runner, eps, runner.Events(), Options{}), &redraws, &lags},
+		board := NewBoard(eps, nil, nil) // the run's statistics, fed by its loop as in a TUI run
+		p := tea.NewProgram(watched{New(runner, eps, throughLoop(board, runner.Events()), Options{Board: board}), &redraws, &lags},
 			tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
 		go p.Send(tea.WindowSizeMsg{Width: 120, Height: 40})
 		began := time.Now()

@@ -97,7 +97,7 @@ func longRun(b *testing.B, target string) {
 		case "model":
 			batch = append(batch, d)
 			if len(batch) == longRunBatch {
-				next, _ := m.Update(eventsMsg{events: batch})
+				next, _ := m.Update(feed(m, eventsMsg{events: batch}))
 				m = next.(Model)
 				batch = make([]sample.Event, 0, longRunBatch) // the Model may keep the events it got
 				if batches++; batches%longRunRedraw == 0 {

@@ -23,22 +23,15 @@ type Options struct {
 	Now func() time.Time
 	// Prompt is the stream view's initial prompt; "" means config.DefaultPrompt.
 	Prompt string
-	// Stats are the options of the run's statistics (stats.WithTTFTFrom, WithSLOTarget,
-	// WithRate…), the same list every consumer of the run builds its Aggregator with: the
-	// UI's own and the sweep's steps. With stats.WithRate the cards show the client queue and
-	// dropped arrivals.
-	Stats []stats.Option
+	// Board is the run's statistics (with the sweep's steps and the report), fed by the run's
+	// loop; the views draw its snapshots. Nil: an empty Board, which nothing feeds. With
+	// stats.WithRate among its options the cards show the client queue and dropped arrivals.
+	Board *Board
 	// Replay names the record file being replayed: the header says so instead of "stopped".
 	Replay string
-	// Sweep, when not nil, is the steps of the sweep being run (--sweep), built by the run with
-	// the options of its statistics: the Model feeds it the events, and the sweep view shows
-	// its steps.
-	Sweep *sweep.Tracker
 	// Search, when not nil, is the capacity search being run (--find-max): the sweep view
 	// shows it (capacityview.go).
 	Search *sweep.Search
-	// Reporter, when not nil, writes the HTML report of the session so far (the w key).
-	Reporter Reporter
 }
 
 // Model is the root bubbletea model. It is a value whose children are pointers: Update works
@@ -53,7 +46,7 @@ type Model struct {
 	styles   *Styles
 	help     help.Model
 
-	agg         statistics
+	board       *Board // the run's statistics: the Model reads them, the run's loop feeds them
 	snap        stats.Snapshot
 	snapVersion uint64
 	states      []*endpointState
@@ -78,13 +71,9 @@ type Model struct {
 	views      [nViews]screen // by view: header and Tab order; they own their keys and events (input.go)
 	headToHead *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
-	reporter Reporter // writes the report of the session (report.go); nil: none
-	// consumers take every event in Update: the statistics, the sweep's steps, the report.
-	consumers fanout.List
 	// missing: what this session lacks (an engine, a Reporter); its keys are disabled (keys.go).
 	missing []requirement
 
-	sweepTracker   *sweep.Tracker // the sweep being run, nil without --sweep (load.go)
 	capacitySearch capacitySearch // the capacity search being run, nil without --find-max (load.go)
 	rate           float64        // open-loop arrivals per second per endpoint, 0 in the closed loop
 
@@ -111,10 +100,9 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 		keys:       &keys,
 		styles:     &st,
 		help:       help.New(),
-		agg:        stats.New(eps, opts.Stats...),
+		board:      opts.Board,
 		headToHead: &headToHead{},
 		replay:     opts.Replay,
-		reporter:   opts.Reporter,
 		states:     make([]*endpointState, len(eps)),
 		started:    now(),
 	}
@@ -122,7 +110,10 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 	if controls == nil {
 		m.missing = append(m.missing, keys.engineKeys().disable())
 	}
-	if opts.Reporter == nil {
+	if m.board == nil {
+		m.board = NewBoard(eps, nil, nil)
+	}
+	if !m.board.reporting() {
 		m.missing = append(m.missing, keys.reporterKeys().disable())
 	}
 	for i, ep := range eps {
@@ -136,22 +127,15 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 		m.states[i] = s
 	}
 	m.initLoad(opts)
-	m.consumers = fanout.List{m.agg}
-	if m.sweepTracker != nil {
-		m.consumers = append(m.consumers, m.sweepTracker)
-	}
-	if m.reporter != nil {
-		m.consumers = append(m.consumers, m.reporter)
-	}
 	c := common{styles: m.styles, keys: m.keys}
 	// The instant TTFT is measured to (--ttft-from), as the statistics were told (Stats).
-	ttftFrom, _ := sample.ParseTTFTFrom(m.agg.Snapshot(m.started).TTFTFrom)
+	ttftFrom, _ := sample.ParseTTFTFrom(m.board.Snapshot(m.started, nil).TTFTFrom)
 	m.views = [nViews]screen{
 		viewDashboard: newDashboard(c, len(eps), m.rate > 0),
 		viewCompare:   newCompareView(c, eps, m.headToHead),
 		viewDetail:    newDetailView(c),
 		viewStream:    newStreamView(c, prompt, controls, eps),
-		viewSweep:     newSweepView(c, m.sweepTracker, m.capacitySearch, namesOf(eps)),
+		viewSweep:     newSweepView(c, m.board, m.capacitySearch, namesOf(eps)),
 		viewLanes:     newLanesView(c, eps, ttftFrom),
 	}
 	m.takeSnapshot()
@@ -163,7 +147,7 @@ func (m Model) Init() tea.Cmd {
 	return tea.Batch(waitForEvent(m.events, m.done), tickClock())
 }
 
-// Update handles one message; it is the only writer of the model and of the Aggregator.
+// Update handles one message; it is the only writer of the model.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	return m, cmd
@@ -226,19 +210,16 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	return tea.Batch(waitForEvent(m.events, m.done), m.armRedraw())
 }
 
-// handleEvent applies one event: a server scrape (--server-metrics: the cards, the compare
-// and the detail view then show the servers' own figures beside the client's) reaches the
-// statistics; the end of the Runner's events marks the run stopped (the UI stays, and scrapes
-// may follow). Otherwise the consumers of the session take it (the statistics, the sweep's
-// steps, the report: each takes what it counts), then the views that take events take theirs
-// (an interactive stream's goes to the stream view only), and the others update the
-// endpoint's state.
+// handleEvent applies one event, which the run's loop has already given the statistics (the
+// Board): a server scrape (--server-metrics: the cards, the compare and the detail view then
+// show the servers' own figures beside the client's) only marks them for the next redraw; the
+// end of the Runner's events marks the run stopped (the UI stays, and scrapes may follow).
+// Otherwise the views that take events take theirs (an interactive stream's goes to the
+// stream view only), and the others update the endpoint's state.
 func (m *Model) handleEvent(ev sample.Event) {
-	switch ev := ev.(type) {
+	switch ev.(type) {
 	case *fanout.Scrape:
-		if m.agg.ObserveServer(ev.Update) {
-			m.statsDirty = true
-		}
+		m.statsDirty = true
 		return
 	case *fanout.End:
 		if !m.stopped {
@@ -246,7 +227,7 @@ func (m *Model) handleEvent(ev sample.Event) {
 		}
 		return
 	}
-	counted := m.consumers.Observe(ev)
+	counted := countedEvent(ev)
 	if m.observeViews(ev) {
 		m.streamDirty = true
 		return
@@ -289,6 +270,18 @@ func (m *Model) handleEvent(ev sample.Event) {
 	}
 }
 
+// countedEvent: ev changes what the statistics show (a finished background request, or the
+// tokens so far of a counted one), so the next redraw takes a snapshot.
+func countedEvent(ev sample.Event) bool {
+	switch ev := ev.(type) {
+	case *sample.Done:
+		return ev.Stream == 0
+	case *sample.Progress:
+		return ev.Stream == 0 && !ev.Warmup
+	}
+	return false
+}
+
 // handleStatus takes the Runner's word on an endpoint's state.
 func (m *Model) handleStatus(st *endpointState, ev *sample.Status) {
 	st.state, st.until = ev.State, ev.Until
@@ -318,7 +311,6 @@ func (m *Model) handleClosed() {
 		st.version++
 	}
 	m.stopViews()
-	m.closeLoad()
 	m.renderHeader()
 	m.renderFooter()
 }
@@ -367,8 +359,7 @@ func (m *Model) handleClock() {
 }
 
 func (m *Model) takeSnapshot() {
-	m.pollArrivals()
-	m.snap = m.agg.Snapshot(m.now())
+	m.snap = m.board.Snapshot(m.now(), m.arrivals())
 	for _, st := range m.states {
 		st.drawnInflight = st.inflight
 	}

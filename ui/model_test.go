@@ -131,7 +131,7 @@ func TestEventsFeedStatisticsThrottled(t *testing.T) {
 	if got := m.snap.Endpoints[0].Requests; got != 0 {
 		t.Fatalf("snapshot taken before the redraw tick: %d requests", got)
 	}
-	next, cmd := m.Update(eventsMsg{events: history(m.eps, 1)})
+	next, cmd := m.Update(feed(m, eventsMsg{events: history(m.eps, 1)}))
 	m = next.(Model)
 	if cmd == nil {
 		t.Fatal("the event reader is not re-armed")

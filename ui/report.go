@@ -8,9 +8,9 @@ import (
 	"tokscope/sweep"
 )
 
-// Reporter writes the HTML report of the session so far (the w key). The UI feeds it every
-// event it takes into its statistics, from Update, its only caller; Save is called from
-// Update too and returns the work of writing, which the UI runs in a Cmd, off its loop.
+// Reporter writes the HTML report of the session so far (the w key). The Board feeds it every
+// event it takes into its statistics (on the run's loop); Save is called under the Board's
+// lock from Update and returns the work of writing, which the UI runs in a Cmd, off its loop.
 // (package cli implements it with package report; the UI does not draw reports itself.)
 type Reporter interface {
 	Observe(ev sample.Event) bool
@@ -28,15 +28,10 @@ type reportSavedMsg struct {
 
 // saveReport starts writing the report of the session so far.
 func (m *Model) saveReport() tea.Cmd {
-	if m.reporter == nil {
+	if !m.board.reporting() {
 		return m.setNotice("no report writer in this session", true)
 	}
-	var sw *sweep.Report
-	if m.sweepTracker != nil {
-		rep := m.sweepTracker.Report()
-		sw = &rep
-	}
-	write := m.reporter.Save(m.agg.Snapshot(m.now()), sw)
+	write := m.board.save(m.now())
 	return tea.Batch(m.setNotice("writing the report…", false), func() tea.Msg {
 		path, err := write()
 		return reportSavedMsg{path: path, err: err}

@@ -119,7 +119,7 @@ func TestServerScrapeEvent(t *testing.T) {
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	u := servermetrics.Update{Endpoint: 1, Reading: servermetrics.Reading{Kind: servermetrics.KindTGI, At: t0,
 		Running: servermetrics.Value{V: 3, OK: true}}}
-	next, cmd := m.Update(eventsMsg{events: []sample.Event{&fanout.Scrape{Update: u}}})
+	next, cmd := m.Update(feed(m, eventsMsg{events: []sample.Event{&fanout.Scrape{Update: u}}}))
 	m = next.(Model)
 	if cmd == nil || !m.statsDirty {
 		t.Fatal("no re-armed read, or nothing to redraw")

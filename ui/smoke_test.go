@@ -16,7 +16,8 @@ func TestSmoke(t *testing.T) {
 	eps := testEndpoints(3)
 	events := make(chan sample.Event, 256)
 	defer close(events) // releases the event reader after the program ends
-	m := New(eng, eps, events, Options{Now: pinned, Prompt: "hello"})
+	board := NewBoard(eps, nil, nil)
+	m := New(eng, eps, throughLoop(board, events), Options{Now: pinned, Prompt: "hello", Board: board})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 
 	for _, ev := range history(eps, 4) {

@@ -30,18 +30,18 @@ const (
 // when the results or the size change.
 type sweepView struct {
 	common
-	tr     *sweep.Tracker // the sweep being run; nil without --sweep
+	board  *Board         // the run's statistics, with the sweep's steps when a sweep runs
 	search capacitySearch // the capacity search being run; nil without --find-max
 	names  []string       // the endpoints' names, for the charts' legend
 
 	tput, ttft *sweepChart
 }
 
-// newSweepView builds the view of tr (nil: no sweep runs, the view says how to start one)
+// newSweepView builds the view of the sweep on board (none: the view says how to start one)
 // over the endpoints named names.
-func newSweepView(c common, tr *sweep.Tracker, search capacitySearch, names []string) *sweepView {
+func newSweepView(c common, board *Board, search capacitySearch, names []string) *sweepView {
 	st := c.styles
-	return &sweepView{common: c, tr: tr, search: search, names: names,
+	return &sweepView{common: c, board: board, search: search, names: names,
 		tput: &sweepChart{styles: st, style: st.SparkDecode},
 		ttft: &sweepChart{styles: st, style: st.SparkTTFT}}
 }
@@ -49,7 +49,7 @@ func newSweepView(c common, tr *sweep.Tracker, search capacitySearch, names []st
 func (v *sweepView) Name() string { return "Sweep" }
 
 // InTabs: the view is in the header and the Tab cycle only while a sweep runs.
-func (v *sweepView) InTabs() bool { return v.tr != nil || v.search != nil }
+func (v *sweepView) InTabs() bool { return v.board.sweeping() || v.search != nil }
 
 // Info is empty: the status line says where the sweep stands.
 func (v *sweepView) Info() string { return "" }
@@ -61,19 +61,17 @@ func (v *sweepView) ShortHelp() []key.Binding {
 
 // Render draws the sweep's status, charts and the selected endpoint's steps.
 func (v *sweepView) Render(f *frame) string {
-	s, tr, names := v.styles, v.tr, v.names
+	s, names := v.styles, v.names
 	if v.search != nil {
 		return renderSearch(s, v.search, names, f.sel, f.now, v.w, v.h)
 	}
-	if tr == nil {
+	if !v.board.sweeping() {
 		msg := s.Title.Render("no sweep") + "\n\n" + s.Muted.Render(
 			"Run tokscope --sweep 1,2,4,8,16 [--step-duration 30s] to step every endpoint's\n"+
 				"concurrency and chart aggregate tok/s and TTFT against it, step by step.")
 		return fit(msg, v.w, v.h)
 	}
-	prog := tr.Progress()
-	results := tr.Results()
-	plan := tr.Plan()
+	prog, results, plan := v.board.sweepState()
 
 	lines := []string{sweepStatus(s, plan, prog)}
 	room := v.h - 1
@@ -116,7 +114,7 @@ func (v *sweepView) Render(f *frame) string {
 		lines = append(lines, sweepLegend(s, names, v.w))
 		room -= chartsH
 	}
-	lines = append(lines, v.table(f, tr, results, plan, prog, room)...)
+	lines = append(lines, v.table(f, results, plan, prog, room)...)
 	return fit(strings.Join(lines, "\n"), v.w, v.h)
 }
 
@@ -189,7 +187,7 @@ func sweepSeries(results []sweep.Result, endpoints, steps int) (tput, ttft [][]f
 
 // table is the selected endpoint's steps: finished ones with their figures, the running one
 // marked, the rest pending. It keeps the latest rows when they do not all fit.
-func (v *sweepView) table(f *frame, tr *sweep.Tracker, results []sweep.Result, plan sweep.Plan, p sweep.Progress, room int) []string {
+func (v *sweepView) table(f *frame, results []sweep.Result, plan sweep.Plan, p sweep.Progress, room int) []string {
 	s := v.styles
 	if room <= 0 || len(f.snap.Endpoints) == 0 {
 		return nil

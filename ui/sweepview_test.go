@@ -75,7 +75,7 @@ func newSweepModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
 	sw := &scriptedSchedule{}
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Sweep: sweep.NewTracker(sweepPlan, sw, eps, pinned)})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Board: NewBoard(eps, sweep.NewTracker(sweepPlan, sw, eps, pinned), nil)})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: sweepEvents(sw, eps)})
 	m = update(t, m, redrawMsg{})
@@ -103,7 +103,7 @@ func (fakeArrivals) Waiting(ep sample.EndpointIndex) []time.Time {
 func newRateModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
-	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan sample.Event), Options{Now: pinned, Stats: []stats.Option{stats.WithRate(2)}})
+	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan sample.Event), Options{Now: pinned, Board: NewBoard(eps, nil, nil, stats.WithRate(2))})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	evs := history(eps, 30)
 	for i, ev := range evs {
@@ -200,7 +200,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	eps := testEndpoints(1)
 	sw := &scriptedSchedule{}
 	tr := sweep.NewTracker(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, sw, eps, clock)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Sweep: tr})
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Board: NewBoard(eps, tr, nil)})
 	m = update(t, m, resize(120, 40))
 	if !strings.Contains(m.View(), "waiting for the warm-ups") || !strings.Contains(m.View(), "no step finished yet") {
 		t.Fatalf("before the first step:\n%s", m.View())
@@ -220,7 +220,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	sw.begin(t0.Add(10 * time.Second))
 	now = t0.Add(11 * time.Second)
 	m = update(t, m, clockMsg{})
-	if got := m.sweepTracker.Results(); len(got) != 1 || got[0].Requests != 1 {
+	if got := tr.Results(); len(got) != 1 || got[0].Requests != 1 {
 		t.Fatalf("after step 1 ended: %+v", got)
 	}
 	if !strings.Contains(m.View(), "step 2/2") || strings.Contains(m.View(), "no step finished yet") {

@@ -76,7 +76,8 @@ func timingRun(b *testing.B, tui bool) calibrate.Result {
 
 	received := 0
 	if tui {
-		p := tea.NewProgram(New(runner, eps, runner.Events(), Options{}),
+		board := NewBoard(eps, nil, nil) // the run's statistics, fed by its loop as in a TUI run
+		p := tea.NewProgram(New(runner, eps, throughLoop(board, runner.Events()), Options{Board: board}),
 			tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
 		go p.Send(tea.WindowSizeMsg{Width: 120, Height: 40}) // Send blocks until Run reads messages
 		go func() {

@@ -95,7 +95,7 @@ func (m *Model) cycleView(step int) view {
 }
 
 func (m *Model) frame() *frame {
-	agg, at := m.agg, m.snap.At
-	itl := func(ep int) []int { return agg.RecentITL(ep, at, itlBuckets) }
+	board, at := m.board, m.snap.At
+	itl := func(ep int) []int { return board.RecentITL(ep, at, itlBuckets) }
 	return &frame{snap: &m.snap, snapVersion: m.snapVersion, states: m.states, sel: m.sel, now: m.now(), itl: itl}
 }
