@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/sample"
 	"tokscope/sample/sampletest"
 	"tokscope/stats"
@@ -246,5 +247,34 @@ func TestSweepChartLettersDoNotHideEachOther(t *testing.T) {
 		if n := strings.Count(view, letter); n != 4 {
 			t.Errorf("%s shows %d times, want once per step (4):\n%s", letter, n, view)
 		}
+	}
+}
+
+// The end of the Runner's events (End, from the run's loop) closes the sweep's steps on the
+// Board: a step still waiting for a request in flight is final, and the view says the sweep
+// was interrupted; the screen marks the run stopped.
+func TestSweepEndClosesTheSteps(t *testing.T) {
+	now := t0
+	clock := func() time.Time { return now }
+	eps := testEndpoints(1)
+	sw := &scriptedSchedule{}
+	tr := sweep.NewTracker(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, sw, eps, clock)
+	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Board: NewBoard(eps, tr, nil)})
+	m = update(t, m, resize(120, 40))
+	sw.begin(t0)
+	m = update(t, m, eventsMsg{events: []sample.Event{&sample.Started{Endpoint: 0, Seq: 1, At: t0.Add(9 * time.Second)}}})
+	sw.begin(t0.Add(10 * time.Second))
+	now = t0.Add(12 * time.Second)
+	m = update(t, m, clockMsg{})
+	if p := tr.Progress(); p.Finished != 0 {
+		t.Fatalf("step 1 final with its request in flight: %+v", p)
+	}
+	m = update(t, m, eventsMsg{events: []sample.Event{&fanout.End{}}})
+	m = update(t, m, redrawMsg{})
+	if p := tr.Progress(); p.Finished != 1 || !p.Interrupted {
+		t.Fatalf("after End: %+v, want step 1 final, the sweep interrupted", p)
+	}
+	if !m.stopped || !strings.Contains(m.View(), "interrupted") {
+		t.Fatalf("after End the view does not say the sweep was interrupted:\n%s", m.View())
 	}
 }
