@@ -101,6 +101,50 @@ func (f AddFunc) Add(v float64) { f(v) }
 type Context struct {
 	// TTFTFrom is the instant TTFT is measured to (--ttft-from); "" is first-token.
 	TTFTFrom sample.TTFTFrom
+	// fig, when set (Derive), holds the figures of the one Sample this Context is read with.
+	fig *Figures
+}
+
+// Figures are the figures of one Sample that several readers need, derived once per Sample
+// (Derive) so that a reader of many metrics, or an accumulator beside them, does not derive
+// them again.
+type Figures struct {
+	// TTFT is measured to the run's TTFTFrom; HasTTFT is false when the instant never came.
+	TTFT    time.Duration
+	HasTTFT bool
+	// ModelLoad: the server was loading the model (sample.ServerTiming.ModelLoad), so the
+	// request's TTFT is not the server's serving speed and stays out of every TTFT figure.
+	ModelLoad bool
+}
+
+// Derive derives s's Figures into f and returns c carrying them: read s (and only s) with it.
+// f is the caller's, so that one reused value serves every Sample without an allocation.
+func (c Context) Derive(s *sample.Sample, f *Figures) Context {
+	*f = Figures{ModelLoad: s.Server.ModelLoad()}
+	f.TTFT, f.HasTTFT = c.TTFTFrom.TTFT(s)
+	c.fig = f
+	return c
+}
+
+// TTFT is s's TTFT measured to TTFTFrom, model loads included (the instant itself: the
+// per-second series, the SLO's objective).
+func (c Context) TTFT(s *sample.Sample) (time.Duration, bool) {
+	if c.fig != nil {
+		return c.fig.TTFT, c.fig.HasTTFT
+	}
+	return c.TTFTFrom.TTFT(s)
+}
+
+// ServingTTFT is s's TTFT as the TTFT figures count it: undefined when the server was loading
+// the model (Figures.ModelLoad). The one place that exclusion is written.
+func (c Context) ServingTTFT(s *sample.Sample) (time.Duration, bool) {
+	if c.fig != nil {
+		return c.fig.TTFT, c.fig.HasTTFT && !c.fig.ModelLoad
+	}
+	if s.Server.ModelLoad() {
+		return 0, false
+	}
+	return c.TTFTFrom.TTFT(s)
 }
 
 // Metric is one per-request metric.

@@ -49,12 +49,7 @@ var All = [NumIDs]Metric{
 		Prom: &Prom{"tokscope_time_to_first_byte_seconds",
 			"Time from sending the request to the first response byte (ok requests).", TTFBBuckets}},
 	TTFT: {Key: "ttft_ms", Label: "TTFT ms", Unit: "ms", Kind: Duration, Better: Lower, ReadOnCut: true,
-		Read: dur(func(s *sample.Sample, c Context) (time.Duration, bool) {
-			if s.Server.ModelLoad() { // the server was loading the model: not its serving speed
-				return 0, false
-			}
-			return c.TTFTFrom.TTFT(s)
-		}),
+		Read:  dur(func(s *sample.Sample, c Context) (time.Duration, bool) { return c.ServingTTFT(s) }),
 		Table: true, Chart: &Chart{"ttft", "TTFT distribution", "TTFT (ms)", "fraction of ok requests", okNote, false},
 		Compare: []Column{{"ttft p50", P50, 2}, {"ttft p90", P90, 10}, {"ttft p99", P99, 4}},
 		Prom: &Prom{"tokscope_time_to_first_token_seconds",

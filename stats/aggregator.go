@@ -150,11 +150,7 @@ type endpoint struct {
 	requests, ok, errors, truncated, warmups int
 	cut                                      int // requests cut by the end of the run (not in requests)
 	errorKinds                               map[string]int
-
-	source      string // token source of the first counted request
-	sourceMixed bool
-	sourceSeen  bool
-	outputToks  int64
+	outputToks                               int64
 
 	whole metricSet
 	queue series
@@ -166,19 +162,19 @@ type endpoint struct {
 	ttftVals  ring[float64]
 	decodeVal ring[float64]
 
-	backoff time.Duration
-	rl      rateLimits
+	// The features' accumulators (features.go), walked through accumulators().
+	rl        rateLimits    // ratelimit.go
+	source    tokenSource   // features.go
+	work      workloadState // workload.go
+	cost      costState     // cost.go
+	slo       sloState      // slo.go
+	srvTiming ServerTiming  // the server's own clock (servertiming.go)
+	turns     turnState     // turns.go
+	gpu       gpuState      // gpu.go
+	sessions  sessionTurns  // sessions.go
 
-	// Run-level figures (slo.go, cost.go, server.go).
-	billPrompt, billOutput int64
-	price                  *config.Price
-	slo                    sloState
-	server                 serverState
-	gpu                    gpuState      // gpu.go
-	srvTiming              ServerTiming  // the server's own clock (servertiming.go)
-	work                   workloadState // workload.go
-	turns                  turnState     // turns.go
-	sessions               sessionState  // sessions.go
+	server serverState // the server's scrapes (server.go): not per Sample
+	fig    figures     // the Sample being added (AddAt): derived once, reused
 
 	// The recent window is cached between Snapshots: a UI snapshots several times per second
 	// while samples arrive about once per second per stream, and merging 60 slots of 17
@@ -215,7 +211,7 @@ func newEndpoint(name, model, baseURL string) *endpoint {
 func (e *endpoint) reset() {
 	e.requests, e.ok, e.errors, e.truncated, e.warmups, e.cut = 0, 0, 0, 0, 0, 0
 	clear(e.errorKinds)
-	e.source, e.sourceMixed, e.sourceSeen, e.outputToks = "", false, false, 0
+	e.outputToks = 0
 	e.whole.reset()
 	e.queue.reset()
 	for i := range e.slots {
@@ -227,16 +223,10 @@ func (e *endpoint) reset() {
 	e.errs.reset()
 	e.ttftVals.reset()
 	e.decodeVal.reset()
-	e.backoff = 0
-	e.rl = noRateLimits()
-	e.billPrompt, e.billOutput = 0, 0
-	e.slo.reset()
+	for _, acc := range e.accumulators() {
+		acc.reset()
+	}
 	e.server.reset()
-	e.gpu.reset()
-	e.srvTiming = ServerTiming{}
-	e.work.reset()
-	e.turns.reset()
-	e.sessions.reset()
 	e.version++
 }
 
@@ -287,12 +277,8 @@ func New(eps []config.Endpoint, opts ...Option) *Aggregator {
 	for _, ep := range eps {
 		e := a.eps[a.addEndpoint(ep.Name, ep.Model, ep.BaseURL)]
 		e.api = ep.API
-		e.slo.slo = ep.SLO
-		e.work.configured = ep.Cache
-		e.gpu.tracking = ep.GPUMetrics != ""
-		if ep.Price != nil {
-			p := *ep.Price
-			e.price = &p
+		for _, acc := range e.accumulators() {
+			acc.configure(&ep)
 		}
 	}
 	return a
@@ -326,54 +312,49 @@ func (a *Aggregator) Add(s *sample.Sample) {
 // (Sample.Counted) enter the distributions, tokens, aggregate tok/s and History; every
 // non-warm-up request enters Queue, since client queueing happens whatever the outcome.
 func (a *Aggregator) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
-	// Rate limits, and the back-off a 429 starts, apply to the key, whichever request saw them.
-	a.eps[ep].rl.observe(s)
-	if a.eps[ep].api == "" {
-		a.eps[ep].api = s.API // a replayed endpoint's API is its records'
+	e := a.eps[ep]
+	if e.api == "" {
+		e.api = s.API // a replayed endpoint's API is its records'
 	}
-	a.eps[ep].backoff += s.Backoff
-	if s.Stream != 0 { // an interactive stream/race request: its prompt is not the probe's
+	f := &e.fig
+	f.derive(s, a.ctx())
+	// Every feature takes the Sample once, and keeps what it counts (rate limits, and the
+	// back-off a 429 starts, apply to the key, whichever request saw them).
+	for _, acc := range e.accumulators() {
+		acc.take(f)
+	}
+	if !f.background { // an interactive stream/race request: its prompt is not the probe's
 		return
 	}
-	e := a.eps[ep]
-	e.srvTiming.observe(s)
 	if s.Warmup {
 		e.warmups++
 		return
 	}
 	// What it counted in flight gives way to the exact figures of its Sample.
 	e.live.finish(s.Seq)
-	e.live.markActive(s.Start, doneAt(s))
+	e.live.markActive(s.Start, f.done)
 	if s.Cut {
-		a.addCut(e, s)
+		e.addCut(f)
 		return
 	}
 	e.requests++
-	e.sessions.observe(s, a.ttftFrom.TTFT)
 	e.queue.recordDur(s.Queue)
-	e.addBill(s)
-	e.work.observe(s)
-	a.addSLO(e, s)
-	e.countOutcome(s)
-	if !s.Counted() {
+	e.countOutcome(f)
+	if !f.counted {
 		return
 	}
-	e.noteSource(s)
 	e.outputToks += int64(s.Tokens)
-	e.gpu.addSample(s)
-
 	e.version++
-	e.recordWhole(s, a.ctx())
-	if m := e.slotOf(doneAt(s).Unix()); m != nil {
-		m.record(s, a.ctx())
+	e.whole.record(s, f.ctx)
+	if m := e.slotOf(f.done.Unix()); m != nil {
+		m.record(s, f.ctx)
 	}
-
-	e.live.addSample(s, a.ttftFrom)
+	e.live.addSample(f)
 
 	p := Point{At: s.Start}
-	if d, ok := a.ttftFrom.TTFT(s); ok {
-		p.TTFT = ms(d)
-		if !s.Server.ModelLoad() { // as in the TTFT distribution (the head-to-head's values)
+	if f.HasTTFT {
+		p.TTFT = ms(f.TTFT)
+		if !f.ModelLoad { // as in the TTFT distribution (the head-to-head's values)
 			e.ttftVals.push(p.TTFT)
 		}
 	}
@@ -386,22 +367,23 @@ func (a *Aggregator) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 
 // addCut accounts a request cut by the end of the run (docs/metrics.md): not a request that finished
 // nor an error; a TTFT that had arrived counts in the TTFT figures, nothing else of it does.
-func (a *Aggregator) addCut(e *endpoint, s *sample.Sample) {
+func (e *endpoint) addCut(f *figures) {
 	e.cut++
-	if _, ok := a.ttftFrom.TTFT(s); !ok {
+	if !f.HasTTFT {
 		return
 	}
-	e.live.addTTFT(s, a.ttftFrom) // the per-second TTFT series keeps it too
+	e.live.addTTFT(f) // the per-second TTFT series keeps it too
 	e.version++
-	e.whole.recordCut(s, a.ctx())
-	if m := e.slotOf(doneAt(s).Unix()); m != nil {
-		m.recordCut(s, a.ctx())
+	e.whole.recordCut(f.s, f.ctx)
+	if m := e.slotOf(f.done.Unix()); m != nil {
+		m.recordCut(f.s, f.ctx)
 	}
 }
 
 // countOutcome counts a finished request by its outcome; an error also by its kind, and in
 // the recent errors.
-func (e *endpoint) countOutcome(s *sample.Sample) {
+func (e *endpoint) countOutcome(f *figures) {
+	s := f.s
 	switch s.Outcome {
 	case sample.OutcomeOK:
 		e.ok++
@@ -414,21 +396,7 @@ func (e *endpoint) countOutcome(s *sample.Sample) {
 			kind = "unknown"
 		}
 		e.errorKinds[kind]++
-		e.errs.push(ErrorRecord{At: doneAt(s), Kind: kind, Message: s.ErrorMessage})
-	}
-}
-
-// noteSource keeps where a counted request's token count came from, and whether it varied.
-func (e *endpoint) noteSource(s *sample.Sample) {
-	src := string(s.Source)
-	if src == "" {
-		src = "unknown"
-	}
-	switch {
-	case !e.sourceSeen:
-		e.source, e.sourceSeen = src, true
-	case src != e.source:
-		e.sourceMixed = true
+		e.errs.push(ErrorRecord{At: f.done, Kind: kind, Message: s.ErrorMessage})
 	}
 }
 
@@ -541,41 +509,23 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 		Recent:        a.recentWindow(e, now),
 		RecentErrors:  e.errs.slice(),
 		History:       e.history.slice(),
-		BackoffTotal:  e.backoff,
 		LastTTFT:      e.ttftVals.slice(),
 		LastDecodeTPS: e.decodeVal.slice(),
-		SLO:           a.sloStats(e, now, e.work.span()),
-		Cost:          e.costStats(e.work.span()),
 		Server:        e.server.stats(),
-		GPU:           e.gpu.stats(),
-		ServerTiming:  e.srvTiming,
 	}
 	for k, v := range e.errorKinds {
 		st.ErrorKinds[k] = v
-	}
-	switch {
-	case !e.sourceSeen:
-	case e.sourceMixed:
-		st.TokenSource = "mixed"
-	default:
-		st.TokenSource = e.source
 	}
 	if last, ok := e.errs.last(); ok {
 		st.LastError = &last
 	}
 	st.Queue, st.Waiting = a.open.queueDist(i, &e.queue, now)
-	e.rl.fill(&st)
-	e.work.fill(&st, e.ok, e.outputToks)
-	e.turns.fill(&st)
-	e.sessions.fill(&st)
+	r := readout{now: now, span: e.work.span(), ok: e.ok, outputToks: e.outputToks, sloTarget: a.sloTarget}
+	for _, acc := range e.accumulators() {
+		acc.fill(&st, &r)
+	}
 	e.live.fill(&st, now)
 	return st
-}
-
-// recordWhole adds a counted request to the whole-run figures: every metric, and by turn.
-func (e *endpoint) recordWhole(s *sample.Sample, c metric.Context) {
-	e.whole.record(s, c)
-	e.turns.observe(s, c)
 }
 
 func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {

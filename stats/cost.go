@@ -1,10 +1,7 @@
 package stats
 
 import (
-	"time"
-
 	"tokscope/config"
-	"tokscope/sample"
 )
 
 // Cost: the tokens of every finished non-warm-up background request are billed, whatever its
@@ -24,25 +21,43 @@ type CostStats struct {
 	OutputTokens  int64   // billed output tokens
 }
 
-// addBill accounts for the tokens a finished non-warm-up background request is billed for.
-func (e *endpoint) addBill(s *sample.Sample) {
-	e.billPrompt += int64(max(s.PromptTokens, 0))
-	e.billOutput += int64(max(s.Tokens, 0))
+// costState is an endpoint's bill: its price (nil: none) and the tokens billed so far.
+type costState struct {
+	price                  *config.Price
+	billPrompt, billOutput int64
 }
 
-func (e *endpoint) costStats(wall time.Duration) *CostStats {
-	if e.price == nil {
-		return nil
+func (c *costState) configure(ep *config.Endpoint) {
+	if ep.Price != nil {
+		p := *ep.Price
+		c.price = &p
 	}
-	p := *e.price
-	c := &CostStats{Price: p, PromptTokens: e.billPrompt, OutputTokens: e.billOutput}
+}
+
+func (c *costState) reset() { c.billPrompt, c.billOutput = 0, 0 }
+
+// take bills the tokens of a finished non-warm-up background request.
+func (c *costState) take(f *figures) {
+	if !f.finished {
+		return
+	}
+	c.billPrompt += int64(max(f.s.PromptTokens, 0))
+	c.billOutput += int64(max(f.s.Tokens, 0))
+}
+
+func (c *costState) fill(st *EndpointStats, r *readout) {
+	if c.price == nil {
+		return
+	}
+	p := *c.price
+	cs := &CostStats{Price: p, PromptTokens: c.billPrompt, OutputTokens: c.billOutput}
 	if p.PerGPUHour() {
-		c.USD = p.GPUHour * wall.Hours()
+		cs.USD = p.GPUHour * r.span.Hours()
 	} else {
-		c.USD = (float64(e.billPrompt)*p.Input + float64(e.billOutput)*p.Output) / 1e6
+		cs.USD = (float64(c.billPrompt)*p.Input + float64(c.billOutput)*p.Output) / 1e6
 	}
-	if e.billOutput > 0 {
-		c.USDPerMTokOut = c.USD / float64(e.billOutput) * 1e6
+	if c.billOutput > 0 {
+		cs.USDPerMTokOut = cs.USD / float64(c.billOutput) * 1e6
 	}
-	return c
+	st.Cost = cs
 }

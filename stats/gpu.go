@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"tokscope/sample"
+	"tokscope/config"
 	"tokscope/servermetrics"
 )
 
@@ -178,12 +178,14 @@ func (g *gpuState) place() {
 	g.pending = keep
 }
 
-// addSample counts a counted request's tokens at the instants they arrived.
-func (g *gpuState) addSample(s *sample.Sample) {
-	if !g.tracking {
+func (g *gpuState) configure(ep *config.Endpoint) { g.tracking = ep.GPUMetrics != "" }
+
+// take counts a counted request's tokens at the instants they arrived.
+func (g *gpuState) take(f *figures) {
+	if !g.tracking || !f.counted {
 		return
 	}
-	TokenArrivals(s, func(at time.Time, tokens float64) {
+	TokenArrivals(f.s, func(at time.Time, tokens float64) {
 		switch {
 		case g.lastAt.IsZero() || at.After(g.lastAt):
 			if len(g.pending) >= maxGPUPending {
@@ -195,6 +197,8 @@ func (g *gpuState) addSample(s *sample.Sample) {
 		}
 	})
 }
+
+func (g *gpuState) fill(st *EndpointStats, _ *readout) { st.GPU = g.stats() }
 
 func (g *gpuState) stats() *GPUStats {
 	if !g.seen {

@@ -181,12 +181,12 @@ func (l *live) markActive(start, end time.Time) {
 
 // addTTFT puts a finished (or cut) request's TTFT into the per-second series at its instant,
 // and makes it the newest TTFT if it is.
-func (l *live) addTTFT(s *sample.Sample, ttftFrom sample.TTFTFrom) {
-	d, ok := ttftFrom.TTFT(s)
-	if !ok {
+func (l *live) addTTFT(f *figures) {
+	if !f.HasTTFT {
 		return
 	}
-	at := s.Start.Add(d)
+	d := f.TTFT
+	at := f.s.Start.Add(d)
 	l.addTTFTAt(at, ms(d))
 	if !at.Before(l.lastTTFTAt) {
 		l.lastTTFT, l.lastTTFTAt = ms(d), at
@@ -282,14 +282,15 @@ func (l *live) finish(seq uint64) {
 
 // addSample accounts a finished counted request in the live state: its tokens at their
 // chunks' arrival (TokenArrivals), its TTFT at its instant, and its seconds as active.
-func (l *live) addSample(s *sample.Sample, ttftFrom sample.TTFTFrom) {
+func (l *live) addSample(f *figures) {
+	s := f.s
 	if s.Tokens > 0 {
 		TokenArrivals(s, func(at time.Time, tokens float64) { l.addTokens(at, tokens) })
 	}
 	if ft, ok := s.TTFT(); ok {
 		l.sawFirstToken(s.Start.Add(ft))
 	}
-	l.addTTFT(s, ttftFrom)
+	l.addTTFT(f)
 	if r, ok := s.DecodeRate(); ok {
 		l.lastDecode, l.lastDecOK = r, true
 	}

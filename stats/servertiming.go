@@ -1,6 +1,6 @@
 package stats
 
-import "tokscope/sample"
+import "tokscope/config"
 
 // ServerTiming is what an endpoint's server said of its own clock over the run (docs/server-side.md,
 // "The server's own clock"); its distributions are the registered metrics of Group
@@ -19,24 +19,28 @@ type ServerTiming struct {
 	WarmupLoads int
 }
 
-// observe notes the server's clock of a finished request: warm-ups only for the model load
-// they absorbed, counted requests for their source and their model load.
-func (t *ServerTiming) observe(s *sample.Sample) {
-	if s.Server == nil || s.Stream != 0 {
+func (t *ServerTiming) configure(*config.Endpoint)         {}
+func (t *ServerTiming) reset()                             { *t = ServerTiming{} }
+func (t *ServerTiming) fill(st *EndpointStats, _ *readout) { st.ServerTiming = *t }
+
+// take notes the server's clock of a finished background request: warm-ups only for the model
+// load they absorbed, counted requests for their source and their model load.
+func (t *ServerTiming) take(f *figures) {
+	s := f.s
+	if s.Server == nil || !f.background {
 		return
 	}
-	load := s.Server.ModelLoad()
 	switch {
 	case s.Warmup:
-		if load {
+		if f.ModelLoad {
 			t.WarmupLoads++
 		}
 		return
-	case !s.Counted():
+	case !s.Counted(): // an ok request, cut or not
 		return
 	}
 	t.Source = s.Server.Source
-	if load {
+	if f.ModelLoad {
 		if t.ModelLoads == 0 {
 			t.FirstLoadSeq, t.FirstLoadMs = s.Seq, float64(s.Server.LoadMs)
 		}

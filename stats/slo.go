@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/sample"
 )
 
@@ -20,14 +21,41 @@ const DefaultBreachTarget = 0.9
 // TPOT needs two tokens and ITL two token-bearing chunks. A successful request that never
 // delivered a first token misses a TTFT objective.
 
+// objective is one row of the SLO table: the objective's key (config.SLOKeys), its limit in an
+// SLO, and a request's figure it bounds. A request without the figure (ok false) misses it only
+// when missWithout says so. The table is walked in its order, which is config.SLOKeys' order:
+// the JSON's violations, the CSV's columns and the table's "missed" list follow it.
+type objective struct {
+	key         string
+	limit       func(*config.SLO) time.Duration
+	figure      func(f *figures) (time.Duration, bool)
+	missWithout bool
+}
+
+// objectives is the SLO table. A successful request that never delivered a first token
+// misses a TTFT objective; TPOT needs two tokens and ITL two token-bearing chunks, so a request
+// without them meets those. E2E is t0 → the last chunk (docs/outputs.md's e2e_ms), else t0 →
+// the end of the request: every request has one.
+var objectives = [...]objective{
+	{"ttft", func(s *config.SLO) time.Duration { return s.TTFT }, func(f *figures) (time.Duration, bool) { return f.TTFT, f.HasTTFT }, true},
+	{"tpot", func(s *config.SLO) time.Duration { return s.TPOT }, func(f *figures) (time.Duration, bool) { return f.s.TPOT() }, false},
+	{"e2e", func(s *config.SLO) time.Duration { return s.E2E }, func(f *figures) (time.Duration, bool) {
+		if d, ok := f.s.E2E(); ok {
+			return d, true
+		}
+		return f.s.End, true
+	}, false},
+	{"itl", func(s *config.SLO) time.Duration { return s.ITL }, func(f *figures) (time.Duration, bool) { return f.s.MaxGap() }, false},
+}
+
+const numObjectives = len(objectives)
+
 // sloCounts are the SLO tallies of a set of requests.
 type sloCounts struct {
 	counted, good int
 	failed        int                // counted requests that did not succeed
-	violations    [numObjectives]int // by index in config.SLOKeys
+	violations    [numObjectives]int // by index in objectives
 }
-
-const numObjectives = 4 // len(config.SLOKeys)
 
 // sloSlot is one second of the recent window.
 type sloSlot struct {
@@ -42,6 +70,8 @@ type sloState struct {
 	whole sloCounts
 	slots [recentSlots]sloSlot
 }
+
+func (s *sloState) configure(ep *config.Endpoint) { s.slo = ep.SLO }
 
 func (s *sloState) reset() {
 	s.whole = sloCounts{}
@@ -70,56 +100,36 @@ func sloCounted(s *sample.Sample) bool {
 
 // judge says whether a request met every objective of slo, and which it missed. Only ok
 // requests are judged; the caller counts the others as not good.
-func judge(slo config.SLO, s *sample.Sample, ttftFrom sample.TTFTFrom) (good bool, violated [numObjectives]bool) {
+func judge(slo *config.SLO, f *figures) (good bool, violated [numObjectives]bool) {
 	good = true
-	for i := range numObjectives {
-		limit := *objectiveLimit(&slo, i)
+	for i := range objectives {
+		o := &objectives[i]
+		limit := o.limit(slo)
 		if limit <= 0 {
 			continue
 		}
-		var miss bool
-		switch i {
-		case 0:
-			d, ok := ttftFrom.TTFT(s)
-			miss = !ok || d > limit
-		case 1:
-			d, ok := s.TPOT()
-			miss = ok && d > limit
-		case 2:
-			miss = e2eOf(s) > limit
-		case 3:
-			d, ok := s.MaxGap()
-			miss = ok && d > limit
-		}
-		if miss {
+		d, ok := o.figure(f)
+		if miss := !ok && o.missWithout || ok && d > limit; miss {
 			violated[i], good = true, false
 		}
 	}
 	return good, violated
 }
 
-// e2eOf is t0 → the last chunk (docs/outputs.md's e2e_ms), else t0 → the end of the request.
-func e2eOf(s *sample.Sample) time.Duration {
-	if n := len(s.Chunks); n > 0 {
-		return s.Chunks[n-1].At
-	}
-	return s.End
-}
-
-// addSLO accounts for one finished non-warm-up background request.
-func (a *Aggregator) addSLO(e *endpoint, s *sample.Sample) {
-	if !e.slo.slo.Set() || !sloCounted(s) {
+// take accounts for one finished non-warm-up background request.
+func (s *sloState) take(f *figures) {
+	if !f.finished || !s.slo.Set() || !sloCounted(f.s) {
 		return
 	}
 	var good bool
 	var violated [numObjectives]bool
-	ok := s.Outcome == sample.OutcomeOK
+	ok := f.s.Outcome == sample.OutcomeOK
 	if ok {
-		good, violated = judge(e.slo.slo, s, a.ttftFrom)
+		good, violated = judge(&s.slo, f)
 	}
-	e.slo.whole.add(ok, good, &violated)
-	sec := doneAt(s).Unix()
-	sl := &e.slo.slots[int(mod(sec, int64(recentSlots)))]
+	s.whole.add(ok, good, &violated)
+	sec := f.done.Unix()
+	sl := &s.slots[int(mod(sec, int64(recentSlots)))]
 	switch {
 	case !sl.used || sl.sec < sec:
 		*sl = sloSlot{sec: sec, used: true}
@@ -152,42 +162,32 @@ type SLOStats struct {
 	Target                    float64
 }
 
-func (a *Aggregator) sloStats(e *endpoint, now time.Time, wall time.Duration) *SLOStats {
-	objs := e.slo.slo.Objectives()
+func (s *sloState) fill(out *EndpointStats, r *readout) {
+	objs := s.slo.Objectives()
 	if len(objs) == 0 {
-		return nil
+		return
 	}
 	st := &SLOStats{
 		Objectives: objs,
-		Counted:    e.slo.whole.counted, Good: e.slo.whole.good, Failed: e.slo.whole.failed,
+		Counted:    s.whole.counted, Good: s.whole.good, Failed: s.whole.failed,
 		Violations: make(map[string]int, len(objs)),
 		Target:     DefaultBreachTarget,
 	}
-	if a.sloTarget > 0 {
-		st.Target = a.sloTarget
+	if r.sloTarget > 0 {
+		st.Target = r.sloTarget
 	}
-	for i, k := range config.SLOKeys {
-		if *objectiveLimit(&e.slo.slo, i) > 0 {
-			st.Violations[k] = e.slo.whole.violations[i]
+	for i := range objectives {
+		if objectives[i].limit(&s.slo) > 0 {
+			st.Violations[objectives[i].key] = s.whole.violations[i]
 		}
 	}
 	if st.Counted > 0 {
 		st.Attainment = float64(st.Good) / float64(st.Counted)
-		if wall > 0 {
-			st.GoodputRPS = float64(st.Good) / wall.Seconds()
+		if r.span > 0 {
+			st.GoodputRPS = float64(st.Good) / r.span.Seconds()
 		}
 	}
-	var recent sloCounts
-	hi := now.Unix()
-	for i := range e.slo.slots {
-		if sl := &e.slo.slots[i]; sl.used && sl.sec > hi-int64(recentSlots) && sl.sec <= hi {
-			recent.counted += sl.counted
-			recent.good += sl.good
-			for j := range recent.violations {
-				recent.violations[j] += sl.violations[j]
-			}
-		}
-	}
+	recent := s.recent(r.now)
 	st.RecentCounted, st.RecentGood = recent.counted, recent.good
 	if recent.counted > 0 {
 		st.RecentAttainment = float64(recent.good) / float64(recent.counted)
@@ -196,17 +196,29 @@ func (a *Aggregator) sloStats(e *endpoint, now time.Time, wall time.Duration) *S
 	if st.Breach {
 		st.Worst = "errors"
 		best := 0
-		for i, k := range config.SLOKeys {
+		for i := range objectives {
 			if n := recent.violations[i]; n > best {
-				st.Worst, best = k, n
+				st.Worst, best = objectives[i].key, n
 			}
 		}
 	}
-	return st
+	out.SLO = st
 }
 
-func objectiveLimit(s *config.SLO, i int) *time.Duration {
-	return [numObjectives]*time.Duration{&s.TTFT, &s.TPOT, &s.E2E, &s.ITL}[i]
+// recent is the tallies of the recent window ending with now's second.
+func (s *sloState) recent(now time.Time) sloCounts {
+	var recent sloCounts
+	hi := now.Unix()
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.used && sl.sec > hi-int64(recentSlots) && sl.sec <= hi {
+			recent.counted += sl.counted
+			recent.good += sl.good
+			for j := range recent.violations {
+				recent.violations[j] += sl.violations[j]
+			}
+		}
+	}
+	return recent
 }
 
 // MeetsSLO applies the SLO rules above to one finished non-warm-up request: whether it counts
@@ -218,6 +230,8 @@ func MeetsSLO(slo config.SLO, s *sample.Sample, ttftFrom sample.TTFTFrom) (count
 	if s.Outcome != sample.OutcomeOK {
 		return true, false
 	}
-	good, _ = judge(slo, s, ttftFrom)
+	var f figures
+	f.derive(s, metric.Context{TTFTFrom: ttftFrom})
+	good, _ = judge(&slo, &f)
 	return true, good
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -264,5 +265,27 @@ func TestServerStats(t *testing.T) {
 	a.Reset()
 	if s := a.Snapshot(t0).Endpoints[0].Server; s.Scrapes != 0 || len(s.History) != 0 || s.Note != "timeout" {
 		t.Errorf("after Reset: %+v", s)
+	}
+}
+
+// The SLO table has one row per objective config knows, in config's order: the violations,
+// the CSV columns and the "missed" list follow it.
+func TestObjectivesAreConfigsKeys(t *testing.T) {
+	t.Parallel()
+	if len(objectives) != len(config.SLOKeys) {
+		t.Fatalf("%d objectives, config has %d keys", len(objectives), len(config.SLOKeys))
+	}
+	for i, k := range config.SLOKeys {
+		o := &objectives[i]
+		if o.key != k {
+			t.Errorf("objective %d is %q, config's key %q", i, o.key, k)
+		}
+		slo, err := config.ParseSLO(fmt.Sprintf("%s=%ds", k, i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.limit(&slo); got != time.Duration(i+1)*time.Second {
+			t.Errorf("objective %q reads limit %v of an SLO that sets %s to %v", k, got, k, time.Duration(i+1)*time.Second)
+		}
 	}
 }

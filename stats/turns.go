@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"tokscope/config"
 	"tokscope/metric"
 	"tokscope/sample"
 )
@@ -39,10 +40,15 @@ func newSeriesList(n int) []series {
 	return l
 }
 
-func (t *turnState) reset() { *t = turnState{} }
+func (t *turnState) configure(*config.Endpoint) {}
+func (t *turnState) reset()                     { *t = turnState{} }
 
-// observe adds a counted request.
-func (t *turnState) observe(s *sample.Sample, c metric.Context) {
+// take adds a counted request.
+func (t *turnState) take(f *figures) {
+	if !f.counted {
+		return
+	}
+	s, c := f.s, f.ctx
 	if cached, prompt, ok := metric.CacheHit(s); ok {
 		t.cached += int64(cached)
 		t.prompt += int64(prompt)
@@ -76,7 +82,7 @@ func (t *turnState) read(into []series, s *sample.Sample, c metric.Context) {
 }
 
 // fill sets st.Turns (conversations only) and st.CacheHitRate (requests that reported both).
-func (t *turnState) fill(st *EndpointStats) {
+func (t *turnState) fill(st *EndpointStats, _ *readout) {
 	if t.hits > 0 {
 		r := float64(t.cached) / float64(t.prompt)
 		st.CacheHitRate = &r

@@ -3,7 +3,7 @@ package stats
 import (
 	"time"
 
-	"tokscope/sample"
+	"tokscope/config"
 )
 
 // workloadState is what an endpoint's statistics keep of its workload: the cache mode the
@@ -24,20 +24,26 @@ type workloadState struct {
 // span is the run's span so far: its wall time for throughput, goodput and GPU-hour costs.
 func (w *workloadState) span() time.Duration { return w.last.Sub(w.first) }
 
+func (w *workloadState) configure(ep *config.Endpoint) { w.configured = ep.Cache }
+
 func (w *workloadState) reset() {
 	w.seen, w.mixed = "", false
 	w.targetRequests, w.targetReached = 0, 0
 	w.first, w.last = time.Time{}, time.Time{}
 }
 
-// observe takes a finished non-warm-up request: its cache mode (any outcome: an error ran
+// take takes a finished non-warm-up request: its cache mode (any outcome: an error ran
 // under the mode too) and, when counted, whether it reached its output target.
-func (w *workloadState) observe(s *sample.Sample) {
+func (w *workloadState) take(f *figures) {
+	if !f.finished {
+		return
+	}
+	s := f.s
 	if w.first.IsZero() || s.Start.Before(w.first) {
 		w.first = s.Start
 	}
-	if end := doneAt(s); end.After(w.last) {
-		w.last = end
+	if f.done.After(w.last) {
+		w.last = f.done
 	}
 	switch {
 	case s.Cache == "":
@@ -46,7 +52,7 @@ func (w *workloadState) observe(s *sample.Sample) {
 	case w.seen != s.Cache:
 		w.mixed = true
 	}
-	if !s.Counted() {
+	if !f.counted {
 		return
 	}
 	if reached, ok := s.ReachedTarget(); ok {
@@ -57,9 +63,9 @@ func (w *workloadState) observe(s *sample.Sample) {
 	}
 }
 
-// fill sets the workload figures of st; ok and outputTokens are the endpoint's counted
-// requests and their tokens.
-func (w *workloadState) fill(st *EndpointStats, ok int, outputTokens int64) {
+// fill sets the workload figures of st: its cache mode, output target and throughput over the
+// run's span (of r's counted requests and their tokens).
+func (w *workloadState) fill(st *EndpointStats, r *readout) {
 	switch {
 	case w.mixed:
 		st.Cache = "mixed"
@@ -71,7 +77,7 @@ func (w *workloadState) fill(st *EndpointStats, ok int, outputTokens int64) {
 	st.TargetRequests, st.TargetReached = w.targetRequests, w.targetReached
 	st.RunSpan = w.span()
 	if st.RunSpan > 0 {
-		st.OutputTPS = float64(outputTokens) / st.RunSpan.Seconds()
-		st.RequestsPerS = float64(ok) / st.RunSpan.Seconds()
+		st.OutputTPS = float64(r.outputToks) / st.RunSpan.Seconds()
+		st.RequestsPerS = float64(r.ok) / st.RunSpan.Seconds()
 	}
 }
