@@ -14,6 +14,42 @@ import (
 // jsonGPU is docs/outputs.md's "gpu" object; beyond the contract's four keys it says what the
 // figure of tokens per joule rests on. Before a scrape answered, every figure is null (a
 // count of 0 GPUs or a window of 0 s would read as measured): only "scrapes" and "note" say.
+// gpuFeature: "gpu" and its columns with a GPU exporter, the table's GPU line, and its rows in
+// a run where a GPU was scraped.
+var gpuFeature = feature{
+	name:   "gpu",
+	jsonAt: jsonMiddle,
+	json: func(e *stats.EndpointStats) []jsonMetric {
+		if j := gpuJSON(e); j != nil {
+			return []jsonMetric{{"gpu", j}}
+		}
+		return nil
+	},
+	csvHeader: func(snap *stats.Snapshot) []string {
+		if !anyEndpoint(snap, hasGPU) {
+			return nil
+		}
+		return gpuCSVHeader()
+	},
+	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		if !anyEndpoint(snap, hasGPU) {
+			return nil
+		}
+		return gpuCSV(e)
+	},
+	linesAt: linesMid,
+	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(GPULine(e)) },
+	rowsAt:  rowsEnd,
+	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+		if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.GPU != nil && e.GPU.Scrapes > 0 }) {
+			return nil
+		}
+		return gpuRows(e)
+	},
+}
+
+func hasGPU(e *stats.EndpointStats) bool { return e.GPU != nil }
+
 type jsonGPU struct {
 	PowerW         *jsonDist `json:"power_w"`
 	Util           *jsonDist `json:"util"`
@@ -60,15 +96,6 @@ func energyFrom(g *stats.GPUStats) string {
 		return "counter"
 	}
 	return "power"
-}
-
-func anyGPU(snap *stats.Snapshot) bool {
-	for i := range snap.Endpoints {
-		if snap.Endpoints[i].GPU != nil {
-			return true
-		}
-	}
-	return false
 }
 
 func gpuCSVHeader() []string {

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"strconv"
 
 	"tokscope/stats"
@@ -58,4 +59,52 @@ func queueCSV(e *stats.EndpointStats) []string {
 		}
 	}
 	return append(row, strconv.FormatUint(e.Arrivals, 10), strconv.FormatUint(e.DroppedArrivals, 10), strconv.Itoa(e.Waiting))
+}
+
+// queueFeature is the client queue of an open-loop run (Snapshot.Rate > 0): its CSV columns,
+// the table's arrivals line and its client queue row. Its JSON is the summary's own
+// "client_queue" list (clientQueueJSON), not a member of each endpoint.
+var queueFeature = feature{
+	name: "client queue",
+	csvHeader: func(snap *stats.Snapshot) []string {
+		if snap.Rate <= 0 {
+			return nil
+		}
+		return queueCSVHeader
+	},
+	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		if snap.Rate <= 0 {
+			return nil
+		}
+		return queueCSV(e)
+	},
+	linesAt: linesHead,
+	lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		if snap.Rate <= 0 {
+			return nil
+		}
+		return []string{arrivalsLine(snap.Rate, e)}
+	},
+	rowsAt: rowsMid,
+	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+		if snap.Rate <= 0 {
+			return nil
+		}
+		return []TableRow{tableRow("client queue ms", e.Queue)}
+	},
+}
+
+// arrivalsLine is the table's arrivals line of one endpoint (open-loop runs): the rate asked
+// for and the one achieved (finished requests over the run), what was dropped, and what was
+// still waiting at the end.
+func arrivalsLine(rate float64, e *stats.EndpointStats) string {
+	line := fmt.Sprintf("arrivals %d at %s/s", e.Arrivals, formatNumber(rate))
+	if e.RunSpan > 0 {
+		line += fmt.Sprintf(" (achieved %s requests/s)", tableNumber(e.RequestsPerS))
+	}
+	line += fmt.Sprintf("  dropped %d (queue full)", e.DroppedArrivals)
+	if e.Waiting > 0 {
+		line += fmt.Sprintf("  still waiting %d", e.Waiting)
+	}
+	return line
 }

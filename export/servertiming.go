@@ -18,9 +18,34 @@ type jsonServerTiming struct {
 	modelLoads int
 }
 
-// jsonServerTimingPart is the block as one member of the endpoint's object.
-type jsonServerTimingPart struct {
-	ServerTiming *jsonServerTiming `json:"server_timing"`
+// serverTimingFeature: "server_timing" last in an endpoint's object, its columns always, the
+// table's model-load line, and the rows of the server's clock that a server of the run reported
+// (most say nothing; draft acceptance only under speculative decoding).
+var serverTimingFeature = feature{
+	name:      "server timing",
+	jsonAt:    jsonLast,
+	json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server_timing", serverTimingJSON(e)}} },
+	csvHeader: func(*stats.Snapshot) []string { return serverTimingCSVHeader() },
+	csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverTimingCSV(e) },
+	linesAt:   linesTail,
+	lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ModelLoadLine(e)) },
+	rowsAt:    rowsMid,
+	rows:      serverTimingRows,
+}
+
+// serverTimingRows are the rows of the registered metrics of Group metric.Server that an
+// endpoint of snap has data for.
+func serverTimingRows(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+	var rows []TableRow
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		if !m.Table || m.Group != metric.Server ||
+			!anyEndpoint(snap, func(o *stats.EndpointStats) bool { return o.Whole.Of(id).Count > 0 }) {
+			continue
+		}
+		rows = append(rows, metricRow(id, &e.Whole, e.TokenSource == "estimate"))
+	}
+	return rows
 }
 
 func (t *jsonServerTiming) MarshalJSON() ([]byte, error) {
@@ -39,12 +64,12 @@ func (t *jsonServerTiming) MarshalJSON() ([]byte, error) {
 	return append(b, `,"model_loads":`+strconv.Itoa(t.modelLoads)+`}`...), nil
 }
 
-func serverTimingJSON(e *stats.EndpointStats) jsonServerTimingPart {
+// serverTimingJSON is the block; nil (null) when the endpoint's server said nothing.
+func serverTimingJSON(e *stats.EndpointStats) *jsonServerTiming {
 	if e.ServerTiming.Source == "" {
-		return jsonServerTimingPart{}
+		return nil
 	}
-	return jsonServerTimingPart{&jsonServerTiming{e.ServerTiming.Source, metricsJSON(&e.Whole, metric.Server),
-		e.ServerTiming.ModelLoads}}
+	return &jsonServerTiming{e.ServerTiming.Source, metricsJSON(&e.Whole, metric.Server), e.ServerTiming.ModelLoads}
 }
 
 // serverTimingCSVHeader: the source, the Group metric.Server columns, the model loads.

@@ -10,6 +10,34 @@ import (
 // Hit rates are fractions 0–1 (null when unknown); durations ms; distributions as elsewhere
 // ({p50, p90, p99, mean, min, max}, null without data).
 
+// sessionsFeature: "sessions" and its columns in session runs, the table's sessions line.
+var sessionsFeature = feature{
+	name:   "sessions",
+	jsonAt: jsonTail,
+	json: func(e *stats.EndpointStats) []jsonMetric {
+		if j := sessionsJSON(e); j != nil {
+			return []jsonMetric{{"sessions", j}}
+		}
+		return nil
+	},
+	csvHeader: func(snap *stats.Snapshot) []string {
+		if !anyEndpoint(snap, hasSessions) {
+			return nil
+		}
+		return sessionsCSVHeader()
+	},
+	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		if !anyEndpoint(snap, hasSessions) {
+			return nil
+		}
+		return sessionsCSV(e)
+	},
+	linesAt: linesMid,
+	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(sessionsLine(e)) },
+}
+
+func hasSessions(e *stats.EndpointStats) bool { return e.Sessions != nil }
+
 type jsonSessions struct {
 	Turns         int       `json:"turns"`
 	IdealHitRate  *number   `json:"ideal_hit_rate"`
@@ -73,15 +101,6 @@ func sessionsLine(e *stats.EndpointStats) string {
 
 // anySessions reports whether an endpoint of snap replayed sessions (the CSV then has their
 // columns, last).
-func anySessions(snap *stats.Snapshot) bool {
-	for i := range snap.Endpoints {
-		if snap.Endpoints[i].Sessions != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // sessionsCSVDists are the session distributions in the CSV, by column prefix.
 var sessionsCSVDists = []string{"sessions_duration_ms", "sessions_model_ms", "sessions_tool_ms", "sessions_turns",
 	"sessions_output_tps", "sessions_first_turn_ttft_ms", "sessions_later_turn_ttft_ms"}

@@ -67,15 +67,16 @@ func toJSONDist(d stats.Dist) *jsonDist {
 }
 
 // jsonEndpoint is one endpoint of the JSON summary. Its keys, in order: the counts (jsonHead),
-// the registered metrics of Group Core, "slo", "cost" and "server" (jsonMiddle), the metrics
-// of Group Workload, then the workload's scalars (jsonWorkload): docs/outputs.md's order.
+// the registered metrics of Group Core, the features' members at jsonMiddle ("slo", "cost",
+// "server", "gpu"), the metrics of Group Workload, the workload's scalars (jsonWorkload), then
+// the features' members at jsonTail and jsonLast: docs/outputs.md's order.
 type jsonEndpoint struct {
 	head     jsonHead
 	core     []jsonMetric
-	middle   jsonMiddle
+	middle   []jsonMetric
 	workload []jsonMetric
 	tail     jsonWorkload
-	srv      jsonServerTimingPart // "server_timing" (servertiming.go)
+	features []jsonMetric
 }
 
 type jsonHead struct {
@@ -91,14 +92,6 @@ type jsonHead struct {
 	ErrorKinds   map[string]int `json:"error_kinds"`
 	TokenSource  *string        `json:"token_source"`
 	OutputTokens int64          `json:"output_tokens"`
-}
-
-// jsonMiddle: contract additions (slo.go): "slo" and "cost" only when set, "server" always.
-type jsonMiddle struct {
-	SLO    *jsonSLO    `json:"slo,omitempty"`
-	Cost   *jsonCost   `json:"cost,omitempty"`
-	Server *jsonServer `json:"server"`
-	GPU    *jsonGPU    `json:"gpu,omitempty"` // gpu.go: only with --gpu-metrics
 }
 
 // jsonMetric is one registered metric's key and value: a *jsonDist or a *number (nil: null).
@@ -119,7 +112,7 @@ func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
 		}
 		b = append(b, members...)
 	}
-	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail, e.srv} {
+	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail, e.features} {
 		members, err := jsonMembers(part)
 		if err != nil {
 			return nil, err
@@ -137,11 +130,11 @@ func jsonMembers(v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			k, err := json.Marshal(m.key)
+			k, err := marshal(m.key)
 			if err != nil {
 				return nil, err
 			}
-			val, err := json.Marshal(m.value)
+			val, err := marshal(m.value)
 			if err != nil {
 				return nil, err
 			}
@@ -149,14 +142,22 @@ func jsonMembers(v any) ([]byte, error) {
 		}
 		return b, nil
 	}
+	obj, err := marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return obj[1 : len(obj)-1], nil
+}
+
+// marshal is v's JSON as WriteJSON writes it: & < > left as they are.
+func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	obj := bytes.TrimSpace(buf.Bytes())
-	return obj[1 : len(obj)-1], nil
+	return bytes.TrimSpace(buf.Bytes()), nil
 }
 
 // metricsJSON is the registered metrics of group g that the JSON summary carries, from the
@@ -212,10 +213,10 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 				OutputTokens: e.OutputTokens,
 			},
 			core:     metricsJSON(&e.Whole, metric.Core),
-			middle:   jsonMiddle{SLO: sloJSON(e), Cost: costJSON(e), Server: serverJSON(e), GPU: gpuJSON(e)},
+			middle:   featureJSON(e, jsonMiddle),
 			workload: metricsJSON(&e.Whole, metric.Workload),
 			tail:     workloadJSON(e),
-			srv:      serverTimingJSON(e),
+			features: append(featureJSON(e, jsonTail), featureJSON(e, jsonLast)...),
 		}
 		if je.head.ErrorKinds == nil {
 			je.head.ErrorKinds = map[string]int{} // {} rather than null
@@ -257,36 +258,13 @@ func errorKindsText(kinds map[string]int) string {
 
 // WriteCSV writes a header row and one row per endpoint with the fields of WriteJSON
 // flattened (ttft_ms_p50, …); a figure without data is an empty cell. error_kinds is
-// "kind=count" joined by ";". After tokens_per_chunk: the SLO columns when an endpoint has
-// objectives, the cost columns when one has a price, the server columns always, the client
-// queue's in open-loop runs.
+// "kind=count" joined by ";". After the workload's columns: the features' (features.go), in
+// their order: cache_hit_rate and the turns' columns, the SLO's when an endpoint has
+// objectives, the cost's when one has a price, the server's always, … the client queue's in
+// open-loop runs.
 func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	cw := csv.NewWriter(w)
-	header := csvHeader()
-	withSLO, withCost, withTurns := anySLO(&snap), anyCost(&snap), anyTurns(&snap)
-	if withTurns {
-		header = append(header, turnsCSVHeader()...)
-	}
-	if withSLO {
-		header = append(header, sloCSVHeader()...)
-	}
-	if withCost {
-		header = append(header, costCSVHeader...)
-	}
-	header = append(header, serverCSVHeader()...)
-	withGPU := anyGPU(&snap)
-	if withGPU {
-		header = append(header, gpuCSVHeader()...)
-	}
-	header = append(header, serverTimingCSVHeader()...)
-	if snap.Rate > 0 {
-		header = append(header, queueCSVHeader...)
-	}
-	withSessions := anySessions(&snap)
-	if withSessions {
-		header = append(header, sessionsCSVHeader()...)
-	}
-	if err := cw.Write(header); err != nil {
+	if err := cw.Write(append(csvHeader(), featureCSVHeader(&snap)...)); err != nil {
 		return err
 	}
 	for i := range snap.Endpoints {
@@ -299,26 +277,7 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 		row = append(row, metricsCSV(&e.Whole, metric.Core)...)
 		row = append(row, metricsCSV(&e.Whole, metric.Workload)...)
 		row = append(row, workloadCSV(e)...)
-		if withTurns {
-			row = append(row, turnsCSV(e)...)
-		}
-		if withSLO {
-			row = append(row, sloCSV(e)...)
-		}
-		if withCost {
-			row = append(row, costCSV(e)...)
-		}
-		row = append(row, serverCSV(e)...)
-		if withGPU {
-			row = append(row, gpuCSV(e)...)
-		}
-		row = append(row, serverTimingCSV(e)...)
-		if snap.Rate > 0 {
-			row = append(row, queueCSV(e)...)
-		}
-		if withSessions {
-			row = append(row, sessionsCSV(e)...)
-		}
+		row = append(row, featureCSV(&snap, e)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -175,8 +175,8 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 	// The counts, a column per registered statistic (TableColumns of a distribution, one of a
-	// mean) of the Core and Workload metrics, the workload's figures, the server's and the
-	// server's own clock's.
+	// mean) of the Core and Workload metrics, the workload's figures, then each feature's
+	// columns in this run (those of the server's scrapes and the server's own clock always).
 	want := len(strings.Fields("name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens"))
 	for _, id := range metric.IDs() {
 		switch m := metric.Get(id); {
@@ -187,7 +187,19 @@ func TestWriteCSV(t *testing.T) {
 			want += len(TableColumns)
 		}
 	}
-	want += len(workloadCSVHeader()) + len(serverCSVHeader()) + len(serverTimingCSVHeader())
+	want += len(workloadCSVHeader())
+	snap := testSnapshot()
+	for _, f := range features() {
+		if f.csvHeader != nil {
+			cols := f.csvHeader(&snap)
+			want += len(cols)
+			for _, c := range cols {
+				if _, ok := col[c]; !ok {
+					t.Errorf("feature %s: no column %s", f.name, c)
+				}
+			}
+		}
+	}
 	if len(col) != want {
 		t.Errorf("%d columns, want %d", len(col), want)
 	}

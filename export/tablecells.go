@@ -2,9 +2,7 @@ package export
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"tokscope/metric"
 	"tokscope/stats"
@@ -37,44 +35,18 @@ type TableEndpoint struct {
 }
 
 // TableEndpoints returns every endpoint of snap as WriteTable shows it.
-// Every endpoint has the same rows: a row family (the server's clock, the server's scrapes,
+// Every endpoint has the same rows: a feature's rows (the server's clock, the server's scrapes,
 // the GPUs, the figures by turn) that one endpoint of the run has, every endpoint shows, with
 // — where it has none, so that endpoints read side by side and rows never come and go.
 func TableEndpoints(snap *stats.Snapshot) []TableEndpoint {
-	fam := rowFamiliesOf(snap)
 	out := make([]TableEndpoint, 0, len(snap.Endpoints))
 	for i := range snap.Endpoints {
-		out = append(out, tableEndpoint(snap, &snap.Endpoints[i], fam))
+		out = append(out, tableEndpoint(snap, &snap.Endpoints[i]))
 	}
 	return out
 }
 
-// rowFamilies says which optional rows the run's table has (any endpoint has data for them).
-type rowFamilies struct {
-	server, gpu, turns, cacheHit bool
-	// serverTiming: the metrics of the server's clock that a server of the run reported
-	// (draft acceptance only under speculative decoding).
-	serverTiming map[metric.ID]bool
-}
-
-func rowFamiliesOf(snap *stats.Snapshot) rowFamilies {
-	f := rowFamilies{serverTiming: map[metric.ID]bool{}}
-	for i := range snap.Endpoints {
-		e := &snap.Endpoints[i]
-		for _, id := range metric.IDs() {
-			if metric.Get(id).Group == metric.Server && e.Whole.Of(id).Count > 0 {
-				f.serverTiming[id] = true
-			}
-		}
-		f.server = f.server || e.Server != nil && e.Server.Scrapes > 0
-		f.gpu = f.gpu || e.GPU != nil && e.GPU.Scrapes > 0
-		f.turns = f.turns || e.Turns != nil
-		f.cacheHit = f.cacheHit || e.CacheHitRate != nil
-	}
-	return f
-}
-
-func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats, fam rowFamilies) TableEndpoint {
+func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 	te := TableEndpoint{Name: e.Name, Model: e.Model, BaseURL: e.BaseURL, API: e.API}
 	counts := fmt.Sprintf("requests %d  ok %d  errors %d  truncated %d", e.Requests, e.OK, e.Errors, e.Truncated)
 	if e.Cut > 0 {
@@ -85,17 +57,8 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats, fam rowFamilies
 		kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
 		te.Lines = append(te.Lines, "error kinds "+strings.ReplaceAll(kinds, "=", ": "))
 	}
-	if l := rateLimitLine(e); l != "" {
-		te.Lines = append(te.Lines, l)
-	}
-	if snap.Rate > 0 {
-		te.Lines = append(te.Lines, arrivalsLine(snap.Rate, e))
-	}
-	for _, l := range []string{SLOLine(e), CostLine(e), ServerLine(e), GPULine(e), sessionsLine(e)} {
-		if l != "" {
-			te.Lines = append(te.Lines, l)
-		}
-	}
+	te.Lines = append(te.Lines, featureLines(snap, e, linesHead)...)
+	te.Lines = append(te.Lines, featureLines(snap, e, linesMid)...)
 	estimated := e.TokenSource == "estimate"
 	switch {
 	case e.TokenSource == "":
@@ -106,35 +69,15 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats, fam rowFamilies
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
 	}
 	te.Lines = append(te.Lines, workloadLines(e)...)
-	if fam.cacheHit {
-		te.Lines = append(te.Lines, cacheHitLine(e))
-	}
-	if l := ModelLoadLine(e); l != "" {
-		te.Lines = append(te.Lines, l)
-	}
+	te.Lines = append(te.Lines, featureLines(snap, e, linesTail)...)
 	for _, id := range metric.IDs() {
-		// The server's own clock only in a run where a server reported it (most say nothing).
+		// The server's own clock is a feature's rows (servertiming.go): most servers say nothing.
 		if m := metric.Get(id); m.Table && m.Group != metric.Server {
 			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
 		}
 	}
-	if fam.turns {
-		te.Rows = append(te.Rows, turnRows(e)...)
-	}
-	for _, id := range metric.IDs() {
-		if m := metric.Get(id); m.Table && m.Group == metric.Server && fam.serverTiming[id] {
-			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
-		}
-	}
-	if snap.Rate > 0 {
-		te.Rows = append(te.Rows, tableRow("client queue ms", e.Queue))
-	}
-	if fam.server {
-		te.Rows = append(te.Rows, serverRows(e)...)
-	}
-	if fam.gpu {
-		te.Rows = append(te.Rows, gpuRows(e)...)
-	}
+	te.Rows = append(te.Rows, featureRows(snap, e, rowsMid)...)
+	te.Rows = append(te.Rows, featureRows(snap, e, rowsEnd)...)
 	return te
 }
 
@@ -150,38 +93,3 @@ func tableRow(label string, d stats.Dist) TableRow {
 	return r
 }
 
-// rateLimitLine is an endpoint's rate-limit line, when a response carried rate-limit headers
-// or the endpoint backed off: the latest remaining requests/tokens and the total time spent
-// backing off after 429s (never part of any latency); "" otherwise.
-func rateLimitLine(e *stats.EndpointStats) string {
-	var parts []string
-	if !e.RateLimitAt.IsZero() {
-		count := func(n int) string {
-			if n < 0 {
-				return noData
-			}
-			return strconv.Itoa(n)
-		}
-		parts = append(parts, "rate limit remaining "+count(e.RateLimitRemainingRequests)+" requests, "+
-			count(e.RateLimitRemainingTokens)+" tokens")
-	}
-	if e.BackoffTotal > 0 {
-		parts = append(parts, "backed off "+e.BackoffTotal.Round(time.Millisecond).String()+" (not latency)")
-	}
-	return strings.Join(parts, "  ")
-}
-
-// arrivalsLine is the table's arrivals line of one endpoint (open-loop runs): the rate asked
-// for and the one achieved (finished requests over the run), what was dropped, and what was
-// still waiting at the end.
-func arrivalsLine(rate float64, e *stats.EndpointStats) string {
-	line := fmt.Sprintf("arrivals %d at %s/s", e.Arrivals, formatNumber(rate))
-	if e.RunSpan > 0 {
-		line += fmt.Sprintf(" (achieved %s requests/s)", tableNumber(e.RequestsPerS))
-	}
-	line += fmt.Sprintf("  dropped %d (queue full)", e.DroppedArrivals)
-	if e.Waiting > 0 {
-		line += fmt.Sprintf("  still waiting %d", e.Waiting)
-	}
-	return line
-}

@@ -13,6 +13,52 @@ import (
 // turn was seen, and "cache_hit_rate" always (null without data). Both walk metric.Splits and
 // metric.SplitMetrics.
 
+// turnsFeature: "cache_hit_rate" always and "turns" with a later turn; the cache_hit_rate
+// column always and the turns_ columns in a run with a later turn; the table's cache-hit line
+// in a run where a server reported both counts, and its rows by turn in a run with a later turn.
+var turnsFeature = feature{
+	name:   "turns",
+	jsonAt: jsonTail,
+	json: func(e *stats.EndpointStats) []jsonMetric {
+		turns, rate := turnsJSON(e)
+		out := []jsonMetric{{"cache_hit_rate", rate}}
+		if turns != nil {
+			out = append(out, jsonMetric{"turns", turns})
+		}
+		return out
+	},
+	csvHeader: func(snap *stats.Snapshot) []string {
+		h := []string{"cache_hit_rate"}
+		if anyEndpoint(snap, hasTurns) {
+			h = append(h, turnsCSVHeader()...)
+		}
+		return h
+	},
+	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		row := []string{cacheHitCSV(e)}
+		if anyEndpoint(snap, hasTurns) {
+			row = append(row, turnsCSV(e)...)
+		}
+		return row
+	},
+	linesAt: linesTail,
+	lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.CacheHitRate != nil }) {
+			return nil
+		}
+		return []string{cacheHitLine(e)}
+	},
+	rowsAt: rowsMid,
+	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+		if !anyEndpoint(snap, hasTurns) {
+			return nil
+		}
+		return turnRows(e)
+	},
+}
+
+func hasTurns(e *stats.EndpointStats) bool { return e.Turns != nil }
+
 // jsonTurns is "turns": one object per split, its metrics in SplitMetrics order.
 type jsonTurns struct{ t *stats.TurnStats }
 
@@ -51,17 +97,6 @@ func turnsJSON(e *stats.EndpointStats) (*jsonTurns, *number) {
 		return nil, rate
 	}
 	return &jsonTurns{e.Turns}, rate
-}
-
-// anyTurns reports whether an endpoint of snap has figures by turn (the CSV then has their
-// columns).
-func anyTurns(snap *stats.Snapshot) bool {
-	for i := range snap.Endpoints {
-		if snap.Endpoints[i].Turns != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // turnsCSVHeader: turns_first_ttft_ms_p50 … turns_later_prompt_tokens_max.

@@ -27,9 +27,6 @@ type jsonWorkload struct {
 	LastError    *string           `json:"last_error"`
 	Cache        *string           `json:"cache"`
 	OutputTarget *jsonOutputTarget `json:"output_target"`
-	CacheHitRate *number           `json:"cache_hit_rate"`
-	Turns        *jsonTurns        `json:"turns,omitempty"`
-	Sessions     *jsonSessions     `json:"sessions,omitempty"`
 }
 
 func workloadJSON(e *stats.EndpointStats) jsonWorkload {
@@ -45,8 +42,6 @@ func workloadJSON(e *stats.EndpointStats) jsonWorkload {
 	if e.TargetRequests > 0 {
 		j.OutputTarget = &jsonOutputTarget{Requests: e.TargetRequests, Reached: e.TargetReached}
 	}
-	j.Turns, j.CacheHitRate = turnsJSON(e)
-	j.Sessions = sessionsJSON(e)
 	return j
 }
 
@@ -102,7 +97,7 @@ func metricsCSV(w *stats.Window, g metric.Group) []string {
 
 // workloadCSVHeader are the workload's scalar columns, after its distributions.
 func workloadCSVHeader() []string {
-	return []string{"output_tps", "requests_per_s", "last_error", "cache", "output_target_requests", "output_target_reached", "cache_hit_rate"}
+	return []string{"output_tps", "requests_per_s", "last_error", "cache", "output_target_requests", "output_target_reached"}
 }
 
 func workloadCSV(e *stats.EndpointStats) []string {
@@ -118,7 +113,7 @@ func workloadCSV(e *stats.EndpointStats) []string {
 	if e.TargetRequests > 0 {
 		targets, reached = strconv.Itoa(e.TargetRequests), strconv.Itoa(e.TargetReached)
 	}
-	return []string{out, rps, last, e.Cache, targets, reached, cacheHitCSV(e)}
+	return []string{out, rps, last, e.Cache, targets, reached}
 }
 
 // distCells are a distribution's CSV cells in TableColumns order, empty without data.
