@@ -170,3 +170,17 @@ func decided(steps []sweep.Measurement) []sweep.Measurement {
 	})
 	return out
 }
+
+// addCapacitySection is the capacity search's section, after a search.
+func addCapacitySection(p *page, in *Input, eps []endpointRef) error {
+	if in.Capacity == nil {
+		return nil
+	}
+	s, err := p.add("capacity", "Capacity search", "Per endpoint, the highest load at which the target share of requests met every objective.",
+		capacityCharts(in.Capacity, eps))
+	if err != nil {
+		return err
+	}
+	s.Table = capacityTable(in.Capacity)
+	return nil
+}

@@ -105,59 +105,10 @@ func pageHead(in *Input, eps []endpointRef) *page {
 func buildPage(in *Input) (*page, error) {
 	eps := endpointsOf(in)
 	p := pageHead(in, eps)
-	add := func(id, title, intro string, charts []*chart) error {
-		s, err := sectionOf(id, title, intro, charts)
-		if err == nil {
-			p.Sections = append(p.Sections, s)
-		}
-		return err
-	}
-	if err := add("timeseries", "Over time", "How the run went, second by second.", timeSeriesCharts(in, eps)); err != nil {
-		return nil, err
-	}
-	if err := add("distributions", "Distributions", "Whole-run distributions of the ok requests.", distributionCharts(in, eps)); err != nil {
-		return nil, err
-	}
-	if charts := serverCharts(in, eps); charts != nil {
-		if err := add("client-server", "Client and server", serverIntro(eps), charts); err != nil {
+	for _, add := range builtinSections() {
+		if err := add(p, in, eps); err != nil {
 			return nil, err
 		}
-	}
-	if att, table := sloSection(in, eps); table != nil {
-		if err := add("slo", "SLOs and cost", "Per endpoint, the share of requests that met every objective (errors and truncated streams never do), "+
-			"goodput (good requests per second of the run) and what the run cost.", []*chart{att}); err != nil {
-			return nil, err
-		}
-		p.Sections[len(p.Sections)-1].Table = table
-	}
-	if promptsVary(eps) {
-		if err := add("prompt", "Prompt size", "How TTFT grows with the prompt: prefill time, queueing and network.", []*chart{promptChart(eps)}); err != nil {
-			return nil, err
-		}
-	}
-	if err := addTurnsSection(p, eps); err != nil {
-		return nil, err
-	}
-	if err := addLanesSection(p, in, eps); err != nil {
-		return nil, err
-	}
-	if in.Sweep != nil {
-		if err := add("sweep", "Sweep", "Each step ran every endpoint at one concurrency.", sweepCharts(in.Sweep, eps)); err != nil {
-			return nil, err
-		}
-		t := export.SweepTableOf(in.Sweep)
-		last := &p.Sections[len(p.Sections)-1]
-		last.Table = &SectionTable{Header: t.Header, Rows: t.Rows}
-		for _, n := range t.Notes {
-			last.Intro += " " + strings.ToUpper(n[:1]) + n[1:] + "."
-		}
-	}
-	if in.Capacity != nil {
-		if err := add("capacity", "Capacity search", "Per endpoint, the highest load at which the target share of requests met every objective.",
-			capacityCharts(in.Capacity, eps)); err != nil {
-			return nil, err
-		}
-		p.Sections[len(p.Sections)-1].Table = capacityTable(in.Capacity)
 	}
 	for i := range in.Sections {
 		s, ok, err := extensionSection(in, eps, &in.Sections[i])
@@ -169,6 +120,61 @@ func buildPage(in *Input) (*page, error) {
 		}
 	}
 	return p, nil
+}
+
+// addSection is one built-in section: it adds itself to the page when it applies to the run.
+// A feature's section (the server's clock, SLOs and cost, conversations, agent sessions, the
+// capacity search) lives in the feature's file.
+type addSection func(p *page, in *Input, eps []endpointRef) error
+
+// builtinSections are the built-in sections in page order.
+func builtinSections() []addSection {
+	return []addSection{addTimeSeriesSection, addDistributionsSection, addServerSection, addSLOSection,
+		addPromptSection, addTurnsSection, addLanesSection, addSweepSection, addCapacitySection}
+}
+
+// add appends a section of charts to the page and returns it (for its table).
+func (p *page) add(id, title, intro string, charts []*chart) (*pageSection, error) {
+	s, err := sectionOf(id, title, intro, charts)
+	if err != nil {
+		return nil, err
+	}
+	p.Sections = append(p.Sections, s)
+	return &p.Sections[len(p.Sections)-1], nil
+}
+
+func addTimeSeriesSection(p *page, in *Input, eps []endpointRef) error {
+	_, err := p.add("timeseries", "Over time", "How the run went, second by second.", timeSeriesCharts(in, eps))
+	return err
+}
+
+func addDistributionsSection(p *page, in *Input, eps []endpointRef) error {
+	_, err := p.add("distributions", "Distributions", "Whole-run distributions of the ok requests.", distributionCharts(in, eps))
+	return err
+}
+
+func addPromptSection(p *page, _ *Input, eps []endpointRef) error {
+	if !promptsVary(eps) {
+		return nil
+	}
+	_, err := p.add("prompt", "Prompt size", "How TTFT grows with the prompt: prefill time, queueing and network.", []*chart{promptChart(eps)})
+	return err
+}
+
+func addSweepSection(p *page, in *Input, eps []endpointRef) error {
+	if in.Sweep == nil {
+		return nil
+	}
+	last, err := p.add("sweep", "Sweep", "Each step ran every endpoint at one concurrency.", sweepCharts(in.Sweep, eps))
+	if err != nil {
+		return err
+	}
+	t := export.SweepTableOf(in.Sweep)
+	last.Table = &SectionTable{Header: t.Header, Rows: t.Rows}
+	for _, n := range t.Notes {
+		last.Intro += " " + strings.ToUpper(n[:1]) + n[1:] + "."
+	}
+	return nil
 }
 
 // extensionSection draws a Section handed in, when it has data.

@@ -30,6 +30,16 @@ func serverValues(s *sample.Sample, c metric.Context) srvValues {
 	return v
 }
 
+// addServerSection is the client-and-server section, when a server reported its own clock.
+func addServerSection(p *page, in *Input, eps []endpointRef) error {
+	charts := serverCharts(in, eps)
+	if charts == nil {
+		return nil
+	}
+	_, err := p.add("client-server", "Client and server", serverIntro(eps), charts)
+	return err
+}
+
 // serverCharts are the section's charts; nil when no endpoint's server reported its clock.
 func serverCharts(in *Input, eps []endpointRef) []*chart {
 	ttft := &chart{id: "cs-ttft", title: "TTFT: client (line) and server (dots)", xLabel: "TTFT (ms)",

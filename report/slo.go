@@ -15,6 +15,21 @@ import (
 // and the server's own metrics (ServerSection: an extension Section built from the
 // Snapshot's scrapes, which a record does not keep).
 
+// addSLOSection is the SLOs and cost section, when an endpoint has objectives or a price.
+func addSLOSection(p *page, in *Input, eps []endpointRef) error {
+	att, table := sloSection(in, eps)
+	if table == nil {
+		return nil
+	}
+	s, err := p.add("slo", "SLOs and cost", "Per endpoint, the share of requests that met every objective (errors and truncated streams never do), "+
+		"goodput (good requests per second of the run) and what the run cost.", []*chart{att})
+	if err != nil {
+		return err
+	}
+	s.Table = table
+	return nil
+}
+
 // sloSection is attainment over the run's time and the summary's SLO and cost figures; nil
 // when no endpoint has objectives or a price.
 func sloSection(in *Input, eps []endpointRef) (*chart, *SectionTable) {

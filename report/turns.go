@@ -106,16 +106,15 @@ func splitText(st *stats.EndpointStats, split int, id metric.ID) string {
 }
 
 // addTurnsSection adds the conversations section when an endpoint ran conversations.
-func addTurnsSection(p *page, eps []endpointRef) error {
+func addTurnsSection(p *page, _ *Input, eps []endpointRef) error {
 	if !hasTurns(eps) {
 		return nil
 	}
-	s, err := sectionOf("turns", "Conversations", "Each turn re-sends the conversation so far: TTFT and prompt size by turn, and how much of the prompts a prefix cache served.",
+	s, err := p.add("turns", "Conversations", "Each turn re-sends the conversation so far: TTFT and prompt size by turn, and how much of the prompts a prefix cache served.",
 		turnCharts(eps))
 	if err != nil {
 		return err
 	}
 	s.Table = turnsTable(eps)
-	p.Sections = append(p.Sections, s)
 	return nil
 }
