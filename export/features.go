@@ -62,8 +62,8 @@ const (
 // features are the summaries' features, in CSV column order; within a slot, every output
 // keeps this order.
 func features() []feature {
-	return []feature{rateLimitFeature, turnsFeature, sloFeature, costFeature, serverFeature, gpuFeature,
-		serverTimingFeature, queueFeature, sessionsFeature}
+	return []feature{rateLimitFeature(), turnsFeature(), sloFeature(), costFeature(), serverFeature(), gpuFeature(),
+		serverTimingFeature(), queueFeature(), sessionsFeature()}
 }
 
 // featureJSON are the members the features put at slot of e's JSON object.

@@ -16,36 +16,38 @@ import (
 // count of 0 GPUs or a window of 0 s would read as measured): only "scrapes" and "note" say.
 // gpuFeature: "gpu" and its columns with a GPU exporter, the table's GPU line, and its rows in
 // a run where a GPU was scraped.
-var gpuFeature = feature{
-	name:   "gpu",
-	jsonAt: jsonMiddle,
-	json: func(e *stats.EndpointStats) []jsonMetric {
-		if j := gpuJSON(e); j != nil {
-			return []jsonMetric{{"gpu", j}}
-		}
-		return nil
-	},
-	csvHeader: func(snap *stats.Snapshot) []string {
-		if !anyEndpoint(snap, hasGPU) {
+func gpuFeature() feature {
+	return feature{
+		name:   "gpu",
+		jsonAt: jsonMiddle,
+		json: func(e *stats.EndpointStats) []jsonMetric {
+			if j := gpuJSON(e); j != nil {
+				return []jsonMetric{{"gpu", j}}
+			}
 			return nil
-		}
-		return gpuCSVHeader()
-	},
-	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if !anyEndpoint(snap, hasGPU) {
-			return nil
-		}
-		return gpuCSV(e)
-	},
-	linesAt: linesMid,
-	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(GPULine(e)) },
-	rowsAt:  rowsEnd,
-	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-		if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.GPU != nil && e.GPU.Scrapes > 0 }) {
-			return nil
-		}
-		return gpuRows(e)
-	},
+		},
+		csvHeader: func(snap *stats.Snapshot) []string {
+			if !anyEndpoint(snap, hasGPU) {
+				return nil
+			}
+			return gpuCSVHeader()
+		},
+		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !anyEndpoint(snap, hasGPU) {
+				return nil
+			}
+			return gpuCSV(e)
+		},
+		linesAt: linesMid,
+		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(GPULine(e)) },
+		rowsAt:  rowsEnd,
+		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.GPU != nil && e.GPU.Scrapes > 0 }) {
+				return nil
+			}
+			return gpuRows(e)
+		},
+	}
 }
 
 func hasGPU(e *stats.EndpointStats) bool { return e.GPU != nil }

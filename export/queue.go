@@ -64,34 +64,36 @@ func queueCSV(e *stats.EndpointStats) []string {
 // queueFeature is the client queue of an open-loop run (Snapshot.Rate > 0): its CSV columns,
 // the table's arrivals line and its client queue row. Its JSON is the summary's own
 // "client_queue" list (clientQueueJSON), not a member of each endpoint.
-var queueFeature = feature{
-	name: "client queue",
-	csvHeader: func(snap *stats.Snapshot) []string {
-		if snap.Rate <= 0 {
-			return nil
-		}
-		return queueCSVHeader
-	},
-	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if snap.Rate <= 0 {
-			return nil
-		}
-		return queueCSV(e)
-	},
-	linesAt: linesHead,
-	lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if snap.Rate <= 0 {
-			return nil
-		}
-		return []string{arrivalsLine(snap.Rate, e)}
-	},
-	rowsAt: rowsMid,
-	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-		if snap.Rate <= 0 {
-			return nil
-		}
-		return []TableRow{tableRow("client queue ms", e.Queue)}
-	},
+func queueFeature() feature {
+	return feature{
+		name: "client queue",
+		csvHeader: func(snap *stats.Snapshot) []string {
+			if snap.Rate <= 0 {
+				return nil
+			}
+			return queueCSVHeader
+		},
+		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if snap.Rate <= 0 {
+				return nil
+			}
+			return queueCSV(e)
+		},
+		linesAt: linesHead,
+		lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if snap.Rate <= 0 {
+				return nil
+			}
+			return []string{arrivalsLine(snap.Rate, e)}
+		},
+		rowsAt: rowsMid,
+		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if snap.Rate <= 0 {
+				return nil
+			}
+			return []TableRow{tableRow("client queue ms", e.Queue)}
+		},
+	}
 }
 
 // arrivalsLine is the table's arrivals line of one endpoint (open-loop runs): the rate asked

@@ -11,10 +11,12 @@ import (
 // Rate limits: the table's line on the latest rate-limit headers and the time spent backing off
 // (neither in JSON nor CSV: the headers say where a key stood at one instant, not what the run
 // measured).
-var rateLimitFeature = feature{
-	name:    "rate limits",
-	linesAt: linesHead,
-	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(rateLimitLine(e)) },
+func rateLimitFeature() feature {
+	return feature{
+		name:    "rate limits",
+		linesAt: linesHead,
+		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(rateLimitLine(e)) },
+	}
 }
 
 // rateLimitLine is an endpoint's rate-limit line, when a response carried rate-limit headers
@@ -37,4 +39,3 @@ func rateLimitLine(e *stats.EndpointStats) string {
 	}
 	return strings.Join(parts, "  ")
 }
-

@@ -21,16 +21,18 @@ type jsonServerTiming struct {
 // serverTimingFeature: "server_timing" last in an endpoint's object, its columns always, the
 // table's model-load line, and the rows of the server's clock that a server of the run reported
 // (most say nothing; draft acceptance only under speculative decoding).
-var serverTimingFeature = feature{
-	name:      "server timing",
-	jsonAt:    jsonLast,
-	json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server_timing", serverTimingJSON(e)}} },
-	csvHeader: func(*stats.Snapshot) []string { return serverTimingCSVHeader() },
-	csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverTimingCSV(e) },
-	linesAt:   linesTail,
-	lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ModelLoadLine(e)) },
-	rowsAt:    rowsMid,
-	rows:      serverTimingRows,
+func serverTimingFeature() feature {
+	return feature{
+		name:      "server timing",
+		jsonAt:    jsonLast,
+		json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server_timing", serverTimingJSON(e)}} },
+		csvHeader: func(*stats.Snapshot) []string { return serverTimingCSVHeader() },
+		csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverTimingCSV(e) },
+		linesAt:   linesTail,
+		lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ModelLoadLine(e)) },
+		rowsAt:    rowsMid,
+		rows:      serverTimingRows,
+	}
 }
 
 // serverTimingRows are the rows of the registered metrics of Group metric.Server that an

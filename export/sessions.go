@@ -11,29 +11,31 @@ import (
 // ({p50, p90, p99, mean, min, max}, null without data).
 
 // sessionsFeature: "sessions" and its columns in session runs, the table's sessions line.
-var sessionsFeature = feature{
-	name:   "sessions",
-	jsonAt: jsonTail,
-	json: func(e *stats.EndpointStats) []jsonMetric {
-		if j := sessionsJSON(e); j != nil {
-			return []jsonMetric{{"sessions", j}}
-		}
-		return nil
-	},
-	csvHeader: func(snap *stats.Snapshot) []string {
-		if !anyEndpoint(snap, hasSessions) {
+func sessionsFeature() feature {
+	return feature{
+		name:   "sessions",
+		jsonAt: jsonTail,
+		json: func(e *stats.EndpointStats) []jsonMetric {
+			if j := sessionsJSON(e); j != nil {
+				return []jsonMetric{{"sessions", j}}
+			}
 			return nil
-		}
-		return sessionsCSVHeader()
-	},
-	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if !anyEndpoint(snap, hasSessions) {
-			return nil
-		}
-		return sessionsCSV(e)
-	},
-	linesAt: linesMid,
-	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(sessionsLine(e)) },
+		},
+		csvHeader: func(snap *stats.Snapshot) []string {
+			if !anyEndpoint(snap, hasSessions) {
+				return nil
+			}
+			return sessionsCSVHeader()
+		},
+		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !anyEndpoint(snap, hasSessions) {
+				return nil
+			}
+			return sessionsCSV(e)
+		},
+		linesAt: linesMid,
+		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(sessionsLine(e)) },
+	}
 }
 
 func hasSessions(e *stats.EndpointStats) bool { return e.Sessions != nil }

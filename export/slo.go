@@ -15,74 +15,80 @@ import (
 // nothing was scraped.
 
 // sloFeature: "slo" and its columns with objectives, the table's SLO line.
-var sloFeature = feature{
-	name:   "slo",
-	jsonAt: jsonMiddle,
-	json: func(e *stats.EndpointStats) []jsonMetric {
-		if j := sloJSON(e); j != nil {
-			return []jsonMetric{{"slo", j}}
-		}
-		return nil
-	},
-	csvHeader: func(snap *stats.Snapshot) []string {
-		if !anyEndpoint(snap, hasSLO) {
+func sloFeature() feature {
+	return feature{
+		name:   "slo",
+		jsonAt: jsonMiddle,
+		json: func(e *stats.EndpointStats) []jsonMetric {
+			if j := sloJSON(e); j != nil {
+				return []jsonMetric{{"slo", j}}
+			}
 			return nil
-		}
-		return sloCSVHeader()
-	},
-	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if !anyEndpoint(snap, hasSLO) {
-			return nil
-		}
-		return sloCSV(e)
-	},
-	linesAt: linesMid,
-	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(SLOLine(e)) },
+		},
+		csvHeader: func(snap *stats.Snapshot) []string {
+			if !anyEndpoint(snap, hasSLO) {
+				return nil
+			}
+			return sloCSVHeader()
+		},
+		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !anyEndpoint(snap, hasSLO) {
+				return nil
+			}
+			return sloCSV(e)
+		},
+		linesAt: linesMid,
+		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(SLOLine(e)) },
+	}
 }
 
 // costFeature: "cost" and its columns with a price, the table's cost line.
-var costFeature = feature{
-	name:   "cost",
-	jsonAt: jsonMiddle,
-	json: func(e *stats.EndpointStats) []jsonMetric {
-		if j := costJSON(e); j != nil {
-			return []jsonMetric{{"cost", j}}
-		}
-		return nil
-	},
-	csvHeader: func(snap *stats.Snapshot) []string {
-		if !anyEndpoint(snap, hasCost) {
+func costFeature() feature {
+	return feature{
+		name:   "cost",
+		jsonAt: jsonMiddle,
+		json: func(e *stats.EndpointStats) []jsonMetric {
+			if j := costJSON(e); j != nil {
+				return []jsonMetric{{"cost", j}}
+			}
 			return nil
-		}
-		return costCSVHeader
-	},
-	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if !anyEndpoint(snap, hasCost) {
-			return nil
-		}
-		return costCSV(e)
-	},
-	linesAt: linesMid,
-	lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(CostLine(e)) },
+		},
+		csvHeader: func(snap *stats.Snapshot) []string {
+			if !anyEndpoint(snap, hasCost) {
+				return nil
+			}
+			return costCSVHeader
+		},
+		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !anyEndpoint(snap, hasCost) {
+				return nil
+			}
+			return costCSV(e)
+		},
+		linesAt: linesMid,
+		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(CostLine(e)) },
+	}
 }
 
 // serverFeature: the server's scrapes, "server" always (null when nothing was scraped), its
 // columns always, the table's server line, and its rows in a run where a server was scraped.
-var serverFeature = feature{
-	name:      "server",
-	jsonAt:    jsonMiddle,
-	json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server", serverJSON(e)}} },
-	csvHeader: func(*stats.Snapshot) []string { return serverCSVHeader() },
-	csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverCSV(e) },
-	linesAt:   linesMid,
-	lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ServerLine(e)) },
-	rowsAt:    rowsEnd,
-	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-		if !anyEndpoint(snap, scraped) {
-			return nil
-		}
-		return serverRows(e)
-	},
+func serverFeature() feature {
+	return feature{
+		name:      "server",
+		jsonAt:    jsonMiddle,
+		json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server", serverJSON(e)}} },
+		csvHeader: func(*stats.Snapshot) []string { return serverCSVHeader() },
+		csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverCSV(e) },
+		linesAt:   linesMid,
+		lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ServerLine(e)) },
+		rowsAt:    rowsEnd,
+		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if !anyEndpoint(snap, scraped) {
+				return nil
+			}
+			return serverRows(e)
+		},
+	}
 }
 
 func hasSLO(e *stats.EndpointStats) bool  { return e.SLO != nil }

@@ -92,4 +92,3 @@ func tableRow(label string, d stats.Dist) TableRow {
 	}
 	return r
 }
-

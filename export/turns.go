@@ -16,45 +16,47 @@ import (
 // turnsFeature: "cache_hit_rate" always and "turns" with a later turn; the cache_hit_rate
 // column always and the turns_ columns in a run with a later turn; the table's cache-hit line
 // in a run where a server reported both counts, and its rows by turn in a run with a later turn.
-var turnsFeature = feature{
-	name:   "turns",
-	jsonAt: jsonTail,
-	json: func(e *stats.EndpointStats) []jsonMetric {
-		turns, rate := turnsJSON(e)
-		out := []jsonMetric{{"cache_hit_rate", rate}}
-		if turns != nil {
-			out = append(out, jsonMetric{"turns", turns})
-		}
-		return out
-	},
-	csvHeader: func(snap *stats.Snapshot) []string {
-		h := []string{"cache_hit_rate"}
-		if anyEndpoint(snap, hasTurns) {
-			h = append(h, turnsCSVHeader()...)
-		}
-		return h
-	},
-	csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		row := []string{cacheHitCSV(e)}
-		if anyEndpoint(snap, hasTurns) {
-			row = append(row, turnsCSV(e)...)
-		}
-		return row
-	},
-	linesAt: linesTail,
-	lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-		if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.CacheHitRate != nil }) {
-			return nil
-		}
-		return []string{cacheHitLine(e)}
-	},
-	rowsAt: rowsMid,
-	rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-		if !anyEndpoint(snap, hasTurns) {
-			return nil
-		}
-		return turnRows(e)
-	},
+func turnsFeature() feature {
+	return feature{
+		name:   "turns",
+		jsonAt: jsonTail,
+		json: func(e *stats.EndpointStats) []jsonMetric {
+			turns, rate := turnsJSON(e)
+			out := []jsonMetric{{"cache_hit_rate", rate}}
+			if turns != nil {
+				out = append(out, jsonMetric{"turns", turns})
+			}
+			return out
+		},
+		csvHeader: func(snap *stats.Snapshot) []string {
+			h := []string{"cache_hit_rate"}
+			if anyEndpoint(snap, hasTurns) {
+				h = append(h, turnsCSVHeader()...)
+			}
+			return h
+		},
+		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			row := []string{cacheHitCSV(e)}
+			if anyEndpoint(snap, hasTurns) {
+				row = append(row, turnsCSV(e)...)
+			}
+			return row
+		},
+		linesAt: linesTail,
+		lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.CacheHitRate != nil }) {
+				return nil
+			}
+			return []string{cacheHitLine(e)}
+		},
+		rowsAt: rowsMid,
+		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if !anyEndpoint(snap, hasTurns) {
+				return nil
+			}
+			return turnRows(e)
+		},
+	}
 }
 
 func hasTurns(e *stats.EndpointStats) bool { return e.Turns != nil }

@@ -278,6 +278,27 @@ func ttftForms(s *Styles, es *stats.EndpointStats) [][]span {
 	}
 }
 
+// gpuCard is the card's GPU line, with --gpu-metrics.
+func gpuCard() cardFeature {
+	return cardFeature{
+		line: lineGPU,
+		fact: func(f *cardFacts) *bool { return &f.gpu },
+		has:  func(_ *panel, es *stats.EndpointStats) bool { return es.GPU != nil },
+		draw: func(p *panel, es *stats.EndpointStats, w int) string { return gpuLine(p.styles, es.GPU, w) },
+	}
+}
+
+// srvTimeCard is the card's line of the server's own clock, once a response carried it; a
+// shared line (sharedLines).
+func srvTimeCard() cardFeature {
+	return cardFeature{
+		line: lineSrvTime,
+		fact: func(f *cardFacts) *bool { return &f.srvTime },
+		has:  func(_ *panel, es *stats.EndpointStats) bool { return es.ServerTiming.Source != "" },
+		draw: func(p *panel, es *stats.EndpointStats, w int) string { return p.sharedLine(lineSrvTime, es, w) },
+	}
+}
+
 // gpuLine is the card's line of its GPUs (--gpu-metrics): watts and utilisation of the latest
 // scrape and tokens per joule over the run, "gpu 612 W · util 97% · 1.52 tok/J", shortened
 // until it fits, or its quiet note when there is no reading.

@@ -136,6 +136,31 @@ const (
 	nLines
 )
 
+// cardFeature is a feature's line on a card: whether the card has it (the fact cardPriority
+// places it by) and how it reads. Each feature's entry lives beside its drawing.
+type cardFeature struct {
+	line int
+	fact func(f *cardFacts) *bool
+	has  func(p *panel, es *stats.EndpointStats) bool
+	draw func(p *panel, es *stats.EndpointStats, w int) string
+}
+
+// cardFeatures are the features' card lines: the client queue, the SLO, the server's scrapes,
+// the GPUs, the server's own clock, turns and cache hits.
+func cardFeatures() []cardFeature {
+	return []cardFeature{queueCard(), sloCard(), serverCard(), gpuCard(), srvTimeCard(), turnsCard()}
+}
+
+// queueCard is an open-loop run's queue line (queueLine).
+func queueCard() cardFeature {
+	return cardFeature{
+		line: lineQueue,
+		fact: func(f *cardFacts) *bool { return &f.openLoop },
+		has:  func(p *panel, _ *stats.EndpointStats) bool { return p.open },
+		draw: func(p *panel, es *stats.EndpointStats, w int) string { return queueLine(p.styles, es, w) },
+	}
+}
+
 // cardEssentials are the lines every card shows: its name and the two charts with the lines
 // that say what they are.
 var cardEssentials = []int{lineTitle, lineTPS, lineTPSChart, lineTTFT, lineTTFTChart}
@@ -146,13 +171,14 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	rows := chooseCardRows(h, cardFacts{
-		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil, openLoop: p.open,
-		slo: es.SLO != nil, breach: es.SLO != nil && es.SLO.Breach, server: es.Server != nil,
-		gpu:     es.GPU != nil,
-		srvTime: es.ServerTiming.Source != "",
-		turns:   hasTurnsLine(es),
-	})
+	facts := cardFacts{
+		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil,
+		breach: es.SLO != nil && es.SLO.Breach,
+	}
+	for _, c := range cardFeatures() {
+		*c.fact(&facts) = c.has(p, es)
+	}
+	rows := chooseCardRows(h, facts)
 	secs := chartSeconds(es.Seconds, w)
 	p.tps.Set(tpsPoints(secs), w, rows.chartH)
 	p.ttft.Set(ttftPoints(secs), w, rows.chartH)
@@ -186,7 +212,7 @@ type cardFacts struct {
 // facts: errors first once there are some (an SLO breach before them); the requests in
 // flight, decode tok/s and the time axis; the queue in an open-loop run; the errors line; the
 // SLO, then the server; the model; the last error only if there is one. A new optional line is a constant
-// above and a place in this list.
+// above and a place in this list; a feature's line is also an entry of cardFeatures.
 func cardPriority(f cardFacts) []int {
 	priority := []int{lineLive, lineDecode, lineAxis, lineErrors, lineModel, lineLastError}
 	// The SLO and server lines go after the errors line: "errors 0" is the card's word on
@@ -277,24 +303,14 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		return modelLine(s, model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:
 		return liveLine(s, es, &st.warmup, st.drawnInflight, w)
-	case lineDecode, lineTPS, lineTTFT, lineSrvTime:
-		return fitFrom(w, p.forms[l], figureForms(l, s, es))
+	case lineDecode, lineTPS, lineTTFT:
+		return p.sharedLine(l, es, w)
 	case lineTPSChart:
 		return p.tps.View()
 	case lineTTFTChart:
 		return p.ttft.View()
 	case lineAxis:
 		return s.Faint.Render(timeAxis(n, w))
-	case lineQueue:
-		return queueLine(s, es, w)
-	case lineSLO:
-		return sloLine(s, es.SLO, w)
-	case lineServer:
-		return serverLine(s, es.Server, w)
-	case lineGPU:
-		return gpuLine(s, es.GPU, w)
-	case lineTurns:
-		return turnsLine(s, es, w)
 	case lineErrors:
 		return errorsLine(s, es, w)
 	case lineLastError:
@@ -310,7 +326,17 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		head, _, _ := strings.Cut(bare, " (") // "Rate limit reached (simulated) (code …)"
 		return figureFit(w, s.Bad.Render(e.Kind+": "+msg), s.Bad.Render(e.Kind+": "+bare), s.Bad.Render(e.Kind+": "+head))
 	}
+	for _, c := range cardFeatures() {
+		if c.line == l {
+			return c.draw(p, es, w)
+		}
+	}
 	return ""
+}
+
+// sharedLine draws shared line l in the form every card of its width draws (sharedLines).
+func (p *panel) sharedLine(l int, es *stats.EndpointStats, w int) string {
+	return fitFrom(w, p.forms[l], figureForms(l, p.styles, es))
 }
 
 // statusPrefix is the "429 Too Many Requests: " an HTTP error's message starts with.

@@ -10,6 +10,26 @@ import (
 
 // The card's SLO and server lines, and the formats the compare and detail views share.
 
+// sloCard is the card's SLO line, with objectives.
+func sloCard() cardFeature {
+	return cardFeature{
+		line: lineSLO,
+		fact: func(f *cardFacts) *bool { return &f.slo },
+		has:  func(_ *panel, es *stats.EndpointStats) bool { return es.SLO != nil },
+		draw: func(p *panel, es *stats.EndpointStats, w int) string { return sloLine(p.styles, es.SLO, w) },
+	}
+}
+
+// serverCard is the card's server line, once the server-metrics scraper reported.
+func serverCard() cardFeature {
+	return cardFeature{
+		line: lineServer,
+		fact: func(f *cardFacts) *bool { return &f.server },
+		has:  func(_ *panel, es *stats.EndpointStats) bool { return es.Server != nil },
+		draw: func(p *panel, es *stats.EndpointStats, w int) string { return serverLine(p.styles, es.Server, w) },
+	}
+}
+
 // candidate is one wording of a line: plain to measure, styled to show.
 type candidate struct{ plain, styled string }
 

@@ -11,6 +11,16 @@ import (
 // server line's "prefix hit" from the server's own /metrics uses) and, when later turns were seen, TTFT p50 and
 // prompt tokens p50 of first and later turns. Shown when either figure exists.
 
+// turnsCard is the card's turns line, when it has the line's figures.
+func turnsCard() cardFeature {
+	return cardFeature{
+		line: lineTurns,
+		fact: func(f *cardFacts) *bool { return &f.turns },
+		has:  func(_ *panel, es *stats.EndpointStats) bool { return hasTurnsLine(es) },
+		draw: func(p *panel, es *stats.EndpointStats, w int) string { return turnsLine(p.styles, es, w) },
+	}
+}
+
 // hasTurnsLine reports whether a card has the line's figures.
 func hasTurnsLine(es *stats.EndpointStats) bool { return es.Turns != nil || es.CacheHitRate != nil }
 
