@@ -115,6 +115,10 @@ type Figures struct {
 	// ModelLoad: the server was loading the model (sample.ServerTiming.ModelLoad), so the
 	// request's TTFT is not the server's serving speed and stays out of every TTFT figure.
 	ModelLoad bool
+	// Decode is the request's decode tok/s (sample.Sample.DecodeRate); HasDecode false when
+	// it is undefined.
+	Decode    float64
+	HasDecode bool
 }
 
 // Derive derives s's Figures into f and returns c carrying them: read s (and only s) with it.
@@ -122,6 +126,7 @@ type Figures struct {
 func (c Context) Derive(s *sample.Sample, f *Figures) Context {
 	*f = Figures{ModelLoad: s.Server.ModelLoad()}
 	f.TTFT, f.HasTTFT = c.TTFTFrom.TTFT(s)
+	f.Decode, f.HasDecode = s.DecodeRate()
 	c.fig = f
 	return c
 }
@@ -133,6 +138,14 @@ func (c Context) TTFT(s *sample.Sample) (time.Duration, bool) {
 		return c.fig.TTFT, c.fig.HasTTFT
 	}
 	return c.TTFTFrom.TTFT(s)
+}
+
+// DecodeRate is s's decode tok/s (sample.Sample.DecodeRate).
+func (c Context) DecodeRate(s *sample.Sample) (float64, bool) {
+	if c.fig != nil {
+		return c.fig.Decode, c.fig.HasDecode
+	}
+	return s.DecodeRate()
 }
 
 // ServingTTFT is s's TTFT as the TTFT figures count it: undefined when the server was loading

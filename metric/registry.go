@@ -58,7 +58,11 @@ var All = [NumIDs]Metric{
 		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.TTFA() }),
 		Table: true, Compare: []Column{{"ttfa p50", P50, 9}}},
 	DecodeTPS: {Key: "decode_tps", Label: "decode tok/s", Unit: "tok/s", Kind: Rate, Better: Higher, FromOutputTokens: true,
-		Read: value(func(s *sample.Sample) (float64, bool) { return s.DecodeRate() }),
+		Read: func(s *sample.Sample, c Context, add Adder) {
+			if r, ok := c.DecodeRate(s); ok {
+				add.Add(r)
+			}
+		},
 		Chart: &Chart{"decode", "Decode speed per request", "decode tok/s (per request)", "fraction of ok requests",
 			"Cumulative distribution of each ok request's (N − 1) / (last token − first token); dots mark the summary's p50, p90 and p99.", false},
 		Table: true, Compare: []Column{{"dec p50", P50, 3}, {"dec p10", P10, 5}}},

@@ -358,9 +358,9 @@ func (a *Aggregator) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 			e.ttftVals.push(p.TTFT)
 		}
 	}
-	if r, ok := s.DecodeRate(); ok {
-		p.DecodeTPS, p.DecodeOK = r, true
-		e.decodeVal.push(r)
+	if f.HasDecode {
+		p.DecodeTPS, p.DecodeOK = f.Decode, true
+		e.decodeVal.push(f.Decode)
 	}
 	e.history.push(p)
 }
@@ -489,7 +489,7 @@ func (a *Aggregator) Reset() {
 func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 	snap := Snapshot{At: now, TTFTFrom: a.ttftFrom.Name(), Endpoints: make([]EndpointStats, len(a.eps))}
 	for i, e := range a.eps {
-		snap.Endpoints[i] = a.endpointStats(i, e, now)
+		a.endpointStats(&snap.Endpoints[i], i, e, now)
 	}
 	a.open.fill(&snap)
 	snap.End = a.end
@@ -499,8 +499,10 @@ func (a *Aggregator) Snapshot(now time.Time) Snapshot {
 // SetEnd records how the run ended (probe.Runner.End), for the summary.
 func (a *Aggregator) SetEnd(end sample.RunEnd) { a.end = end }
 
-func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointStats {
-	st := EndpointStats{
+// endpointStats fills st, in the Snapshot's slice: an EndpointStats is kilobytes, and a local
+// one handed to the accumulators' fill (an interface method) would be copied to the heap.
+func (a *Aggregator) endpointStats(st *EndpointStats, i int, e *endpoint, now time.Time) {
+	*st = EndpointStats{
 		Name: e.name, Model: e.model, BaseURL: e.baseURL, API: apiName(e.api),
 		Requests: e.requests, OK: e.ok, Errors: e.errors, Truncated: e.truncated, Warmups: e.warmups, Cut: e.cut,
 		ErrorKinds:    make(map[string]int, len(e.errorKinds)),
@@ -522,10 +524,9 @@ func (a *Aggregator) endpointStats(i int, e *endpoint, now time.Time) EndpointSt
 	st.Queue, st.Waiting = a.open.queueDist(i, &e.queue, now)
 	r := readout{now: now, span: e.work.span(), ok: e.ok, outputToks: e.outputToks, sloTarget: a.sloTarget}
 	for _, acc := range e.accumulators() {
-		acc.fill(&st, &r)
+		acc.fill(st, r)
 	}
-	e.live.fill(&st, now)
-	return st
+	e.live.fill(st, now)
 }
 
 func (a *Aggregator) recentWindow(e *endpoint, now time.Time) Window {

@@ -45,7 +45,7 @@ func (c *costState) take(f *figures) {
 	c.billOutput += int64(max(f.s.Tokens, 0))
 }
 
-func (c *costState) fill(st *EndpointStats, r *readout) {
+func (c *costState) fill(st *EndpointStats, r readout) {
 	if c.price == nil {
 		return
 	}

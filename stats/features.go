@@ -25,7 +25,7 @@ type accumulator interface {
 	// take accounts for one Sample of the endpoint through its derived figures.
 	take(f *figures)
 	// fill sets the feature's fields of st.
-	fill(st *EndpointStats, r *readout)
+	fill(st *EndpointStats, r readout)
 	// reset forgets what take accounted for, keeping the configuration.
 	reset()
 }
@@ -95,7 +95,7 @@ func (t *tokenSource) take(f *figures) {
 	}
 }
 
-func (t *tokenSource) fill(st *EndpointStats, _ *readout) {
+func (t *tokenSource) fill(st *EndpointStats, _ readout) {
 	switch {
 	case !t.seen:
 	case t.mixed:
@@ -116,4 +116,4 @@ func (t *sessionTurns) take(f *figures) {
 	}
 }
 
-func (t *sessionTurns) fill(st *EndpointStats, _ *readout) { t.sessionState.fill(st) }
+func (t *sessionTurns) fill(st *EndpointStats, _ readout) { t.sessionState.fill(st) }

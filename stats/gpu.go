@@ -198,7 +198,7 @@ func (g *gpuState) take(f *figures) {
 	})
 }
 
-func (g *gpuState) fill(st *EndpointStats, _ *readout) { st.GPU = g.stats() }
+func (g *gpuState) fill(st *EndpointStats, _ readout) { st.GPU = g.stats() }
 
 func (g *gpuState) stats() *GPUStats {
 	if !g.seen {

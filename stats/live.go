@@ -291,8 +291,8 @@ func (l *live) addSample(f *figures) {
 		l.sawFirstToken(s.Start.Add(ft))
 	}
 	l.addTTFT(f)
-	if r, ok := s.DecodeRate(); ok {
-		l.lastDecode, l.lastDecOK = r, true
+	if f.HasDecode {
+		l.lastDecode, l.lastDecOK = f.Decode, true
 	}
 }
 

@@ -37,7 +37,7 @@ func (r *rateLimits) take(f *figures) {
 	r.backoff += s.Backoff
 }
 
-func (r *rateLimits) fill(st *EndpointStats, _ *readout) {
+func (r *rateLimits) fill(st *EndpointStats, _ readout) {
 	st.RateLimitRemainingRequests = r.remainingRequests
 	st.RateLimitRemainingTokens = r.remainingTokens
 	st.RateLimitAt = r.at

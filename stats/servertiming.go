@@ -21,7 +21,7 @@ type ServerTiming struct {
 
 func (t *ServerTiming) configure(*config.Endpoint)         {}
 func (t *ServerTiming) reset()                             { *t = ServerTiming{} }
-func (t *ServerTiming) fill(st *EndpointStats, _ *readout) { st.ServerTiming = *t }
+func (t *ServerTiming) fill(st *EndpointStats, _ readout) { st.ServerTiming = *t }
 
 // take notes the server's clock of a finished background request: warm-ups only for the model
 // load they absorbed, counted requests for their source and their model load.

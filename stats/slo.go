@@ -162,7 +162,7 @@ type SLOStats struct {
 	Target                    float64
 }
 
-func (s *sloState) fill(out *EndpointStats, r *readout) {
+func (s *sloState) fill(out *EndpointStats, r readout) {
 	objs := s.slo.Objectives()
 	if len(objs) == 0 {
 		return

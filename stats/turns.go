@@ -82,7 +82,7 @@ func (t *turnState) read(into []series, s *sample.Sample, c metric.Context) {
 }
 
 // fill sets st.Turns (conversations only) and st.CacheHitRate (requests that reported both).
-func (t *turnState) fill(st *EndpointStats, _ *readout) {
+func (t *turnState) fill(st *EndpointStats, _ readout) {
 	if t.hits > 0 {
 		r := float64(t.cached) / float64(t.prompt)
 		st.CacheHitRate = &r

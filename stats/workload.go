@@ -65,7 +65,7 @@ func (w *workloadState) take(f *figures) {
 
 // fill sets the workload figures of st: its cache mode, output target and throughput over the
 // run's span (of r's counted requests and their tokens).
-func (w *workloadState) fill(st *EndpointStats, r *readout) {
+func (w *workloadState) fill(st *EndpointStats, r readout) {
 	switch {
 	case w.mixed:
 		st.Cache = "mixed"
