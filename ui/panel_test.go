@@ -239,3 +239,36 @@ func TestCardsWordAFigureAlike(t *testing.T) {
 		}
 	}
 }
+
+// Every feature's card line (cardFeatures) is offered by cardPriority when the card has it and
+// not otherwise, whatever the other facts, and draws something then: a feature added to the
+// list without a place among the card's lines fails here.
+func TestEveryCardFeatureHasAPlace(t *testing.T) {
+	t.Parallel()
+	s := DefaultStyles()
+	rate := 0.5
+	es := &stats.EndpointStats{
+		SLO: &stats.SLOStats{Counted: 3, Good: 2, Attainment: 2.0 / 3}, Server: &stats.ServerStats{},
+		GPU: &stats.GPUStats{}, ServerTiming: stats.ServerTiming{Source: "vllm"}, CacheHitRate: &rate,
+	}
+	p := &panel{styles: &s, open: true}
+	for _, c := range cardFeatures() {
+		if !c.has(p, es) {
+			t.Errorf("card line %d: the test's endpoint does not have it: give it the figures", c.line)
+			continue
+		}
+		for _, others := range []cardFacts{{}, {errors: true, lastError: true, server: true, gpu: true, slo: true, turns: true, openLoop: true, srvTime: true}} {
+			*c.fact(&others) = true
+			if !containsLine(cardPriority(others), c.line) {
+				t.Errorf("card line %d: not offered with its fact set (%+v)", c.line, others)
+			}
+			*c.fact(&others) = false
+			if containsLine(cardPriority(others), c.line) {
+				t.Errorf("card line %d: offered without its fact (%+v)", c.line, others)
+			}
+		}
+		if c.draw(p, es, 60) == "" {
+			t.Errorf("card line %d draws nothing", c.line)
+		}
+	}
+}
