@@ -14,8 +14,8 @@ import (
 // hands them to every accumulator of its endpoint in one pass; each takes what it counts (its
 // filter is its own: rate limits take every response, the server's clock warm-ups too, the
 // GPU's energy counted requests only). A Snapshot asks each to fill its part of
-// EndpointStats. Adding a feature is one type with these four methods and one line in
-// endpoint.accumulators.
+// EndpointStats. Adding a feature is one type with these four methods, its field in endpoint
+// and one entry of endpoint.accumulators.
 
 // accumulator is one feature's figures of one endpoint.
 type accumulator interface {
