@@ -39,6 +39,14 @@ func (s SLO) Objectives() []Objective {
 // Set reports whether any objective is set.
 func (s SLO) Set() bool { return len(s.Objectives()) > 0 }
 
+// Limit is the limit of objective key (one of SLOKeys); 0 when it is not set.
+func (s *SLO) Limit(key string) time.Duration {
+	if f := s.field(key); f != nil {
+		return *f
+	}
+	return 0
+}
+
 func (s *SLO) field(key string) *time.Duration {
 	switch key {
 	case "ttft":

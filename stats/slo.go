@@ -21,13 +21,13 @@ const DefaultBreachTarget = 0.9
 // TPOT needs two tokens and ITL two token-bearing chunks. A successful request that never
 // delivered a first token misses a TTFT objective.
 
-// objective is one row of the SLO table: the objective's key (config.SLOKeys), its limit in an
-// SLO, and a request's figure it bounds. A request without the figure (ok false) misses it only
-// when missWithout says so. The table is walked in its order, which is config.SLOKeys' order:
-// the JSON's violations, the CSV's columns and the table's "missed" list follow it.
+// objective is one row of the SLO table: the objective's key (config.SLOKeys; its limit is
+// config.SLO.Limit) and a request's figure it bounds. A request without the figure (ok false)
+// misses it only when missWithout says so. The table is walked in its order, which is
+// config.SLOKeys' order: the JSON's violations, the CSV's columns and the table's "missed" list
+// follow it.
 type objective struct {
 	key         string
-	limit       func(*config.SLO) time.Duration
 	figure      func(f *figures) (time.Duration, bool)
 	missWithout bool
 }
@@ -37,15 +37,15 @@ type objective struct {
 // without them meets those. E2E is t0 → the last chunk (docs/outputs.md's e2e_ms), else t0 →
 // the end of the request: every request has one.
 var objectives = [...]objective{
-	{"ttft", func(s *config.SLO) time.Duration { return s.TTFT }, func(f *figures) (time.Duration, bool) { return f.TTFT, f.HasTTFT }, true},
-	{"tpot", func(s *config.SLO) time.Duration { return s.TPOT }, func(f *figures) (time.Duration, bool) { return f.s.TPOT() }, false},
-	{"e2e", func(s *config.SLO) time.Duration { return s.E2E }, func(f *figures) (time.Duration, bool) {
+	{"ttft", func(f *figures) (time.Duration, bool) { return f.TTFT, f.HasTTFT }, true},
+	{"tpot", func(f *figures) (time.Duration, bool) { return f.s.TPOT() }, false},
+	{"e2e", func(f *figures) (time.Duration, bool) {
 		if d, ok := f.s.E2E(); ok {
 			return d, true
 		}
 		return f.s.End, true
 	}, false},
-	{"itl", func(s *config.SLO) time.Duration { return s.ITL }, func(f *figures) (time.Duration, bool) { return f.s.MaxGap() }, false},
+	{"itl", func(f *figures) (time.Duration, bool) { return f.s.MaxGap() }, false},
 }
 
 const numObjectives = len(objectives)
@@ -104,7 +104,7 @@ func judge(slo *config.SLO, f *figures) (good bool, violated [numObjectives]bool
 	good = true
 	for i := range objectives {
 		o := &objectives[i]
-		limit := o.limit(slo)
+		limit := slo.Limit(o.key)
 		if limit <= 0 {
 			continue
 		}
@@ -177,7 +177,7 @@ func (s *sloState) fill(out *EndpointStats, r readout) {
 		st.Target = r.sloTarget
 	}
 	for i := range objectives {
-		if objectives[i].limit(&s.slo) > 0 {
+		if s.slo.Limit(objectives[i].key) > 0 {
 			st.Violations[objectives[i].key] = s.whole.violations[i]
 		}
 	}

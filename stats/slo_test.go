@@ -284,8 +284,8 @@ func TestObjectivesAreConfigsKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := o.limit(&slo); got != time.Duration(i+1)*time.Second {
-			t.Errorf("objective %q reads limit %v of an SLO that sets %s to %v", k, got, k, time.Duration(i+1)*time.Second)
+		if got := slo.Limit(o.key); got != time.Duration(i+1)*time.Second {
+			t.Errorf("objective %q: limit %v of an SLO that sets %s to %v", k, got, k, time.Duration(i+1)*time.Second)
 		}
 	}
 }
