@@ -62,8 +62,7 @@ func (r *runReport) Reset()                       { r.col.Reset() }
 
 // Save captures the report as it stands and returns the work of writing it (ui.Reporter).
 func (r *runReport) Save(snap stats.Snapshot, sw *sweep.Report) func() (string, error) {
-	in := report.Input{Summary: snap, Requests: r.col.Clone(), Sweep: sw, Settings: r.settings, Version: r.version,
-		Sections: []report.Section{report.ServerSection(&snap), report.GPUSection(&snap)}}
+	in := report.Input{Summary: snap, Requests: r.col.Clone(), Sweep: sw, Settings: r.settings, Version: r.version}
 	if r.search != nil {
 		rep := r.search.Report()
 		in.Capacity = &rep

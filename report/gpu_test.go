@@ -23,7 +23,7 @@ func TestGPUSection(t *testing.T) {
 		History: []stats.GPUPoint{{At: t0, PowerW: w(600), Util: w(90)}, {At: t0.Add(time.Second), PowerW: w(700), Util: w(100)}},
 	}
 	var b bytes.Buffer
-	if err := Write(&b, Input{Summary: snap, Sections: []Section{GPUSection(&snap)}}); err != nil {
+	if err := Write(&b, Input{Summary: snap}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"GPUs and energy", "2.000", "650 (counter, over 1 s)", "2 × NVIDIA H100 80GB HBM3", `id="gpu-power"`} {
@@ -33,7 +33,7 @@ func TestGPUSection(t *testing.T) {
 	}
 	snap.Endpoints[0].GPU = nil
 	b.Reset()
-	if err := Write(&b, Input{Summary: snap, Sections: []Section{GPUSection(&snap)}}); err != nil {
+	if err := Write(&b, Input{Summary: snap}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "GPUs and energy") {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tokscope/export"
+	"tokscope/stats"
 )
 
 // page is what the template draws.
@@ -130,7 +131,21 @@ type addSection func(p *page, in *Input, eps []endpointRef) error
 // builtinSections are the built-in sections in page order.
 func builtinSections() []addSection {
 	return []addSection{addTimeSeriesSection, addDistributionsSection, addServerSection, addSLOSection,
-		addPromptSection, addTurnsSection, addLanesSection, addSweepSection, addCapacitySection}
+		addPromptSection, addTurnsSection, addLanesSection, addSweepSection, addCapacitySection,
+		scrapeSection(ServerSection), scrapeSection(GPUSection)}
+}
+
+// scrapeSection adds the section build makes of the Snapshot's scrapes (the servers' metrics,
+// the GPUs') when it has data, as a Section handed in would be.
+func scrapeSection(build func(*stats.Snapshot) Section) addSection {
+	return func(p *page, in *Input, eps []endpointRef) error {
+		sec := build(&in.Summary)
+		s, ok, err := extensionSection(in, eps, &sec)
+		if ok && err == nil {
+			p.Sections = append(p.Sections, s)
+		}
+		return err
+	}
 }
 
 // add appends a section of charts to the page and returns it (for its table).

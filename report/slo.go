@@ -110,8 +110,8 @@ func sloSection(in *Input, eps []endpointRef) (*chart, *SectionTable) {
 
 // ServerSection is the report's section on the servers' own metrics (--server-metrics): their
 // requests running and waiting, KV-cache usage and generation tok/s over the run (the last
-// ten minutes of scrapes each Snapshot keeps), and a table of the run-level figures. Hand it
-// in Input.Sections; it is left out when nothing was scraped.
+// ten minutes of scrapes each Snapshot keeps), and a table of the run-level figures; a built-in
+// section (builtinSections), left out when nothing was scraped.
 func ServerSection(snap *stats.Snapshot) Section {
 	sec := Section{
 		ID: "server", Title: "The servers' own metrics",

@@ -117,7 +117,7 @@ func TestServerSection(t *testing.T) {
 	for i := range samples {
 		col.Add(&samples[i])
 	}
-	page := render(t, Input{Summary: snap, Requests: col, Sections: []Section{sec}})
+	page := render(t, Input{Summary: snap, Requests: col})
 	figs := figures(page)
 	for _, id := range []string{"server-running", "server-waiting", "server-kv", "server-gen"} {
 		if !strings.Contains(figs[id], "<svg") {
