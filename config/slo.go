@@ -28,9 +28,9 @@ type Objective struct {
 // Objectives lists the objectives that are set, in SLOKeys order.
 func (s SLO) Objectives() []Objective {
 	var out []Objective
-	for i, d := range []time.Duration{s.TTFT, s.TPOT, s.E2E, s.ITL} {
-		if d > 0 {
-			out = append(out, Objective{Key: SLOKeys[i], Limit: d})
+	for _, k := range SLOKeys {
+		if d := s.Limit(k); d > 0 {
+			out = append(out, Objective{Key: k, Limit: d})
 		}
 	}
 	return out
