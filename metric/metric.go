@@ -119,6 +119,9 @@ type Figures struct {
 	// it is undefined.
 	Decode    float64
 	HasDecode bool
+	// E2E is t0 → the last chunk (sample.Sample.E2E); HasE2E false without a chunk.
+	E2E    time.Duration
+	HasE2E bool
 }
 
 // Derive derives s's Figures into f and returns c carrying them: read s (and only s) with it.
@@ -127,6 +130,7 @@ func (c Context) Derive(s *sample.Sample, f *Figures) Context {
 	*f = Figures{ModelLoad: s.Server.ModelLoad()}
 	f.TTFT, f.HasTTFT = c.TTFTFrom.TTFT(s)
 	f.Decode, f.HasDecode = s.DecodeRate()
+	f.E2E, f.HasE2E = s.E2E()
 	c.fig = f
 	return c
 }
@@ -146,6 +150,14 @@ func (c Context) DecodeRate(s *sample.Sample) (float64, bool) {
 		return c.fig.Decode, c.fig.HasDecode
 	}
 	return s.DecodeRate()
+}
+
+// E2E is s's t0 → last chunk (sample.Sample.E2E).
+func (c Context) E2E(s *sample.Sample) (time.Duration, bool) {
+	if c.fig != nil {
+		return c.fig.E2E, c.fig.HasE2E
+	}
+	return s.E2E()
 }
 
 // ServingTTFT is s's TTFT as the TTFT figures count it: undefined when the server was loading

@@ -107,7 +107,7 @@ var All = [NumIDs]Metric{
 		Read:  value(func(s *sample.Sample) (float64, bool) { return s.PrefillRate() }),
 		Table: true, Compare: []Column{{"prefill", P50, 13}}},
 	E2E: {Key: "e2e_ms", Label: "e2e ms", Unit: "ms", Kind: Duration, Better: Lower, Group: Workload,
-		Read:  dur(func(s *sample.Sample, _ Context) (time.Duration, bool) { return s.E2E() }),
+		Read:  dur(func(s *sample.Sample, c Context) (time.Duration, bool) { return c.E2E(s) }),
 		Table: true,
 		Prom: &Prom{"tokscope_e2e_request_latency_seconds",
 			"Time from sending the request to its last chunk (ok requests): e2e_ms of the summary.", E2EBuckets}},

@@ -40,8 +40,8 @@ var objectives = [...]objective{
 	{"ttft", func(f *figures) (time.Duration, bool) { return f.TTFT, f.HasTTFT }, true},
 	{"tpot", func(f *figures) (time.Duration, bool) { return f.s.TPOT() }, false},
 	{"e2e", func(f *figures) (time.Duration, bool) {
-		if d, ok := f.s.E2E(); ok {
-			return d, true
+		if f.HasE2E {
+			return f.E2E, true
 		}
 		return f.s.End, true
 	}, false},
