@@ -19,8 +19,8 @@ type ServerTiming struct {
 	WarmupLoads int
 }
 
-func (t *ServerTiming) configure(*config.Endpoint)         {}
-func (t *ServerTiming) reset()                             { *t = ServerTiming{} }
+func (t *ServerTiming) configure(*config.Endpoint)        {}
+func (t *ServerTiming) reset()                            { *t = ServerTiming{} }
 func (t *ServerTiming) fill(st *EndpointStats, _ readout) { st.ServerTiming = *t }
 
 // take notes the server's clock of a finished background request: warm-ups only for the model
