@@ -18,13 +18,16 @@ import (
 )
 
 // lateReader serves one chat stream whose second token is written 5 ms after the first;
-// the client sleeps readerDelay in its Delta callback for the first token, so the second
-// waits in the socket while the reading goroutine is away. The rest of the answer is
+// the client, in its Delta callback for the first token, waits until the second is written
+// and then sleeps readerDelay, so the second waits in the socket while the reading goroutine
+// is away, however late a loaded machine runs the server (a server that wrote it after the
+// client's sleep, as a fixed sleep allowed, made the read prompt: 152 µs at a load of 7). The rest of the answer is
 // written only once the client has the second token, so that no later byte shares its read.
 type lateReader struct {
 	mu            sync.Mutex
 	before, after time.Time     // around the write (and flush) of the second token
 	gotSecond     chan struct{} // closed by the client's Delta for the second token
+	wroteSecond   chan struct{} // closed by the server once the second token is flushed
 }
 
 const readerDelay = 60 * time.Millisecond
@@ -42,6 +45,7 @@ func (l *lateReader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	l.before, l.after = before, after
 	l.mu.Unlock()
+	close(l.wroteSecond)
 	select {
 	case <-l.gotSecond:
 	case <-time.After(5 * time.Second):
@@ -63,6 +67,10 @@ func secondTokenLag(t *testing.T, l *lateReader, url string, tlsConn, kernel boo
 	s = ask(context.Background(), c, "hi", Live{Delta: func(d sample.Delta) {
 		switch d.Text {
 		case "a":
+			select {
+			case <-l.wroteSecond:
+			case <-time.After(5 * time.Second):
+			}
 			time.Sleep(readerDelay)
 		case "b":
 			close(l.gotSecond)
@@ -121,7 +129,7 @@ func TestKernelClockStampsArrival(t *testing.T) {
 	for _, tlsConn := range []bool{false, true} {
 		name := map[bool]string{false: "tcp", true: "tls"}[tlsConn]
 		t.Run(name, func(t *testing.T) {
-			l := &lateReader{gotSecond: make(chan struct{})}
+			l := &lateReader{gotSecond: make(chan struct{}), wroteSecond: make(chan struct{})}
 			srv := httptest.NewUnstartedServer(l)
 			if tlsConn {
 				srv.StartTLS() // HTTP/1.1: httptest does not offer h2 unless asked
@@ -154,7 +162,7 @@ func TestUserClockFallback(t *testing.T) {
 		kernel, h2 bool
 	}{{"off", false, false}, {"h2", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &lateReader{gotSecond: make(chan struct{})}
+			l := &lateReader{gotSecond: make(chan struct{}), wroteSecond: make(chan struct{})}
 			srv := httptest.NewUnstartedServer(l)
 			if tc.h2 {
 				srv.EnableHTTP2 = true
