@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/promexport"
 	"tokscope/sample"
@@ -14,12 +15,14 @@ import (
 	"tokscope/stats"
 )
 
-// counterValue reads tokscope_generation_tokens_total of endpoint name from e's registry.
+// counterValue reads tokscope_generation_tokens_total of endpoint name from e's registry (NaN,
+// and the test failed, when there is none). Safe off the test's goroutine.
 func counterValue(t *testing.T, e *promexport.Exporter, name string) float64 {
 	t.Helper()
 	fams, err := e.Registry().Gather()
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return math.NaN()
 	}
 	for _, f := range fams {
 		if f.GetName() != "tokscope_generation_tokens_total" {
@@ -33,15 +36,16 @@ func counterValue(t *testing.T, e *promexport.Exporter, name string) float64 {
 			}
 		}
 	}
-	t.Fatalf("no tokscope_generation_tokens_total for %s", name)
-	return 0
+	t.Errorf("no tokscope_generation_tokens_total for %s", name)
+	return math.NaN()
 }
 
 // While one long steady stream is still running, the live aggregate tok/s and the
 // Prometheus token counter follow the server's schedule (50 tok/s) within 10 % in every 2 s
 // window from the first token on; when it ends, both hold its exact usage count. The server
 // sends usage only at the end, so what is live is the probe's estimate, and the run is wired
-// as a real one: Runner events into stats.Observe, the Runner's hooks into the exporter.
+// as a real one: one fanout.Loop reads the Runner's events into the exporter's and the
+// statistics' observers (exportTap, statsTap), and its Beat reads both, on the Loop's goroutine.
 func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 	const (
 		trueRate = 50.0
@@ -59,18 +63,20 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 		Concurrency: 1, Timeout: time.Minute, Stall: 10 * time.Second}
 	eps := []config.Endpoint{ep}
 	exp := promexport.New(eps)
-	runner := probe.NewRunner(eps, probe.Options{Requests: 1,
-		OnDone: []func(*sample.Sample){exp.Observe}, OnStart: []func(string, uint64){exp.Started},
-		OnEnd: []func(string, uint64){exp.Finished}, OnProgress: []func(*sample.Progress){exp.Progress}})
+	runner := probe.NewRunner(eps, probe.Options{Requests: 1})
 	agg := stats.New(eps)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	go func() { _ = runner.Run(ctx) }()
 
-	// One goroutine, as in a real run, feeds the statistics and reads them.
+	type reading struct {
+		at             time.Time
+		tokens, stored float64 // by the aggregate, by the counter
+	}
+	var readings []reading
 	var first time.Time // the long stream's first token
 	var done *sample.Done
-	observe := func(ev sample.Event) {
+	var doneBefore time.Duration // after the first token, when the stream ended before a reading
+	watchStream := fanout.Func(func(ev sample.Event) bool {
 		switch ev := ev.(type) {
 		case *sample.Progress:
 			if first.IsZero() {
@@ -79,56 +85,40 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 		case *sample.Done:
 			done = ev
 		}
-		agg.Observe(ev)
-	}
-	drain := func() bool { // what is queued, without waiting; false once closed
-		for {
-			select {
-			case ev, ok := <-runner.Events():
-				if !ok {
-					return false
-				}
-				observe(ev)
-			default:
-				return true
-			}
+		return false
+	})
+	// A reading every window from the first token on, once the Loop has handed on what came before it.
+	beat := func(now time.Time) {
+		k := len(readings) + 1
+		if first.IsZero() || k > 3 || now.Before(first.Add(time.Duration(k)*window)) {
+			return
 		}
-	}
-	for first.IsZero() {
-		ev, ok := <-runner.Events()
-		if !ok {
-			t.Fatal("the run ended before the long stream's first token")
+		if done != nil {
+			doneBefore = now.Sub(first)
 		}
-		observe(ev)
-	}
-
-	type reading struct {
-		at             time.Time
-		tokens, stored float64 // by the aggregate, by the counter
-	}
-	var readings []reading
-	for k := 1; k <= 3; k++ {
-		for time.Now().Before(first.Add(time.Duration(k) * window)) {
-			if !drain() {
-				t.Fatal("the run ended early")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		drain()
-		now := time.Now()
 		st := agg.Snapshot(now).Endpoints[0]
 		// The whole stream is inside AggregateWindow: the tokens so far are the rate × the
 		// time since the first token.
 		readings = append(readings, reading{now, st.AggregateTPS * now.Sub(first).Seconds(), counterValue(t, exp, "steady")})
-		if done != nil {
-			t.Fatalf("the stream ended before the %v reading: the test no longer measures a stream in flight", now.Sub(first))
-		}
 		if !st.InFlight.Estimated || st.InFlight.Requests != 1 {
 			t.Errorf("in flight: %+v", st.InFlight)
 		}
 		if math.Abs(st.AggregateTPS-trueRate) > 0.1*trueRate {
 			t.Errorf("%v after the first token: aggregate %.1f tok/s, the server sends %.0f", now.Sub(first).Round(time.Millisecond), st.AggregateTPS, trueRate)
 		}
+	}
+	loop := fanout.NewLoop(runner.Events(), fanout.Config{
+		Observers: fanout.List{exportTap{exp, eps}, statsTap{agg}, watchStream},
+		Beat:      beat, Every: 5 * time.Millisecond}).Start()
+	go func() { _ = runner.Run(ctx) }()
+	loop.Wait()
+
+	if ctx.Err() != nil {
+		t.Fatal("the run did not end by itself")
+	}
+	if len(readings) != 3 || doneBefore != 0 {
+		t.Fatalf("%d readings of 3; the stream ended %v after its first token, before a reading: the test no longer measures a stream in flight",
+			len(readings), doneBefore)
 	}
 	prev := reading{at: first, tokens: 2, stored: 2} // the first chunk's 2 tokens, at the first token
 	for i, r := range readings {
@@ -143,9 +133,6 @@ func TestLiveAggregateAndCounterFollowTheSchedule(t *testing.T) {
 		prev = r
 	}
 
-	for drain() {
-		time.Sleep(20 * time.Millisecond)
-	}
 	if done == nil || done.Sample.Tokens != tokens {
 		t.Fatalf("the long stream's Done: %+v", done)
 	}

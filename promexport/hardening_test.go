@@ -62,7 +62,7 @@ func TestExpositionNeverHoldsKeys(t *testing.T) {
 	}
 
 	e := New(eps)
-	r := probe.NewRunner(eps, probe.Options{Requests: 3, OnDone: []func(*sample.Sample){e.Observe}})
+	r := probe.NewRunner(eps, probe.Options{Requests: 3})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	go func() { _ = r.Run(ctx) }()
@@ -72,6 +72,7 @@ func TestExpositionNeverHoldsKeys(t *testing.T) {
 		case *sample.Started:
 			e.Started(eps[ev.Endpoint].Name, ev.Seq)
 		case *sample.Done:
+			e.Observe(&ev.Sample)
 			messages = append(messages, ev.Sample.ErrorKind+": "+ev.Sample.ErrorMessage)
 		}
 	}

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/sample"
 	"tokscope/sim"
@@ -46,8 +46,10 @@ func (w watched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // chunks/s, ~5,000 Progress/s) against the simulator for 10 s into a real bubbletea program
 // drawing the dashboard at 120×40 (output discarded), and reports whether the UI keeps up:
 // every finished request reaches it (the run fails otherwise), how often it redraws (at most
-// 4 Hz), how late it handles Progress after the chunk arrived, and the Progress that did not
-// reach it (the probe's OnProgress hook sees every one; the UI counts what it handled).
+// 4 Hz), how many Progress it handles a second and how late after the chunk arrived, and the
+// Progress the run's loop read from the Runner that did not reach it (the screen's queue
+// drops them while far behind). A Progress the Runner's full channel dropped is not seen by
+// anything and not counted.
 //
 //	go test ./ui -run '^$' -bench Live64x8 -benchtime 1x
 func BenchmarkLive64x8(b *testing.B) {
@@ -72,18 +74,27 @@ func BenchmarkLive64x8(b *testing.B) {
 			ep.Name, ep.Concurrency, ep.Interval, ep.MaxTokens = p.Name, streams, 0, p.MaxTokens
 			eps = append(eps, ep)
 		}
-		var reported, progressSent atomic.Int64
-		runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Duration: run,
-			OnDone:     []func(*sample.Sample){func(*sample.Sample) { reported.Add(1) }},
-			OnProgress: []func(*sample.Progress){func(*sample.Progress) { progressSent.Add(1) }}})
+		runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Duration: run})
 		ctx, cancel := context.WithTimeout(context.Background(), 2*run)
 		runErr := make(chan error, 1)
 		go func() { runErr <- runner.Run(ctx) }()
 
+		// What the run's loop read from the Runner, counted by one of its observers.
+		var reported, progressRead int
+		count := fanout.Func(func(ev sample.Event) bool {
+			switch ev.(type) {
+			case *sample.Done:
+				reported++
+			case *sample.Progress:
+				progressRead++
+			}
+			return false
+		})
 		var redraws int
 		var lags []time.Duration
 		board := NewBoard(eps, nil, nil) // the run's statistics, fed by its loop as in a TUI run
-		p := tea.NewProgram(watched{New(runner, eps, throughLoop(board, runner.Events()), Options{Board: board}), &redraws, &lags},
+		loop := fanout.NewLoop(runner.Events(), fanout.Config{Observers: fanout.List{board, count}, Screen: true}).Start()
+		p := tea.NewProgram(watched{New(runner, eps, loop.Screen(), Options{Board: board}), &redraws, &lags},
 			tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
 		go p.Send(tea.WindowSizeMsg{Width: 120, Height: 40})
 		began := time.Now()
@@ -91,10 +102,8 @@ func BenchmarkLive64x8(b *testing.B) {
 			if err := <-runErr; err != nil {
 				b.Error(err)
 			}
-			for len(runner.Events()) > 0 {
-				time.Sleep(20 * time.Millisecond)
-			}
-			time.Sleep(300 * time.Millisecond)
+			loop.Wait()                        // the observers have every event
+			time.Sleep(300 * time.Millisecond) // the UI handled the screen's last batch
 			p.Quit()
 		}()
 		final, err := p.Run()
@@ -104,14 +113,15 @@ func BenchmarkLive64x8(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		loop.Wait()
 		m := final.(watched).Model
 		m.takeSnapshot()
 		received := 0
 		for _, e := range m.snap.Endpoints {
 			received += e.Requests + e.Warmups + e.Cut // the run's end cuts what is in flight: reported too
 		}
-		if int64(received) != reported.Load() || received == 0 {
-			b.Fatalf("the UI received %d finished requests, the probes reported %d", received, reported.Load())
+		if received != reported || received == 0 {
+			b.Fatalf("the UI received %d finished requests, the Runner reported %d", received, reported)
 		}
 		slices.Sort(lags)
 		q := func(p float64) float64 {
@@ -125,6 +135,6 @@ func BenchmarkLive64x8(b *testing.B) {
 		b.ReportMetric(float64(redraws)/elapsed.Seconds(), "redraws/s")
 		b.ReportMetric(q(0.5), "progress_lag_p50_ms")
 		b.ReportMetric(q(0.99), "progress_lag_p99_ms")
-		b.ReportMetric(float64(progressSent.Load()-int64(len(lags))), "progress_dropped")
+		b.ReportMetric(float64(progressRead-len(lags)), "progress_screen_dropped")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"tokscope/calibrate"
 	"tokscope/config"
+	"tokscope/fanout"
 	"tokscope/probe"
 	"tokscope/sample"
 	"tokscope/sim"
@@ -19,7 +19,7 @@ import (
 )
 
 // BenchmarkTimingError measures the probes' timing error against the simulator's own flush
-// times while the events are consumed headless (a plain loop into stats) and while a real
+// times while the events are consumed headless (the run's loop into stats) and while a real
 // bubbletea program renders them (120×40, output discarded). The UI must not slow the probes:
 // both report the same error figures, and the TUI receives every Done event.
 //
@@ -57,43 +57,45 @@ func timingRun(b *testing.B, tui bool) calibrate.Result {
 		ep.Name, ep.Concurrency, ep.Interval = fmt.Sprintf("ep%d", i), timingConcurrency, 0
 		eps = append(eps, ep)
 	}
-	var mu sync.Mutex
-	var samples []sample.Sample
-	reported := 0
-	runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Requests: timingRequests, OnDone: []func(*sample.Sample){
-		func(s *sample.Sample) {
-			mu.Lock()
-			defer mu.Unlock()
-			reported++
-			if s.Counted() {
-				samples = append(samples, *s)
-			}
-		}}})
+	runner := probe.NewRunner(eps, probe.Options{Warmup: 1, Requests: timingRequests})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runErr := make(chan error, 1)
 	go func() { runErr <- runner.Run(ctx) }()
 
+	// Both modes read the events through the run's loop, as a real run does; one of its
+	// observers keeps the finished requests (the counted ones for the error figures).
+	var samples []sample.Sample
+	reported := 0
+	keep := fanout.Func(func(ev sample.Event) bool {
+		if d, ok := ev.(*sample.Done); ok {
+			reported++
+			if d.Sample.Counted() {
+				samples = append(samples, d.Sample)
+			}
+		}
+		return false
+	})
 	received := 0
 	if tui {
 		board := NewBoard(eps, nil, nil) // the run's statistics, fed by its loop as in a TUI run
-		p := tea.NewProgram(New(runner, eps, throughLoop(board, runner.Events()), Options{Board: board}),
+		loop := fanout.NewLoop(runner.Events(), fanout.Config{Observers: fanout.List{board, keep}, Screen: true}).Start()
+		p := tea.NewProgram(New(runner, eps, loop.Screen(), Options{Board: board}),
 			tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
 		go p.Send(tea.WindowSizeMsg{Width: 120, Height: 40}) // Send blocks until Run reads messages
 		go func() {
 			if err := <-runErr; err != nil {
 				b.Error(err)
 			}
-			for len(runner.Events()) > 0 { // the UI has taken every queued event
-				time.Sleep(20 * time.Millisecond)
-			}
-			time.Sleep(300 * time.Millisecond) // its last batch is handled
+			loop.Wait()                        // the observers have every event
+			time.Sleep(300 * time.Millisecond) // the UI handled its last batch
 			p.Quit()
 		}()
 		final, err := p.Run()
 		if err != nil {
 			b.Fatal(err)
 		}
+		loop.Wait()
 		m := final.(Model)
 		m.takeSnapshot()
 		for _, e := range m.snap.Endpoints {
@@ -101,20 +103,17 @@ func timingRun(b *testing.B, tui bool) calibrate.Result {
 		}
 	} else {
 		agg := stats.New(eps)
-		for ev := range runner.Events() {
-			if d, ok := ev.(*sample.Done); ok {
-				agg.AddAt(d.Endpoint, &d.Sample)
-				received++
-			}
-		}
+		loop := fanout.NewLoop(runner.Events(), fanout.Config{Observers: fanout.List{agg, keep}}).Start()
+		loop.Wait()
 		if err := <-runErr; err != nil {
 			b.Fatal(err)
 		}
+		for _, e := range agg.Snapshot(time.Now()).Endpoints {
+			received += e.Requests + e.Warmups
+		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if received != reported {
-		b.Fatalf("the consumer received %d finished requests, the probes reported %d", received, reported)
+		b.Fatalf("the consumer received %d finished requests, the Runner reported %d", received, reported)
 	}
 	res, err := calibrate.Compare(srv, timingConcurrency, samples)
 	if err != nil {
