@@ -72,13 +72,12 @@ func (l *lane) interactive(ctx context.Context, id uint64, prompt string) {
 	r := l.r
 	seq := l.seq.Add(1)
 	r.out.send(ctx, &sample.Started{Endpoint: l.idx, Seq: seq, Stream: id, At: time.Now()})
-	l.hooks(r.opts.OnStart, seq)
+	l.onStart(seq)
 	var req workload.Request
 	if l.work != nil {
 		req = l.work.Interactive(prompt)
 	}
 	s := l.send(ctx, req, Live{Delta: l.deltaSink(seq, id), Progress: l.progressSink(seq, id, false)})
-	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Stream = seq, id
 	markCut(ctx, &s)
 	if abandoned(ctx, &s) {

@@ -10,8 +10,8 @@ import (
 )
 
 // One background request of a lane, from its Started to its Done: the flight that CutBefore
-// may cut, the health it leaves, the warm-up and quota it counts in, and the hooks and events
-// that report it. Runs on the loop's goroutine.
+// may cut, the health it leaves, the warm-up and quota it counts in, and the events that
+// report it (and the OnStart hooks). Runs on the loop's goroutine.
 
 // once sends one background request; ok=false when its sample was not reported (the run was
 // abandoned). arrival, when not zero, is the open-loop arrival it serves: the time from it to
@@ -28,9 +28,8 @@ func (l *lane) once(warm bool, arrival time.Time, req workload.Request, reply fu
 		live.Delta = l.deltaSink(seq, 0)
 	}
 	live.Delta = tee(reply, live.Delta)
-	l.hooks(r.opts.OnStart, seq)
+	l.onStart(seq)
 	s := l.send(ctx, req, live)
-	l.hooks(r.opts.OnEnd, seq)
 	s.Seq, s.Warmup = seq, warm
 	s.Conversation, s.Turn, s.Session = req.Conversation, req.Turn, req.Session
 	markCut(ctx, &s)
@@ -106,17 +105,15 @@ func (l *lane) send(ctx context.Context, req workload.Request, live Live) sample
 	return s
 }
 
-func (l *lane) hooks(fs []func(string, uint64), seq uint64) {
-	for _, f := range fs {
+// onStart calls the Options.OnStart hooks for request seq.
+func (l *lane) onStart(seq uint64) {
+	for _, f := range l.r.opts.OnStart {
 		f(l.ep.Name, seq)
 	}
 }
 
 func (l *lane) report(s *sample.Sample, stream uint64) {
 	s.KeepMicroseconds() // what the record keeps: a replay then aggregates the same values
-	for _, f := range l.r.opts.OnDone {
-		f(s)
-	}
 	l.r.out.send(l.r.ctx, &sample.Done{Endpoint: l.idx, Stream: stream, Sample: *s})
 }
 
@@ -127,14 +124,10 @@ func (l *lane) deltaSink(seq, stream uint64) func(sample.Delta) {
 	}
 }
 
-// progressSink reports a request's Progress to the OnProgress hooks and on the channel.
+// progressSink reports a request's Progress on the channel (a copy: the decoder reuses p).
 func (l *lane) progressSink(seq, stream uint64, warm bool) func(*sample.Progress) {
-	hooks := l.r.opts.OnProgress
 	return func(p *sample.Progress) {
 		p.Endpoint, p.Seq, p.Stream, p.Warmup = l.idx, seq, stream, warm
-		for _, f := range hooks {
-			f(p)
-		}
 		ev := *p
 		l.r.out.progress(&ev)
 	}

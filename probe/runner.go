@@ -33,17 +33,13 @@ type Options struct {
 	// (401, 403, 404) in a row (permanent.go; headless runs). 0: it only backs off.
 	StopAfterPermanent int
 	Deltas             bool // emit Delta events for background requests too (interactive streams always emit)
-	// OnDone is called from worker goroutines for every finished request (warm-ups and
-	// interactive ones too: see Sample.Warmup and Sample.Stream); must be goroutine-safe.
-	OnDone []func(*sample.Sample)
-	// OnStart and OnEnd bracket every request, reported or not (a request cancelled by a
-	// stop gets OnEnd but no OnDone), so in-flight gauges cannot drift. Goroutine-safe.
-	OnStart, OnEnd []func(endpoint string, seq uint64)
-	// OnProgress is called from worker goroutines with every Progress of every request (see
-	// Progress.Warmup and Progress.Stream), before it is sent on the channel and whether or
-	// not the channel has room; the pointer is valid during the call only. Goroutine-safe
-	// and quick: it runs between two reads of a stream.
-	OnProgress  []func(*sample.Progress)
+	// OnStart is called on the request's worker goroutine for every request (warm-ups and
+	// interactive ones too) after its Started event is sent and before the request is sent,
+	// so before the Runner can count it out of flight (InFlight). The capacity search counts
+	// the requests begun with it: a step's drain must know every one of them before their
+	// events are read (sweep.Search.OnStart). Goroutine-safe and quick. Everything else that
+	// consumes requests reads the Runner's events (a fanout.Loop's observers).
+	OnStart     []func(endpoint string, seq uint64)
 	EventBuffer int // channel capacity, default 4096
 
 	// Rate > 0 makes every endpoint open-loop (rate.go): requests arrive as a Poisson

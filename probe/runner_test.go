@@ -5,7 +5,6 @@ import (
 	"iter"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,7 +67,8 @@ func quickStream(tokens int, every time.Duration) script {
 }
 
 // Requests starts exactly that many counted requests per endpoint, warm-ups apart, and waits
-// for all of them: none is sent beyond the limit, none is cancelled.
+// for all of them: none is sent beyond the limit, none is cancelled, and every request the
+// servers saw is one Started and one Done on the channel.
 func TestRunnerRequestsStop(t *testing.T) {
 	g1 := newGT(t, fixed(quickStream(3, ms(5))))
 	g2 := newGT(t, fixed(quickStream(3, ms(15))))
@@ -76,8 +76,7 @@ func TestRunnerRequestsStop(t *testing.T) {
 		testEndpoint(g1.Server, func(ep *config.Endpoint) { ep.Name, ep.Concurrency = "a", 3 }),
 		testEndpoint(g2.Server, func(ep *config.Endpoint) { ep.Name, ep.Concurrency = "b", 2 }),
 	}
-	var onDone atomic.Int64
-	r := NewRunner(eps, Options{Warmup: 1, Requests: 7, OnDone: []func(*sample.Sample){func(*sample.Sample) { onDone.Add(1) }}})
+	r := NewRunner(eps, Options{Warmup: 1, Requests: 7})
 	dones, all := collectAll(t, r, context.Background())
 	counted := map[int]int{}
 	warm := map[int]int{}
@@ -105,14 +104,23 @@ func TestRunnerRequestsStop(t *testing.T) {
 	if n1, n2 := len(g1.requests()), len(g2.requests()); n1 != 8 || n2 != 8 {
 		t.Errorf("the servers got %d and %d requests, want 8 each (one warm-up, 7 counted)", n1, n2)
 	}
-	if int(onDone.Load()) != len(dones) {
-		t.Errorf("OnDone called %d times for %d Done events", onDone.Load(), len(dones))
-	}
 	stopped := map[int]bool{}
+	started := 0
 	for _, ev := range all {
-		if st, ok := ev.(*sample.Status); ok && st.State == sample.StateStopped {
-			stopped[int(st.Endpoint)] = true
+		switch ev := ev.(type) {
+		case *sample.Status:
+			if ev.State == sample.StateStopped {
+				stopped[int(ev.Endpoint)] = true
+			}
+		case *sample.Started:
+			started++
+			if !seqs[int(ev.Endpoint)][ev.Seq] {
+				t.Errorf("ep %d seq %d: Started without a Done", ev.Endpoint, ev.Seq)
+			}
 		}
+	}
+	if started != len(dones) {
+		t.Errorf("%d Started events for %d Done events", started, len(dones))
 	}
 	if !stopped[0] || !stopped[1] {
 		t.Errorf("stopped statuses %v", stopped)

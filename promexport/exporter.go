@@ -312,9 +312,9 @@ func (e *Exporter) observeMetrics(s *sample.Sample, name, model string, cut bool
 	}
 }
 
-// Progress counts the tokens of a request in flight as they arrive (feed it the Runner's
-// OnProgress): tokscope_generation_tokens_total then rises while tokens stream, and a rate()
-// over it follows the true rate. Warm-ups and interactive requests are left out, as in
+// Progress counts the tokens of a request in flight as they arrive (feed it the run's
+// Progress events): tokscope_generation_tokens_total then rises while tokens stream, and a
+// rate() over it follows the true rate. Warm-ups and interactive requests are left out, as in
 // Observe. Observe reconciles the request's count with its Sample.
 func (e *Exporter) Progress(p *sample.Progress) {
 	if p == nil || p.Warmup || p.Stream != 0 || !p.Endpoint.In(len(e.byIdx)) {

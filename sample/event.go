@@ -51,9 +51,9 @@ type Delta struct {
 // Progress reports the tokens a request in flight has received so far. A Runner sends one when
 // the request's first token arrives, then at most one per ProgressEvery as chunks arrive (for
 // every request: background, warm-up and interactive). It never blocks the request: under
-// back-pressure one is dropped (the Runner's OnProgress hooks still get it). Its figures are
-// cumulative, so the next Progress carries what a dropped one had, and the Done that ends the
-// request has the exact figures: consumers reconcile what they counted live with its Sample.
+// back-pressure one is dropped. Its figures are cumulative, so the next Progress carries what
+// a dropped one had, and the Done that ends the request has the exact figures: consumers
+// reconcile what they counted live with its Sample.
 type Progress struct {
 	Endpoint EndpointIndex
 	Seq      uint64
