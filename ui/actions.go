@@ -99,11 +99,11 @@ func (m *Model) move(dx, dy int) tea.Cmd {
 	return nil
 }
 
-func (m *Model) noEngine() tea.Cmd { return m.setNotice("no engine: read-only monitor", true) }
+func (m *Model) noControls() tea.Cmd { return m.setNotice(noControlsNotice, true) }
 
 func (m *Model) togglePause() tea.Cmd {
 	if m.controls == nil {
-		return m.noEngine()
+		return m.noControls()
 	}
 	if len(m.eps) == 0 {
 		return nil
@@ -124,7 +124,7 @@ func (m *Model) togglePause() tea.Cmd {
 
 func (m *Model) togglePauseAll() tea.Cmd {
 	if m.controls == nil {
-		return m.noEngine()
+		return m.noControls()
 	}
 	pause := false
 	for i := range sample.EndpointIndex(len(m.eps)) {
@@ -146,7 +146,7 @@ func (m *Model) togglePauseAll() tea.Cmd {
 
 func (m *Model) changeConcurrency(delta int) tea.Cmd {
 	if m.controls == nil {
-		return m.noEngine()
+		return m.noControls()
 	}
 	if len(m.eps) == 0 {
 		return nil

@@ -83,7 +83,7 @@ func TestRaceAcrossAPIsInTheStreamView(t *testing.T) {
 func TestViewsNameTheAPI(t *testing.T) {
 	eps := testEndpoints(2)
 	eps[1].API = config.APIAnthropic
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
 	m = update(t, m, resize(120, 30))
 	m = update(t, m, eventsMsg{events: history(m.eps, 20)})
 	m = update(t, m, redrawMsg{})

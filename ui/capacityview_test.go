@@ -76,7 +76,7 @@ func TestSearchView(t *testing.T) {
 func TestSearchModel(t *testing.T) {
 	eps := testEndpoints(2)
 	s := sweep.NewSearch(fakeSearch{}.Plan(), eps, 1, sample.TTFTFirstToken, nil)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Search: s})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: pinned, Search: s})
 	m = update(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
 	m = update(t, m, redrawMsg{})
 	if m.view != viewSweep || !m.views[viewSweep].(*sweepView).InTabs() {

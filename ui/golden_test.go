@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 				}
 				m = press(t, m, v.keys...)
 				if v.name == "stream" {
-					m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.controls.(*fakeEngine).nextID)})
+					m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.controls.(*fakeControls).nextID)})
 					m = update(t, m, redrawMsg{})
 				}
 				golden.RequireEqual(t, []byte(m.View()))

@@ -97,7 +97,7 @@ func TestTLSUnverifiedMarker(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			eps := testEndpoints(4)
 			eps[1].InsecureSkipVerify = true
-			m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+			m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
 			m = update(t, m, resize(size[0], size[1]))
 			m = update(t, m, eventsMsg{events: history(eps, 30)})
 			m = update(t, m, redrawMsg{})

@@ -110,9 +110,9 @@ func TestHeadToHeadNeedsTwoEndpoints(t *testing.T) {
 	}
 }
 
-// A replay: no engine, events fed then closed; the header names the file, engine keys say
+// A replay: no Controls, events fed then closed; the header names the file, the control keys say
 // they are unavailable.
-func TestReplayWithoutEngine(t *testing.T) {
+func TestReplayWithoutControls(t *testing.T) {
 	eps := testEndpoints(2)
 	evs := history(eps, 5)
 	ch := make(chan sample.Event, len(evs))

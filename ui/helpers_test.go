@@ -30,8 +30,8 @@ var t0 = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
 func pinned() time.Time { return t0 }
 
-// fakeEngine records what the UI asked of the Runner.
-type fakeEngine struct {
+// fakeControls records what the UI asked of the Runner.
+type fakeControls struct {
 	paused  map[sample.EndpointIndex]bool
 	conc    map[sample.EndpointIndex]int
 	streams []string // "ep:prompt"
@@ -40,30 +40,30 @@ type fakeEngine struct {
 	dropped uint64
 }
 
-func newFakeEngine() *fakeEngine {
-	return &fakeEngine{paused: map[sample.EndpointIndex]bool{}, conc: map[sample.EndpointIndex]int{}}
+func newFakeControls() *fakeControls {
+	return &fakeControls{paused: map[sample.EndpointIndex]bool{}, conc: map[sample.EndpointIndex]int{}}
 }
 
-func (e *fakeEngine) SetPaused(ep sample.EndpointIndex, p bool)     { e.paused[ep] = p }
-func (e *fakeEngine) Paused(ep sample.EndpointIndex) bool           { return e.paused[ep] }
-func (e *fakeEngine) SetConcurrency(ep sample.EndpointIndex, n int) { e.conc[ep] = n }
-func (e *fakeEngine) Concurrency(ep sample.EndpointIndex) int {
+func (e *fakeControls) SetPaused(ep sample.EndpointIndex, p bool)     { e.paused[ep] = p }
+func (e *fakeControls) Paused(ep sample.EndpointIndex) bool           { return e.paused[ep] }
+func (e *fakeControls) SetConcurrency(ep sample.EndpointIndex, n int) { e.conc[ep] = n }
+func (e *fakeControls) Concurrency(ep sample.EndpointIndex) int {
 	if n, ok := e.conc[ep]; ok {
 		return n
 	}
 	return 1
 }
-func (e *fakeEngine) Stream(ep sample.EndpointIndex, prompt string) uint64 {
+func (e *fakeControls) Stream(ep sample.EndpointIndex, prompt string) uint64 {
 	e.streams = append(e.streams, fmt.Sprintf("%d:%s", ep, prompt))
 	e.nextID++
 	return e.nextID
 }
-func (e *fakeEngine) Race(prompt string) uint64 {
+func (e *fakeControls) Race(prompt string) uint64 {
 	e.races = append(e.races, prompt)
 	e.nextID++
 	return e.nextID
 }
-func (e *fakeEngine) DroppedDeltas() uint64 { return e.dropped }
+func (e *fakeControls) DroppedDeltas() uint64 { return e.dropped }
 
 var endpointNames = []struct{ name, model, url string }{
 	{"vllm-a100", "meta-llama/Llama-3.1-8B-Instruct", "http://10.0.0.5:8000/v1"},
@@ -205,16 +205,16 @@ func inFlight(eps []config.Endpoint, seq int) []sample.Event {
 }
 
 // newTestModel is a model over n endpoints at w×h, fed with requests finished requests each.
-func newTestModel(t testing.TB, n, w, h, requests int) (Model, *fakeEngine) {
+func newTestModel(t testing.TB, n, w, h, requests int) (Model, *fakeControls) {
 	t.Helper()
-	eng := newFakeEngine()
-	m := New(eng, testEndpoints(n), make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
+	ctl := newFakeControls()
+	m := New(ctl, testEndpoints(n), make(chan sample.Event), Options{Now: pinned, Prompt: "Why is the sky blue?"})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	if requests > 0 {
 		m = update(t, m, eventsMsg{events: history(m.eps, requests)})
 		m = update(t, m, redrawMsg{})
 	}
-	return m, eng
+	return m, ctl
 }
 
 // update runs one message through Update, without running any Cmd. The events of an

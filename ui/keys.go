@@ -92,9 +92,9 @@ func (k *KeyMap) viewKeys() [nViews]key.Binding {
 	}
 }
 
-// Some keys work only when the session has what they drive: without an engine (a replay, a
-// read-only monitor) nothing can be paused, resized or streamed, and without a Reporter no
-// report written. This is said once, here, as data: the model disables those bindings (the
+// Some keys work only when the session has what they drive: without the Runner's Controls (a
+// replay, a read-only monitor) nothing can be paused, resized or streamed, and without a
+// Reporter no report written. This is said once, here, as data: the model disables those bindings (the
 // help and the footers then leave them out) and says why when one is pressed.
 
 // requirement is a set of bindings that need one thing, and the notice when it is missing.
@@ -105,12 +105,16 @@ type requirement struct {
 	why          string
 }
 
-// engineKeys are the bindings that need the engine.
-func (k *KeyMap) engineKeys() requirement {
+// noControlsNotice is what a key that needs the Runner's Controls says without them (the
+// user's word for the Runner is the engine).
+const noControlsNotice = "no engine: read-only monitor"
+
+// controlKeys are the bindings that drive the Runner through its Controls.
+func (k *KeyMap) controlKeys() requirement {
 	return requirement{
 		keys:   []*key.Binding{&k.Pause, &k.PauseAll, &k.MoreStreams, &k.FewerStreams, &k.Prompt, &k.Race},
 		typing: []*key.Binding{&k.Submit, &k.Blur},
-		why:    "no engine: read-only monitor",
+		why:    noControlsNotice,
 	}
 }
 

@@ -104,7 +104,7 @@ func TestLayoutProperty(t *testing.T) {
 			m, _ := newTestModel(t, n, 80, 24, 12)
 			m = press(t, m, v.keys...)
 			if v.name == "stream" {
-				m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.controls.(*fakeEngine).nextID)})
+				m = update(t, m, eventsMsg{events: raceEvents(m.eps, m.controls.(*fakeControls).nextID)})
 				m = update(t, m, redrawMsg{})
 			}
 			for w := 20; w <= 250; w += wStep {

@@ -71,7 +71,7 @@ type Model struct {
 	views      [nViews]screen // by view: header and Tab order; they own their keys and events (input.go)
 	headToHead *headToHead    // compare view's head-to-head rows, computed in a Cmd
 
-	// missing: what this session lacks (an engine, a Reporter); its keys are disabled (keys.go).
+	// missing: what this session lacks (the Runner's Controls, a Reporter); its keys are disabled (keys.go).
 	missing []requirement
 
 	capacitySearch capacitySearch // the capacity search being run, nil without --find-max (load.go)
@@ -108,7 +108,7 @@ func New(controls Controls, eps []config.Endpoint, events <-chan sample.Event, o
 	}
 	m.help.Styles = st.Help
 	if controls == nil {
-		m.missing = append(m.missing, keys.engineKeys().disable())
+		m.missing = append(m.missing, keys.controlKeys().disable())
 	}
 	if m.board == nil {
 		m.board = NewBoard(eps, nil, nil)

@@ -89,36 +89,36 @@ func TestDashboardPages(t *testing.T) {
 }
 
 func TestPauseAndConcurrency(t *testing.T) {
-	m, eng := newTestModel(t, 3, 80, 24, 0)
+	m, ctl := newTestModel(t, 3, 80, 24, 0)
 	m = press(t, m, "right", "p")
-	if !eng.paused[1] || !m.states[1].paused {
+	if !ctl.paused[1] || !m.states[1].paused {
 		t.Fatal("p does not pause the selected endpoint")
 	}
 	if !strings.Contains(m.View(), "paused") {
 		t.Fatalf("the card does not say paused:\n%s", m.View())
 	}
 	m = press(t, m, "p")
-	if eng.paused[1] {
+	if ctl.paused[1] {
 		t.Fatal("p again does not resume")
 	}
 	m = press(t, m, "P")
-	if !eng.paused[0] || !eng.paused[1] || !eng.paused[2] {
-		t.Fatalf("P does not pause all: %v", eng.paused)
+	if !ctl.paused[0] || !ctl.paused[1] || !ctl.paused[2] {
+		t.Fatalf("P does not pause all: %v", ctl.paused)
 	}
 	m = press(t, m, "P")
-	if eng.paused[0] || eng.paused[1] || eng.paused[2] {
-		t.Fatalf("P again does not resume all: %v", eng.paused)
+	if ctl.paused[0] || ctl.paused[1] || ctl.paused[2] {
+		t.Fatalf("P again does not resume all: %v", ctl.paused)
 	}
 	m = press(t, m, "+", "+", "=")
-	if eng.conc[1] != 4 || m.states[1].concurrency != 4 {
-		t.Fatalf("concurrency %d after three +, want 4", eng.conc[1])
+	if ctl.conc[1] != 4 || m.states[1].concurrency != 4 {
+		t.Fatalf("concurrency %d after three +, want 4", ctl.conc[1])
 	}
 	m = press(t, m, "-", "-", "-", "-", "-")
-	if eng.conc[1] != 1 {
-		t.Fatalf("concurrency %d after many -, want 1 (never below)", eng.conc[1])
+	if ctl.conc[1] != 1 {
+		t.Fatalf("concurrency %d after many -, want 1 (never below)", ctl.conc[1])
 	}
-	if eng.conc[0] != 0 || eng.conc[2] != 0 {
-		t.Fatalf("concurrency of other endpoints changed: %v", eng.conc)
+	if ctl.conc[0] != 0 || ctl.conc[2] != 0 {
+		t.Fatalf("concurrency of other endpoints changed: %v", ctl.conc)
 	}
 }
 
@@ -187,7 +187,7 @@ func TestStaleStreamEventsIgnored(t *testing.T) {
 }
 
 func TestPromptTyping(t *testing.T) {
-	m, eng := newTestModel(t, 3, 80, 24, 0)
+	m, ctl := newTestModel(t, 3, 80, 24, 0)
 	m = press(t, m, "right", "/")
 	if m.view != viewStream || !m.streamScreen().Typing() {
 		t.Fatal("/ does not focus the prompt in the stream view")
@@ -200,15 +200,15 @@ func TestPromptTyping(t *testing.T) {
 		t.Fatal("keys typed into the prompt acted as commands")
 	}
 	m = press(t, m, "enter")
-	if len(eng.streams) != 1 || eng.streams[0] != "1:quick?2" {
-		t.Fatalf("enter streamed %v, want [1:quick?2]", eng.streams)
+	if len(ctl.streams) != 1 || ctl.streams[0] != "1:quick?2" {
+		t.Fatalf("enter streamed %v, want [1:quick?2]", ctl.streams)
 	}
 	if m.streamScreen().Typing() {
 		t.Fatal("the prompt keeps focus after sending")
 	}
 	m = press(t, m, "/", "ctrl+r")
-	if len(eng.races) != 1 || eng.races[0] != "quick?2" {
-		t.Fatalf("ctrl+r raced %v", eng.races)
+	if len(ctl.races) != 1 || ctl.races[0] != "quick?2" {
+		t.Fatalf("ctrl+r raced %v", ctl.races)
 	}
 	if len(m.streamScreen().run.panes) != 3 {
 		t.Fatalf("race shows %d panes, want 3", len(m.streamScreen().run.panes))
@@ -284,7 +284,7 @@ func TestHelpSaysHowToClose(t *testing.T) {
 	}
 }
 
-// A replay (no engine) lists in its footer and help only keys that work there: nothing to
+// A replay (no Controls) lists in its footer and help only keys that work there: nothing to
 // pause, resize, stream or race.
 func TestReplayListsOnlyWorkingKeys(t *testing.T) {
 	events := make(chan sample.Event)

@@ -191,7 +191,7 @@ func TestErrorLinesShortenNotCut(t *testing.T) {
 func TestModelLineLeavesOutTheName(t *testing.T) {
 	eps := testEndpoints(1)
 	eps[0].Name, eps[0].Model, eps[0].API = "fast-gpu", "fast-gpu", "anthropic"
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: pinned})
 	m = update(t, m, resize(100, 30))
 	m = update(t, m, eventsMsg{events: history(m.eps, 3)})
 	m = update(t, m, redrawMsg{})

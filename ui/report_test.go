@@ -56,7 +56,7 @@ func runCmd(t *testing.T, m Model, cmd tea.Cmd) Model {
 // footer; the Reporter sees every finished request and every reset; the help names the key.
 func TestReportKeyWritesTheSessionReport(t *testing.T) {
 	rep := &fakeReporter{}
-	m := New(newFakeEngine(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned, Board: NewBoard(testEndpoints(2), nil, rep)})
+	m := New(newFakeControls(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned, Board: NewBoard(testEndpoints(2), nil, rep)})
 	m = update(t, m, resize(120, 40))
 	m = update(t, m, eventsMsg{events: history(m.eps, 5)})
 	if rep.observed != 10 {

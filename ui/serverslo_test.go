@@ -30,7 +30,7 @@ func sloModel(t testing.TB, w, h int) Model {
 	}
 	eps[0].Price = &config.Price{GPUHour: 2.5}
 	eps[3].Price = &config.Price{Input: 0.8, Output: 4}
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: pinned})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: history(m.eps, 30)})
 	for _, u := range serverUpdates() {
@@ -115,7 +115,7 @@ func TestCardsShowSLOAndServer(t *testing.T) {
 // for the next redraw; the end of the Runner's events (End) marks the run stopped while the
 // scrapes that follow still count.
 func TestServerScrapeEvent(t *testing.T) {
-	m := New(newFakeEngine(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned})
+	m := New(newFakeControls(), testEndpoints(2), make(chan sample.Event), Options{Now: pinned})
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	u := servermetrics.Update{Endpoint: 1, Reading: servermetrics.Reading{Kind: servermetrics.KindTGI, At: t0,
 		Running: servermetrics.Value{V: 3, OK: true}}}

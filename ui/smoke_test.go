@@ -12,12 +12,12 @@ import (
 
 // TestSmoke runs the real program: start, receive events, switch views, race, quit.
 func TestSmoke(t *testing.T) {
-	eng := newFakeEngine()
+	ctl := newFakeControls()
 	eps := testEndpoints(3)
 	events := make(chan sample.Event, 256)
 	defer close(events) // releases the event reader after the program ends
 	board := NewBoard(eps, nil, nil)
-	m := New(eng, eps, throughLoop(board, events), Options{Now: pinned, Prompt: "hello", Board: board})
+	m := New(ctl, eps, throughLoop(board, events), Options{Now: pinned, Prompt: "hello", Board: board})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 
 	for _, ev := range history(eps, 4) {
@@ -52,10 +52,10 @@ func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
 // TestDeltaFloodKeepsKeysResponsive floods the event channel with stream deltas: key presses
 // must still be handled (events are read in bounded batches, drawing is throttled).
 func TestDeltaFloodKeepsKeysResponsive(t *testing.T) {
-	eng := newFakeEngine()
+	ctl := newFakeControls()
 	eps := testEndpoints(2)
 	events := make(chan sample.Event, 1024)
-	m := New(eng, eps, events, Options{Now: pinned})
+	m := New(ctl, eps, events, Options{Now: pinned})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	tm.Send(keyMsg("4"))
 	tm.Send(keyMsg("ctrl+r")) // stream id 1

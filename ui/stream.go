@@ -28,13 +28,13 @@ const (
 // (one for Enter, all for a race) with live text and live figures.
 type streamView struct {
 	common
-	eng   Controls // sends the streams, counts the dropped deltas; nil in a replay
-	eps   []config.Endpoint
-	input textinput.Model
-	run   *streamRun
-	grid  grid
-	page  int
-	noRun bool // nothing sent yet
+	controls Controls // sends the streams, counts the dropped deltas; nil in a replay
+	eps      []config.Endpoint
+	input    textinput.Model
+	run      *streamRun
+	grid     grid
+	page     int
+	noRun    bool // nothing sent yet
 }
 
 // streamRun is one Stream or Race: its id tags every event that belongs to it.
@@ -72,9 +72,9 @@ type paneKey struct {
 	second   int64 // elapsed time shown while streaming
 }
 
-// newStreamView builds the view with prompt in its input; eng (nil in a replay) sends the
-// streams to eps and counts the deltas dropped under back-pressure.
-func newStreamView(c common, prompt string, eng Controls, eps []config.Endpoint) *streamView {
+// newStreamView builds the view with prompt in its input; controls (nil in a replay) send the
+// streams to eps and count the deltas dropped under back-pressure.
+func newStreamView(c common, prompt string, controls Controls, eps []config.Endpoint) *streamView {
 	st := c.styles
 	in := textinput.New()
 	in.Prompt = ""
@@ -84,7 +84,7 @@ func newStreamView(c common, prompt string, eng Controls, eps []config.Endpoint)
 	in.Cursor.SetMode(cursor.CursorStatic) // no blink ticks: the UI is idle when idle
 	in.TextStyle = st.Answer
 	in.PlaceholderStyle = st.Muted
-	return &streamView{common: c, eng: eng, eps: eps, input: in, noRun: true}
+	return &streamView{common: c, controls: controls, eps: eps, input: in, noRun: true}
 }
 
 func (v *streamView) Name() string { return "Stream" }
@@ -229,8 +229,8 @@ func (v *streamView) Info() string {
 	if v.run != nil && v.grid.Pages(len(v.run.panes)) > 1 {
 		parts = append(parts, "page "+itoa(v.page+1)+"/"+itoa(v.grid.Pages(len(v.run.panes))))
 	}
-	if v.eng != nil {
-		if d := v.eng.DroppedDeltas(); d > 0 {
+	if v.controls != nil {
+		if d := v.controls.DroppedDeltas(); d > 0 {
 			parts = append(parts, itoa(int(d))+" deltas dropped")
 		}
 	}

@@ -40,8 +40,8 @@ func (v *streamView) HandleKey(msg tea.KeyMsg, f *frame, _ bool) keyResult {
 
 // startStream sends the prompt to the selected endpoint, or races it on all of them.
 func (v *streamView) startStream(f *frame, race bool) keyResult {
-	if v.eng == nil {
-		return keyResult{notice: "no engine: read-only monitor", bad: true}
+	if v.controls == nil {
+		return keyResult{notice: noControlsNotice, bad: true}
 	}
 	if len(v.eps) == 0 {
 		return keyResult{}
@@ -54,13 +54,13 @@ func (v *streamView) startStream(f *frame, race bool) keyResult {
 	var id uint64
 	eps := []int{f.sel}
 	if race {
-		id = v.eng.Race(prompt)
+		id = v.controls.Race(prompt)
 		eps = make([]int, len(v.eps))
 		for i := range eps {
 			eps[i] = i
 		}
 	} else {
-		id = v.eng.Stream(sample.EndpointIndex(f.sel), prompt)
+		id = v.controls.Stream(sample.EndpointIndex(f.sel), prompt)
 	}
 	if id == 0 { // the Runner has stopped
 		return keyResult{notice: "could not start the stream: the probes have stopped", bad: true}

@@ -76,16 +76,16 @@ func newSweepModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
 	sw := &scriptedSchedule{}
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: pinned, Board: NewBoard(eps, sweep.NewTracker(sweepPlan, sw, eps, pinned), nil)})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: pinned, Board: NewBoard(eps, sweep.NewTracker(sweepPlan, sw, eps, pinned), nil)})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	m = update(t, m, eventsMsg{events: sweepEvents(sw, eps)})
 	m = update(t, m, redrawMsg{})
 	return m
 }
 
-// fakeArrivals is a fake engine of an open-loop run.
+// fakeArrivals is the fake Controls of an open-loop run.
 type fakeArrivals struct {
-	*fakeEngine
+	*fakeControls
 }
 
 func (fakeArrivals) Arrivals(ep sample.EndpointIndex) (uint64, uint64) {
@@ -104,7 +104,7 @@ func (fakeArrivals) Waiting(ep sample.EndpointIndex) []time.Time {
 func newRateModel(t testing.TB, n, w, h int) Model {
 	t.Helper()
 	eps := testEndpoints(n)
-	m := New(fakeArrivals{newFakeEngine()}, eps, make(chan sample.Event), Options{Now: pinned, Board: NewBoard(eps, nil, nil, stats.WithRate(2))})
+	m := New(fakeArrivals{newFakeControls()}, eps, make(chan sample.Event), Options{Now: pinned, Board: NewBoard(eps, nil, nil, stats.WithRate(2))})
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	evs := history(eps, 30)
 	for i, ev := range evs {
@@ -201,7 +201,7 @@ func TestSweepFillsInLive(t *testing.T) {
 	eps := testEndpoints(1)
 	sw := &scriptedSchedule{}
 	tr := sweep.NewTracker(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, sw, eps, clock)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Board: NewBoard(eps, tr, nil)})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: clock, Board: NewBoard(eps, tr, nil)})
 	m = update(t, m, resize(120, 40))
 	if !strings.Contains(m.View(), "waiting for the warm-ups") || !strings.Contains(m.View(), "no step finished yet") {
 		t.Fatalf("before the first step:\n%s", m.View())
@@ -259,7 +259,7 @@ func TestSweepEndClosesTheSteps(t *testing.T) {
 	eps := testEndpoints(1)
 	sw := &scriptedSchedule{}
 	tr := sweep.NewTracker(sweep.Plan{Concurrency: []int{1, 2}, StepDuration: 10 * time.Second}, sw, eps, clock)
-	m := New(newFakeEngine(), eps, make(chan sample.Event), Options{Now: clock, Board: NewBoard(eps, tr, nil)})
+	m := New(newFakeControls(), eps, make(chan sample.Event), Options{Now: clock, Board: NewBoard(eps, tr, nil)})
 	m = update(t, m, resize(120, 40))
 	sw.begin(t0)
 	m = update(t, m, eventsMsg{events: []sample.Event{&sample.Started{Endpoint: 0, Seq: 1, At: t0.Add(9 * time.Second)}}})
