@@ -274,10 +274,7 @@ func (t exportTap) Observe(ev sample.Event) bool {
 	case *sample.Progress:
 		t.exp.Progress(ev)
 	case *sample.Done:
-		t.exp.Observe(&ev.Sample)
-		if name, ok := t.name(ev.Endpoint); ok {
-			t.exp.Finished(name, ev.Sample.Seq)
-		}
+		t.exp.Observe(&ev.Sample) // out of the in-flight gauge too
 	}
 	return false
 }

@@ -92,7 +92,7 @@ type Exporter struct {
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
 
 	mu   sync.Mutex
-	open map[requestKey]int // requests Started and not yet Finished/Observed
+	open map[requestKey]int // requests Started and not yet Observed
 	// Tokens counted live (Progress) per request in flight, until its Sample reconciles them,
 	// and per endpoint the tokens counted that the finished requests did not have (estimates
 	// above the usage, requests that failed): the counter cannot go down, so later tokens
@@ -202,8 +202,8 @@ func (e *Exporter) Handler() http.Handler { return e.handler }
 
 // Started records that request seq of the named endpoint was sent (feed it sample.Started
 // events, warm-ups included). The in-flight gauge counts requests by (endpoint, seq), so it
-// cannot drift: the request leaves the gauge on its Sample (Observe) or on Finished, whichever
-// comes first; a second finish, or a finish without a start, changes nothing.
+// cannot drift: the request leaves the gauge on its Sample (Observe, the Done event); a second
+// Sample of it, or one without a start, changes nothing.
 func (e *Exporter) Started(endpoint string, seq uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -211,10 +211,8 @@ func (e *Exporter) Started(endpoint string, seq uint64) {
 	e.setInFlightLocked(endpoint)
 }
 
-// Finished removes request seq of the named endpoint from the in-flight gauge. Observe does
-// this itself; Finished is for a request abandoned without a Sample. Calling it after Observe
-// is harmless.
-func (e *Exporter) Finished(endpoint string, seq uint64) {
+// finished removes request seq of the named endpoint from the in-flight gauge, if it is there.
+func (e *Exporter) finished(endpoint string, seq uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := requestKey{endpoint, seq}
@@ -247,7 +245,7 @@ func (e *Exporter) Observe(s *sample.Sample) {
 	if s == nil {
 		return
 	}
-	e.Finished(s.Endpoint, s.Seq)
+	e.finished(s.Endpoint, s.Seq)
 	if s.Warmup {
 		return
 	}

@@ -249,14 +249,12 @@ func TestInFlightCannotDrift(t *testing.T) {
 		t.Fatalf("in flight local=%g remote=%g, want 2 and 1", l, r)
 	}
 	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: sample.OutcomeOK})
-	e.Finished("local", 1) // again: no effect
-	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: sample.OutcomeOK})
+	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 1, Outcome: sample.OutcomeOK}) // again: no effect
 	if got := gauge(t, e, "local", "m1"); got != 1 {
 		t.Fatalf("after a double finish in flight = %g, want 1", got)
 	}
-	// A warm-up leaves the gauge too; a finish that never started changes nothing.
+	// A warm-up leaves the gauge too; a request that never started changes nothing.
 	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 2, Warmup: true, Outcome: sample.OutcomeOK})
-	e.Finished("local", 99)
 	e.Observe(&sample.Sample{Endpoint: "local", Model: "m1", Seq: 77, Outcome: sample.OutcomeError, ErrorKind: "connect"})
 	if got := gauge(t, e, "local", "m1"); got != 0 {
 		t.Fatalf("in flight = %g, want 0", got)

@@ -17,7 +17,6 @@ func TestShardLabelOnEverySeries(t *testing.T) {
 			ChunksAt(3, 100*ms, 120*ms).Tokens(2, sample.SourceUsage).EndAt(130 * ms).Ptr()
 		e.Started("local", 1)
 		e.Observe(s)
-		e.Finished("local", 1)
 		families := scrape(t, serve(t, e))
 		series := 0
 		for name, f := range families {
