@@ -33,11 +33,18 @@ func TestWiringFeedsScrapesFromTheStream(t *testing.T) {
 	events := make(chan sample.Event, 2)
 	events <- &sample.Done{Sample: sampletest.OK("a", "m", 1, at).Times(time.Millisecond, 10*time.Millisecond).
 		Chunks(4, 20*time.Millisecond, 10*time.Millisecond, 1).Tokens(4, sample.SourceUsage).EndAfter(0).Sample()}
-	close(events)
 	scrapes := make(chan servermetrics.Update, 1)
 	scrapes <- running(3)
+	// The Runner's events end once the first scrape was read: while the run ran, whichever
+	// of the two ready channels the Loop picks first.
+	endRun := fanout.Func(func(ev sample.Event) bool {
+		if sc, ok := ev.(*fanout.Scrape); ok && !sc.Late {
+			close(events)
+		}
+		return false
+	})
 	stop := make(chan struct{})
-	loop := fanout.NewLoop(events, fanout.Config{Observers: w.observers(), Scrapes: scrapes, StopScrapes: func() { close(stop) }})
+	loop := fanout.NewLoop(events, fanout.Config{Observers: w.observers(endRun), Scrapes: scrapes, StopScrapes: func() { close(stop) }})
 	go func() { // the scraper's last word, after the run's end stopped it
 		<-stop
 		scrapes <- running(9)
