@@ -143,3 +143,36 @@ func TestTraceShare(t *testing.T) {
 		t.Errorf("the whole trace's share: %v", all)
 	}
 }
+
+// The head of a published Mooncake trace (testdata/traces/README.md) loads as it is: every
+// line, its timestamps as the schedule, and every prompt its recorded length, all of them
+// starting with the shared block 0 (the trace's system prompt).
+func TestTracePublishedHead(t *testing.T) {
+	tr, err := LoadTrace("testdata/traces/mooncake_conversation_head.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Entries) != 22 {
+		t.Fatalf("%d entries, want the file's 22", len(tr.Entries))
+	}
+	if s := tr.Schedule(4); s[0] != 0 || s[10] != 750*time.Millisecond || s[21] != 1499750*time.Microsecond {
+		t.Errorf("schedule at 4×: %v, %v, %v; want 0, 750ms, 1.49975s", s[0], s[10], s[21])
+	}
+	w, err := New(config.Endpoint{Cache: config.CacheBust, MaxTokens: 16}, Options{RunID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UseTrace(tr); err != nil {
+		t.Fatal(err)
+	}
+	block0 := w.traceBlock(0)
+	for i, e := range tr.Entries {
+		r := w.TraceRequest(uint64(i))
+		if r.PromptTokens != e.Input || r.MaxTokens != e.Output {
+			t.Errorf("line %d: %d prompt tokens, max %d; want %d, %d", e.Line, r.PromptTokens, r.MaxTokens, e.Input, e.Output)
+		}
+		if !strings.Contains(r.Messages[0].Content[:len("[tokscope 1-trace]")+len(block0)], block0) {
+			t.Errorf("line %d does not start with block 0", e.Line)
+		}
+	}
+}
