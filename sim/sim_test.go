@@ -234,8 +234,79 @@ func quick(name string) Profile {
 
 // ---- schedule --------------------------------------------------------------------------------
 
-// TestScheduleAccuracy: 50 tokens at 100 tok/s after a 100 ms TTFT. Tolerances are for a loaded
-// 2-core machine under -race; the lower bounds are hard (the server must never be early).
+// ---- the machine's share of a timing test -------------------------------------------------------
+
+// onTime is how late a send the schedule made on time may still be, where a test bounds
+// lateness from above. The simulator sleeps until absolute instants: it can never be early, so
+// every instant a test observes is checked from below against its exact target, load or not.
+// From above, the machine adds its own delay: on the shared 2-core machine (load 6–8 from
+// other builds, two CPU hogs, -race), a goroutine sleeping until an instant woke up to 85 ms
+// late now and then (TestScheduleAccuracy's sends, TestStepClock's frames, the first token of
+// TestPrefillTTFT), so no single instant is bounded. A wrong schedule (a TTFT, a prefill, a
+// rate off) moves every instant after it; the machine delays some. So the upper bound is
+// checked on what a wrong schedule shifts and a stall does not: the median of many sends, or
+// the best of a few tries (bestOf). 20 ms is a quarter of the worst stall seen, and ten times
+// the lateness of an idle machine (1–4 ms).
+const onTime = 20 * time.Millisecond
+
+// bestOf runs try up to 5 times, until one reports a lateness within onTime: a schedule off by
+// more than onTime is late on every try, a busy machine on some. Each try checks its own
+// lower bounds (never early) with t.Errorf.
+func bestOf(t *testing.T, what string, try func() time.Duration) {
+	t.Helper()
+	retry(t, what, func() error {
+		if d := try(); d > onTime {
+			return fmt.Errorf("late by %v, want ≤ %v", d, onTime)
+		}
+		return nil
+	})
+}
+
+// retry runs try up to 5 times, until it returns nil, for an upper bound a stall of the
+// machine can break on one try and a wrong schedule breaks on every one; it fails the test
+// with every try's error.
+func retry(t *testing.T, what string, try func() error) {
+	t.Helper()
+	var errs []error
+	for range 5 {
+		err := try()
+		if err == nil {
+			return
+		}
+		t.Logf("%s: %v; again", what, err)
+		errs = append(errs, err)
+	}
+	t.Errorf("%s, on each of %d tries: %v", what, len(errs), errors.Join(errs...))
+}
+
+// median is the middle of ds (the upper middle for an even count); 0 for none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// contentSends returns the instants the content frames of a streamed response id were sent.
+func contentSends(s *Server, id string) []time.Time {
+	var at []time.Time
+	for _, f := range s.Sends(id) {
+		if f.Kind == FrameContent {
+			at = append(at, f.At)
+		}
+	}
+	return at
+}
+
+// TestScheduleAccuracy: 50 tokens at 100 tok/s after a 100 ms TTFT, on an absolute schedule
+// from the request's arrival: token k is due at Arrival + 100 ms + k·10 ms exactly (no
+// jitter, a free slot). No send and no client read may come before its target; the median
+// lateness is onTime at most (a stall of the machine delays some sends, a TTFT or rate off
+// delays every later one); and a send that came late is caught up rather than carried: some
+// gap between sends is shorter than 10 ms, which a schedule counted from the previous send
+// (gaps of 10 ms plus each send's own delay) never has.
 func TestScheduleAccuracy(t *testing.T) {
 	p := Profile{Name: "p", TTFT: 100 * time.Millisecond, TokensPerSecond: 100, Seed: 1}
 	s := start(t, Options{TrackSends: true}, p)
@@ -245,65 +316,58 @@ func TestScheduleAccuracy(t *testing.T) {
 	if len(toks) != 50 {
 		t.Fatalf("%d token frames, want 50", len(toks))
 	}
-	ttft := toks[0].at.Sub(r.start)
-	span := toks[49].at.Sub(toks[0].at)
-	total := toks[49].at.Sub(r.start)
-	t.Logf("client: ttft %v, first→last %v (want 490ms), total %v (want 590ms)", ttft, span, total)
-	if ttft < 100*time.Millisecond || ttft > 160*time.Millisecond {
-		t.Errorf("ttft %v, want 100ms..160ms", ttft)
+	id := toks[0].chunk.ID
+	arrival, ok := s.Arrival(id)
+	sends := contentSends(s, id)
+	if !ok || len(sends) != 50 {
+		t.Fatalf("arrival recorded %v, %d content sends recorded, want 50", ok, len(sends))
 	}
-	if span < 460*time.Millisecond || span > 560*time.Millisecond {
-		t.Errorf("first→last token %v, want 490ms (460..560)", span)
-	}
-	if total < 590*time.Millisecond || total > 680*time.Millisecond {
-		t.Errorf("total %v, want 590ms..680ms", total)
-	}
-
-	// Server side: each send within a few ms of its absolute target, no accumulated drift.
-	sends := s.Sends(toks[0].chunk.ID)
-	var tokenSends []time.Time
-	for _, f := range sends {
-		if f.Kind == FrameContent {
-			tokenSends = append(tokenSends, f.At)
+	target := func(k int) time.Time { return arrival.Add(p.TTFT + time.Duration(k)*10*time.Millisecond) }
+	var serverLate, clientLate []time.Duration
+	shortGap := false
+	for k := range 50 {
+		serverLate = append(serverLate, sends[k].Sub(target(k)))
+		clientLate = append(clientLate, toks[k].at.Sub(target(k)))
+		if sends[k].Before(target(k)) || toks[k].at.Before(target(k)) {
+			t.Errorf("token %d sent %v, read %v after its target: early", k, serverLate[k], clientLate[k])
+		}
+		if k > 0 && sends[k].Sub(sends[k-1]) < 10*time.Millisecond {
+			shortGap = true
 		}
 	}
-	if len(tokenSends) != 50 {
-		t.Fatalf("%d content sends recorded, want 50", len(tokenSends))
+	t.Logf("lateness: server median %v worst %v; client median %v worst %v; client ttft %v",
+		median(serverLate), slices.Max(serverLate), median(clientLate), slices.Max(clientLate), toks[0].at.Sub(r.start))
+	if m := median(serverLate); m > onTime {
+		t.Errorf("median send %v late, want ≤ %v", m, onTime)
 	}
-	// The schedule is anchored at arrival+TTFT, which only the server knows: take the earliest
-	// anchor the sends imply, and measure how late each send is against it.
-	anchor := tokenSends[0]
-	for k, at := range tokenSends {
-		if a := at.Add(-time.Duration(k) * 10 * time.Millisecond); a.Before(anchor) {
-			anchor = a
-		}
+	if m := median(clientLate); m > onTime {
+		t.Errorf("median token read %v late, want ≤ %v", m, onTime)
 	}
-	var worst time.Duration
-	for k, at := range tokenSends {
-		worst = max(worst, at.Sub(anchor.Add(time.Duration(k)*10*time.Millisecond)))
-	}
-	t.Logf("server: worst lateness vs the absolute schedule %v; last send %v after first",
-		worst, tokenSends[49].Sub(tokenSends[0]))
-	if worst > 60*time.Millisecond {
-		t.Errorf("a send was %v late", worst)
-	}
-	if last := tokenSends[49].Sub(tokenSends[0]); last > 490*time.Millisecond+40*time.Millisecond {
-		t.Errorf("server drifted: last send %v after first, want 490ms", last)
+	if !shortGap {
+		t.Errorf("no gap between sends under 10 ms: late sends were carried, not caught up (lateness %v)", serverLate)
 	}
 }
 
+// TestHeadersDelay: headers HeadersDelay (80 ms) after the request, the first token at the
+// TTFT (120 ms) however early the headers: the headers' lateness is bounded on the best of a
+// few requests (bestOf), within onTime, so they surely come before the TTFT they must not wait for.
 func TestHeadersDelay(t *testing.T) {
 	t.Parallel()
 	p := quick("p")
 	p.HeadersDelay, p.TTFT = 80*time.Millisecond, 120*time.Millisecond
 	s := start(t, Options{}, p)
-	r := chat(t, newClient(t), s, "p", streamBody(3, ""))
-	if d := r.headers.Sub(r.start); d < 80*time.Millisecond || d > 200*time.Millisecond {
-		t.Errorf("headers after %v, want ≈80ms", d)
-	}
-	if d := r.tokenFrames()[0].at.Sub(r.start); d < 120*time.Millisecond {
-		t.Errorf("first token after %v, want ≥120ms", d)
-	}
+	c := newClient(t)
+	bestOf(t, "headers", func() time.Duration {
+		r := chat(t, c, s, "p", streamBody(3, ""))
+		d := r.headers.Sub(r.start)
+		if d < p.HeadersDelay {
+			t.Errorf("headers after %v, want ≥ %v", d, p.HeadersDelay)
+		}
+		if first := r.tokenFrames()[0].at.Sub(r.start); first < p.TTFT {
+			t.Errorf("first token after %v, want ≥ %v", first, p.TTFT)
+		}
+		return d - p.HeadersDelay
+	})
 }
 
 func TestDrawJitterBounds(t *testing.T) {
@@ -341,11 +405,11 @@ func TestDrawJitterBounds(t *testing.T) {
 
 // With Step, the chunks of every stream leave on the backend's step boundaries, as a batching
 // server sends them: three streams started 65 and 135 ms apart (on their own clocks their
-// chunks would be spread over the 200 ms step, 65-70 ms from each other, and never all fall
-// within 40 ms of one boundary) send every frame of content at most 40 ms after a multiple of
-// 200 ms since the backend started. The step is long so that the 40 ms can be a loaded
-// machine's lateness: with a 40 ms step and an 8 ms bound, frames left 10-28 ms late under
-// -race on a busy 2-core machine.
+// chunks would be spread over the 200 ms step, 65-70 ms from each other) send every frame of
+// content at its stream's own time rounded up to a multiple of 200 ms since the backend
+// started: never before that boundary (a frame on the stream's own clock would be), and with a
+// median lateness within onTime (a stall of the machine delays the frames of one boundary, a
+// wrong boundary all of them).
 func TestStepClock(t *testing.T) {
 	p := Profile{Name: "p", TTFT: 50 * time.Millisecond, TokensPerSecond: 5, TokensPerChunk: 1, Step: 200 * time.Millisecond}
 	s := start(t, Options{TrackSends: true}, p)
@@ -362,20 +426,27 @@ func TestStepClock(t *testing.T) {
 	}
 	wg.Wait()
 	epoch := s.endpoints["p"].backend.epoch
+	boundary := func(at time.Time) time.Time { // the first step boundary at or after at
+		return epoch.Add((at.Sub(epoch) + p.Step - 1) / p.Step * p.Step)
+	}
+	var late []time.Duration
 	for i, id := range ids {
-		frames := 0
-		for _, f := range s.Sends(id) {
-			if f.Kind != FrameContent {
-				continue
-			}
-			frames++
-			if phase := f.At.Sub(epoch) % p.Step; phase > 40*time.Millisecond {
-				t.Errorf("stream %d: a content frame left %v after a step boundary", i, phase)
+		arrival, ok := s.Arrival(id)
+		sends := contentSends(s, id)
+		if !ok || len(sends) != 4 {
+			t.Fatalf("stream %d: arrival recorded %v, %d content frames, want 4", i, ok, len(sends))
+		}
+		for k, at := range sends {
+			due := boundary(arrival.Add(p.TTFT + time.Duration(k)*200*time.Millisecond))
+			late = append(late, at.Sub(due))
+			if at.Before(due) {
+				t.Errorf("stream %d: content frame %d left %v before its step boundary", i, k, due.Sub(at))
 			}
 		}
-		if frames != 4 {
-			t.Errorf("stream %d: %d content frames, want 4", i, frames)
-		}
+	}
+	t.Logf("lateness after the step boundary: median %v, worst %v", median(late), slices.Max(late))
+	if m := median(late); m > onTime {
+		t.Errorf("content frames left a median %v after their step boundary, want ≤ %v", m, onTime)
 	}
 }
 
@@ -549,33 +620,44 @@ func TestReasoningAndMultiTokenChunks(t *testing.T) {
 	}
 }
 
+// TestMultiTokenChunkTiming: 3 tokens a chunk at 100 tok/s are 30 ms apart, the last chunk (1
+// token) 10 ms after the one before: chunk k is due at Arrival + TTFT + 0, 30, 60, 70 ms.
+// Arrival is the instant the schedule counts from, recorded for every tracked stream (not
+// Received, the kernel's stamp, which a segment that came before the socket's stamping was on
+// lacks). No chunk before its target; the worst lateness within onTime on the best of a few
+// streams (bestOf).
 func TestMultiTokenChunkTiming(t *testing.T) {
 	t.Parallel()
 	p := Profile{Name: "p", TTFT: 10 * time.Millisecond, TokensPerSecond: 100, TokensPerChunk: 3, Seed: 1}
 	s := start(t, Options{TrackSends: true}, p)
-	r := chat(t, newClient(t), s, "p", streamBody(10, ""))
-	sends := s.Sends(r.data()[0].chunk.ID)
-	var n []int
-	var at []time.Time
-	for _, f := range sends {
-		if f.Kind == FrameContent {
-			n, at = append(n, f.Tokens), append(at, f.At)
+	c := newClient(t)
+	bestOf(t, "chunks", func() time.Duration {
+		r := chat(t, c, s, "p", streamBody(10, ""))
+		id := r.data()[0].chunk.ID
+		var n []int
+		var at []time.Time
+		for _, f := range s.Sends(id) {
+			if f.Kind == FrameContent {
+				n, at = append(n, f.Tokens), append(at, f.At)
+			}
 		}
-	}
-	if len(n) != 4 || n[0] != 3 || n[3] != 1 {
-		t.Fatalf("chunk sizes %v, want [3 3 3 1]", n)
-	}
-	// 3 tokens at 100 tok/s = 30 ms between chunks; the last (1 token) 10 ms later. Never
-	// before the schedule: the last chunk ≥ TTFT + 70 ms after the request reached the
-	// server (a lower bound from the first chunk broke when that one left late on a loaded
-	// machine); at most 40 ms late from first chunk to last.
-	id := r.data()[0].chunk.ID
-	if rcv, ok := s.Received(id); !ok || at[3].Sub(rcv) < p.TTFT+70*time.Millisecond {
-		t.Errorf("last chunk %v after the request arrived (%v), want ≥ %v", at[3].Sub(rcv), ok, p.TTFT+70*time.Millisecond)
-	}
-	if span := at[3].Sub(at[0]); span > 110*time.Millisecond {
-		t.Errorf("first→last chunk %v, want 70ms", span)
-	}
+		if len(n) != 4 || n[0] != 3 || n[3] != 1 {
+			t.Fatalf("chunk sizes %v, want [3 3 3 1]", n)
+		}
+		arrival, ok := s.Arrival(id)
+		if !ok {
+			t.Fatal("no arrival recorded")
+		}
+		var worst time.Duration
+		for k, offset := range []time.Duration{0, 30, 60, 70} {
+			due := arrival.Add(p.TTFT + offset*time.Millisecond)
+			if at[k].Before(due) {
+				t.Errorf("chunk %d sent %v before its target", k, due.Sub(at[k]))
+			}
+			worst = max(worst, at[k].Sub(due))
+		}
+		return worst
+	})
 }
 
 func TestKeepAlive(t *testing.T) {
@@ -699,6 +781,11 @@ func TestFaultCut(t *testing.T) {
 	}
 }
 
+// TestFaultStall: a stalled stream sends some tokens and then nothing, until the client leaves
+// (its deadline); the handler then returns. With keep-alives, the stall beats at their period.
+// Both are bounded by counts and events: the frames the server sent are the tokens the client
+// read, and the beats are read until four have come after the last token, however long a busy
+// machine takes, and are never more than the period allows.
 func TestFaultStall(t *testing.T) {
 	t.Parallel()
 	p := quick("p")
@@ -718,10 +805,6 @@ func TestFaultStall(t *testing.T) {
 	if len(toks) < 1 || len(toks) > 19 || len(r.frames) != len(toks) {
 		t.Fatalf("frames %v", r.frames)
 	}
-	// 20 tokens at 2000 tok/s end ~15 ms after the request: the rest is silence.
-	if quiet := time.Since(toks[len(toks)-1].at); quiet < 300*time.Millisecond {
-		t.Errorf("only %v of silence before the deadline", quiet)
-	}
 	// The handler noticed the client leaving and returned, so its connection closed.
 	deadline := time.Now().Add(2 * time.Second)
 	for openConns(s) > 0 && time.Now().Before(deadline) {
@@ -730,21 +813,53 @@ func TestFaultStall(t *testing.T) {
 	if n := openConns(s); n > 0 {
 		t.Errorf("%d connections still open after the client left a stalled stream", n)
 	}
+	// Silence after the last token: the server sent those tokens and nothing else, and sends
+	// nothing more now that the client is gone.
 	id := toks[0].chunk.ID
-	sent := len(s.Sends(id))
+	sent := s.Sends(id)
+	if len(sent) != len(toks) || slices.ContainsFunc(sent, func(f Send) bool { return f.Kind != FrameContent }) {
+		t.Errorf("server sent %v, the client read %d tokens: want those tokens alone", sent, len(toks))
+	}
 	time.Sleep(50 * time.Millisecond)
-	if len(s.Sends(id)) != sent {
+	if len(s.Sends(id)) != len(sent) {
 		t.Error("server still sending after the client left")
 	}
 
-	// With keep-alives the proxy keeps beating through the stall.
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// With keep-alives the stall keeps beating.
+	req, err := http.NewRequest(http.MethodPost, s.BaseURL("k")+"/chat/completions", strings.NewReader(streamBody(20, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
-	r = do(t, ctx2, c, http.MethodPost, s.BaseURL("k")+"/chat/completions", streamBody(20, ""))
-	last := r.tokenFrames()[len(r.tokenFrames())-1].at
-	beats := r.count(func(f frame) bool { return f.comment && f.at.After(last) })
-	if beats < 4 {
-		t.Errorf("%d keep-alives during a 280ms stall, want ≈9", beats)
+	resp, err := c.Do(req.WithContext(ctx2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var last time.Time // the last token's read
+	var beats []time.Time
+	br := bufio.NewReader(resp.Body)
+	for len(beats) < 4 {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d keep-alives past the last token: %v", len(beats), err)
+		}
+		switch {
+		case strings.HasPrefix(line, "data: "):
+			if len(beats) > 0 {
+				t.Fatalf("data after the stall began: %q", line)
+			}
+			last = time.Now()
+		case line == ": keep-alive\n" && !last.IsZero():
+			beats = append(beats, time.Now())
+		}
+	}
+	// A beat every 30 ms at most: the beats are due a period apart, and one due before the last
+	// token may be sent after it (a late beat is followed by the next one on its own schedule,
+	// or a period after it when it was more than a period late), so 4 beats span ≥ 60 ms.
+	if most := int(beats[3].Sub(last)/k.KeepAlive) + 2; len(beats) > most {
+		t.Errorf("4 keep-alives within %v of the last token, want at most %d at a 30 ms period", beats[3].Sub(last), most)
 	}
 }
 
@@ -897,15 +1012,23 @@ func TestSendTimes(t *testing.T) {
 	}
 }
 
+// TestNonStreaming: a non-streamed answer walks the stream's schedule and comes at its end,
+// 50 ms TTFT + 9 gaps of 5 ms = 95 ms after the request: never before, and within onTime of it
+// on the best of a few requests (bestOf).
 func TestNonStreaming(t *testing.T) {
 	t.Parallel()
 	p := Profile{Name: "p", Model: "m1", TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ReasoningTokens: 3, Seed: 1}
 	s := start(t, Options{}, p)
-	r := chat(t, newClient(t), s, "p", `{"model":"m1","messages":[{"role":"user","content":[{"type":"text","text":"a b c"}]}],"max_tokens":10,"stream":false}`)
-	// 50 ms TTFT + 9 gaps of 5 ms.
-	if d := r.headers.Sub(r.start); d < 95*time.Millisecond || d > 250*time.Millisecond {
-		t.Errorf("answered after %v, want ≈95ms", d)
-	}
+	c := newClient(t)
+	var r result
+	bestOf(t, "answer", func() time.Duration {
+		r = chat(t, c, s, "p", `{"model":"m1","messages":[{"role":"user","content":[{"type":"text","text":"a b c"}]}],"max_tokens":10,"stream":false}`)
+		d := r.headers.Sub(r.start)
+		if d < 95*time.Millisecond {
+			t.Errorf("answered after %v, want ≥ 95ms", d)
+		}
+		return d - 95*time.Millisecond
+	})
 	var resp struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
