@@ -511,39 +511,64 @@ func TestPrefillTTFT(t *testing.T) {
 func TestPrefixCache(t *testing.T) {
 	p := Profile{Name: "p", Model: "m", TTFT: 20 * time.Millisecond, TokensPerSecond: 1000,
 		PrefillTokensPerSecond: 2000, PrefixCache: true, Seed: 1}
-	s := start(t, Options{}, p)
+	s := start(t, Options{TrackSends: true}, p)
 	c := newClient(t)
 	base := wordList("w", 100) // 104 prompt tokens: 6 full blocks
 	cases := []struct {
 		name         string
 		text         string
 		stream       bool
-		prompt, want int // prompt tokens, cached tokens
+		prompt, want int           // prompt tokens, cached tokens
+		ttft         time.Duration // 20 ms + uncached tokens / 2000 tok/s (streams)
 	}{
-		{"first", base, true, 104, 0},
-		{"repeat", base, true, 104, 96},
-		{"busted", "tag-1 " + base, true, 105, 0},
-		{"longer", base + " " + wordList("x", 50), true, 154, 96},
-		{"repeat, not streamed", base, false, 104, 96},
-		{"busted again", "tag-2 " + base, false, 105, 0},
+		{"first", base, true, 104, 0, 72 * time.Millisecond},
+		{"repeat", base, true, 104, 96, 24 * time.Millisecond},
+		{"busted", "tag-1 " + base, true, 105, 0, 72500 * time.Microsecond},
+		{"longer", base + " " + wordList("x", 50), true, 154, 96, 49 * time.Millisecond},
+		{"repeat, not streamed", base, false, 104, 96, 0},
+		{"busted again", "tag-2 " + base, false, 105, 0, 0},
 	}
 	var queries, hits int
-	var ttfts []time.Duration
-	for _, tc := range cases {
-		r := chat(t, c, s, "p", promptBody(tc.text, 2, tc.stream))
+	// ask sends a case's request, checks its usage and counts it; for a stream it returns the
+	// first token's send after the request's arrival, which the prefill of the uncached tokens
+	// is part of.
+	ask := func(name, text string, stream bool, prompt, want int) time.Duration {
+		r := chat(t, c, s, "p", promptBody(text, 2, stream))
 		u := finalUsage(t, r)
-		if u.PromptTokens != tc.prompt || u.PromptTokensDetails == nil || u.PromptTokensDetails.CachedTokens != tc.want {
-			t.Errorf("%s: usage %+v %+v, want %d prompt tokens, %d cached", tc.name, u, u.PromptTokensDetails, tc.prompt, tc.want)
+		if u.PromptTokens != prompt || u.PromptTokensDetails == nil || u.PromptTokensDetails.CachedTokens != want {
+			t.Errorf("%s: usage %+v %+v, want %d prompt tokens, %d cached", name, u, u.PromptTokensDetails, prompt, want)
 		}
-		queries, hits = queries+tc.prompt, hits+tc.want
-		if tc.stream {
-			ttfts = append(ttfts, ttft(r))
+		queries, hits = queries+prompt, hits+want
+		if !stream {
+			return 0
 		}
+		id := r.header.Get("X-Request-Id")
+		arrival, ok := s.Arrival(id)
+		sends := contentSends(s, id)
+		if !ok || len(sends) == 0 {
+			t.Fatalf("%s: arrival recorded %v, %d content sends", name, ok, len(sends))
+		}
+		return sends[0].Sub(arrival)
 	}
-	// first: 20 ms + 104/2000 s = 72 ms; repeat: 20 ms + 8/2000 s = 24 ms.
-	t.Logf("TTFT first %v, repeat %v, busted %v, longer %v", ttfts[0], ttfts[1], ttfts[2], ttfts[3])
-	if ttfts[0] < 72*time.Millisecond || ttfts[1] < 24*time.Millisecond || ttfts[1] > ttfts[0]-30*time.Millisecond {
-		t.Errorf("TTFT first %v (want ≥ 72ms), repeat %v (want ≥ 24ms and 48ms less)", ttfts[0], ttfts[1])
+	// Never before the truth; the repeat, whose 96 cached tokens save 48 ms of prefill, within
+	// onTime of its 24 ms on the best of a few (bestOf): so surely under the 72 ms it would take
+	// uncached. The other cases are bounded from below only (the counts say what they were
+	// served); asking the repeat again repeats its hit, counted like the others.
+	for _, tc := range cases {
+		if tc.name != "repeat" {
+			if got := ask(tc.name, tc.text, tc.stream, tc.prompt, tc.want); got < tc.ttft {
+				t.Errorf("%s: TTFT %v at the server, want ≥ %v", tc.name, got, tc.ttft)
+			}
+			continue
+		}
+		bestOf(t, "repeat", func() time.Duration {
+			got := ask(tc.name, tc.text, tc.stream, tc.prompt, tc.want)
+			t.Logf("repeat: TTFT %v at the server (want %v)", got, tc.ttft)
+			if got < tc.ttft {
+				t.Errorf("repeat: TTFT %v at the server, want ≥ %v", got, tc.ttft)
+			}
+			return got - tc.ttft
+		})
 	}
 	fams := scrape(t, newClient(t), s.MetricsURL())
 	if q := value(t, fams, "vllm:prefix_cache_queries_total", "m"); q != float64(queries) {
