@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,10 +180,16 @@ func TestSessionsSimIdealAgainstServed(t *testing.T) {
 // the server ended the turn before: the error is what the client adds (reading the end,
 // building the prompt, writing it). A parent's turn after joining its sub-agents waits from
 // the last one's end, and is left out.
+//
+// The error is the client's own delay: reading the end, the gap's timer, writing the next turn,
+// each a goroutine waiting for a CPU. A few ms on a quiet machine; beside two CPU hogs, 8
+// runs gave p50 9.5-33 ms and max 20-131 ms, and one of scripts/test.sh at load 11-17 p50 29 ms,
+// max 337 ms. So: never negative on any run (a turn before its gap is a bug whatever the load),
+// and p50 ≤ 40 ms, max ≤ 150 ms on one of up to 3 runs. Most gaps are 0-6 ms, two are 176 and
+// 364 ms: a gap waited twice misses the max on every run, a constant delay of 40 ms the p50.
 func TestSessionsSimToolGaps(t *testing.T) {
 	spec := "../workload/testdata/sessions/agentx_trace_0291_cut.json"
 	gaps := workload.GapPolicy{Scale: 0.002, Cap: 10 * time.Second} // 3 s → 6 ms, 182 s → 364 ms
-	got := simSessionRun{spec: spec, reqs: 18, opts: workload.SessionOptions{Gaps: gaps, Scale: 0.01}}.run(t)
 	pool, err := workload.LoadSessions(spec, "")
 	if err != nil {
 		t.Fatal(err)
@@ -204,36 +211,41 @@ func TestSessionsSimToolGaps(t *testing.T) {
 	}
 	ctxs = 1
 	walk(pool.Sessions[0].Root, 1)
-	prev := map[uint64]simTurn{}
-	var errs []time.Duration
-	for _, g := range got {
-		st := g.s.Session
-		p, ok := prev[st.ID]
-		prev[st.ID] = g
-		if !ok || (st.Depth == 0 && st.Turn == 5) { // the parent's turn after the join
-			continue
+	var tries []string
+	for range 3 {
+		got := simSessionRun{spec: spec, reqs: 18, opts: workload.SessionOptions{Gaps: gaps, Scale: 0.01}}.run(t)
+		prev := map[uint64]simTurn{}
+		var errs []time.Duration
+		for _, g := range got {
+			st := g.s.Session
+			p, ok := prev[st.ID]
+			prev[st.ID] = g
+			if !ok || (st.Depth == 0 && st.Turn == 5) { // the parent's turn after the join
+				continue
+			}
+			arrived := g.seen.Received
+			if arrived.IsZero() {
+				arrived = g.seen.Arrival
+			}
+			gap := arrived.Sub(p.seen.End)
+			want := recorded[key(int(st.ID), st.Turn)]
+			errs = append(errs, gap-want)
+			if gap < want {
+				t.Errorf("context %d turn %d reached the server %v after the turn before ended, before its gap %v", st.ID, st.Turn, gap, want)
+			}
 		}
-		arrived := g.seen.Received
-		if arrived.IsZero() {
-			arrived = g.seen.Arrival
+		if len(errs) != 14 {
+			t.Fatalf("%d gaps measured, want 14 (18 turns, 3 first turns, 1 after a join)", len(errs))
 		}
-		gap := arrived.Sub(p.seen.End)
-		want := recorded[key(int(st.ID), st.Turn)]
-		errs = append(errs, gap-want)
-		if gap < want {
-			t.Errorf("context %d turn %d reached the server %v after the turn before ended, before its gap %v", st.ID, st.Turn, gap, want)
+		slices.Sort(errs)
+		p50, worst := errs[len(errs)/2], errs[len(errs)-1]
+		t.Logf("server-side gap error: p50 %v, max %v over %d gaps", p50, worst, len(errs))
+		if p50 <= 40*time.Millisecond && worst <= 150*time.Millisecond {
+			return
 		}
+		tries = append(tries, fmt.Sprintf("p50 %v max %v", p50, worst))
 	}
-	if len(errs) != 14 {
-		t.Fatalf("%d gaps measured, want 14 (18 turns, 3 first turns, 1 after a join)", len(errs))
-	}
-	slices.Sort(errs)
-	p50, worst := errs[len(errs)/2], errs[len(errs)-1]
-	t.Logf("server-side gap error: p50 %v, max %v over %d gaps", p50, worst, len(errs))
-	// A few ms on a quiet machine (see the log); bounds for a loaded 2-core one.
-	if p50 > 15*time.Millisecond || worst > 60*time.Millisecond {
-		t.Errorf("gap error p50 %v, max %v: want ≤ 15 ms and ≤ 60 ms", p50, worst)
-	}
+	t.Errorf("gap error %s: want ≤ 40 ms and ≤ 150 ms on one run", strings.Join(tries, "; "))
 }
 
 func key(ctx, turn int) string { return strings.Repeat("c", ctx) + "/" + strings.Repeat("t", turn) }
