@@ -123,9 +123,11 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 		Options{Rate: rate, RateSeed: seed, Duration: 2500 * time.Millisecond})
 	dones := collect(t, r)
 	var served []*sample.Sample
+	cut := 0
 	for _, d := range dones {
 		if d.Sample.Cut {
-			continue // in flight when the run ended
+			cut++ // in flight when the run ended
+			continue
 		}
 		if d.Sample.Outcome != sample.OutcomeOK {
 			t.Fatalf("request %d: %s %s", d.Sample.Seq, d.Sample.ErrorKind, d.Sample.ErrorMessage)
@@ -141,17 +143,27 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	}
 	slices.SortFunc(served, func(a, b *sample.Sample) int { return arrivalOf(a).Compare(arrivalOf(b)) })
 
-	// The known schedule: the same generator, cumulative gaps from the first arrival.
+	// The known schedule: the same generator, cumulative gaps from the first arrival. A request
+	// cut by the run's end is not served, and it need not be among the last: on a loaded
+	// machine one sent at +2.471 s was still in flight at the end while the next, sent at
+	// +2.475 s, had finished. So an arrival of the schedule may be skipped, at most once per
+	// cut request; every served one is on the schedule to the microsecond.
 	rng := arrivalRand(seed, 0)
 	first := arrivalOf(served[0])
 	arrivalGap(rng, rate) // the first gap: from the start of the process to the first arrival
 	var offset time.Duration
+	skipped := 0
 	for i, s := range served {
 		if i > 0 {
 			offset += arrivalGap(rng, rate)
 		}
-		if got := arrivalOf(s).Sub(first); absDur(got-offset) > time.Microsecond {
-			t.Fatalf("arrival %d at +%v, the schedule says +%v", i, got, offset)
+		got := arrivalOf(s).Sub(first)
+		for got-offset > time.Microsecond && skipped < cut {
+			offset += arrivalGap(rng, rate)
+			skipped++
+		}
+		if absDur(got-offset) > time.Microsecond {
+			t.Fatalf("arrival %d at +%v, the schedule says +%v (%d of %d cut requests skipped)", i, got, offset, skipped, cut)
 		}
 	}
 	span := arrivalOf(served[len(served)-1]).Sub(first).Seconds()
