@@ -468,3 +468,32 @@ func TestFooterCutsNoKeyMidWord(t *testing.T) {
 		}
 	}
 }
+
+// A replay's Stream view says it cannot send instead of offering enter and ctrl+r, and the
+// header and Tab cycle leave it out; its key still shows it.
+func TestReplayStreamViewSaysItCannotSend(t *testing.T) {
+	events := make(chan sample.Event)
+	m := New(nil, testEndpoints(2), events, Options{Now: pinned, Replay: "run.jsonl"})
+	m = update(t, m, resize(100, 30))
+	if strings.Contains(m.View(), "4 Stream") {
+		t.Errorf("the replay's header lists the Stream view:\n%s", m.View())
+	}
+	m = press(t, m, "4")
+	if m.view != viewStream {
+		t.Fatalf("key 4 shows view %v, not the Stream view", m.view)
+	}
+	screen := m.View()
+	for _, gone := range []string{"enter: stream", "ctrl+r", "race all"} {
+		if strings.Contains(screen, gone) {
+			t.Errorf("the replay's Stream view offers %q:\n%s", gone, screen)
+		}
+	}
+	if !strings.Contains(screen, "a replay cannot send prompts") {
+		t.Errorf("the replay's Stream view does not say it cannot send:\n%s", screen)
+	}
+	for _, k := range []string{"tab", "tab", "tab", "tab", "tab", "tab"} {
+		if m = press(t, m, k); m.view == viewStream {
+			t.Errorf("Tab stops on the Stream view in a replay")
+		}
+	}
+}

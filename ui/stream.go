@@ -89,6 +89,10 @@ func newStreamView(c common, prompt string, controls Controls, eps []config.Endp
 
 func (v *streamView) Name() string { return "Stream" }
 
+// InTabs: a replay (no Controls) cannot send, so its header and Tab cycle leave the view out;
+// the key 4 still shows it, to say so, and the other views keep their numbers.
+func (v *streamView) InTabs() bool { return v.controls != nil }
+
 // ShortHelp: while the prompt has focus, only the typing keys act.
 func (v *streamView) ShortHelp() []key.Binding {
 	k := v.keys
@@ -253,6 +257,9 @@ func (v *streamView) Render(f *frame) string {
 	target := f.snap.Endpoints[f.sel].Name
 	var hints []string
 	switch {
+	case v.controls == nil:
+		hints = []string{"a replay cannot send prompts: streaming and racing need a live run",
+			"a replay cannot send prompts", "replay: cannot send"}
 	case v.input.Focused():
 		hints = []string{"enter: stream to " + target + " · ctrl+r: race all · esc: leave prompt",
 			"enter: stream · ctrl+r: race all · esc: leave prompt", "enter stream · ctrl+r race · esc leave"}
