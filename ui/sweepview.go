@@ -111,10 +111,10 @@ func (v *sweepView) Render(f *frame) string {
 			v.ttft.Set("TTFT p50 ms by concurrency", labels, ttft, v.w, graphH-hh)
 			lines = append(lines, v.tput.View(), v.ttft.View())
 		}
-		lines = append(lines, sweepLegend(s, names, v.w))
+		lines = append(lines, sweepLegend(s, names, clamp(f.sel, 0, len(names)-1), v.w))
 		room -= chartsH
 	}
-	lines = append(lines, v.table(f, results, plan, prog, room)...)
+	lines = append(lines, v.table(f, results, plan, prog, room, chartsH == 0)...)
 	return fit(strings.Join(lines, "\n"), v.w, v.h)
 }
 
@@ -153,12 +153,22 @@ func sweepMarker(ep int) rune {
 	return '*'
 }
 
-func sweepLegend(s *Styles, names []string, w int) string {
+// sweepLegend names the charts' markers and is the table's title: the selected endpoint,
+// whose steps the table lists, marked ▸ (and ←/→ to choose another when there is one).
+func sweepLegend(s *Styles, names []string, sel, w int) string {
 	parts := make([]string, len(names))
 	for i, n := range names {
+		if i == sel {
+			parts[i] = s.Title.Render("▸" + string(sweepMarker(i)) + " " + n)
+			continue
+		}
 		parts[i] = s.Value.Render(string(sweepMarker(i))) + " " + s.Muted.Render(n)
 	}
-	return truncate(strings.Join(parts, "  "), w)
+	line := strings.Join(parts, "  ")
+	if len(names) > 1 {
+		line += s.Muted.Render("  ←/→ endpoint")
+	}
+	return truncate(line, w)
 }
 
 // sweepSeries are the charts' values: [endpoint][step], NaN where the step has no figure.
@@ -186,15 +196,19 @@ func sweepSeries(results []sweep.Result, endpoints, steps int) (tput, ttft [][]f
 }
 
 // table is the selected endpoint's steps: finished ones with their figures, the running one
-// marked, the rest pending. It keeps the latest rows when they do not all fit.
-func (v *sweepView) table(f *frame, results []sweep.Result, plan sweep.Plan, p sweep.Progress, room int) []string {
+// marked, the rest pending. It keeps the latest rows when they do not all fit. Its title names
+// the endpoint when titled: under the charts, their legend does (sweepLegend).
+func (v *sweepView) table(f *frame, results []sweep.Result, plan sweep.Plan, p sweep.Progress, room int, titled bool) []string {
 	s := v.styles
 	if room <= 0 || len(f.snap.Endpoints) == 0 {
 		return nil
 	}
 	sel := clamp(f.sel, 0, len(f.snap.Endpoints)-1)
 	n := len(f.snap.Endpoints)
-	title := s.Title.Render(string(sweepMarker(sel))+" "+f.snap.Endpoints[sel].Name) + s.Muted.Render("  ←/→ endpoint")
+	title := s.Title.Render(string(sweepMarker(sel)) + " " + f.snap.Endpoints[sel].Name)
+	if n > 1 {
+		title += s.Muted.Render("  ←/→ endpoint")
+	}
 	cols := []struct {
 		title string
 		width int
@@ -213,7 +227,10 @@ func (v *sweepView) table(f *frame, results []sweep.Result, plan sweep.Plan, p s
 	for i, c := range cols {
 		head[i] = c.title
 	}
-	rows := []string{title, s.TableHeader.Render(row(head))}
+	rows := []string{s.TableHeader.Render(row(head))}
+	if titled {
+		rows = append([]string{title}, rows...)
+	}
 	var body []string
 	for i, conc := range plan.Concurrency {
 		cells := []string{itoa(i + 1), itoa(conc)}

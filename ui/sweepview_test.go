@@ -278,3 +278,22 @@ func TestSweepEndClosesTheSteps(t *testing.T) {
 		t.Fatalf("after End the view does not say the sweep was interrupted:\n%s", m.View())
 	}
 }
+
+// Each endpoint is named once in the sweep view: the charts' legend is the table's title, and
+// ←/→ are offered only when there is another endpoint to choose.
+func TestSweepNamesEachEndpointOnce(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		for _, w := range []int{80, 120} {
+			m := newSweepModel(t, n, w, 30)
+			screen := m.View()
+			for _, ep := range m.eps {
+				if c := strings.Count(screen, ep.Name); c != 1 {
+					t.Errorf("%d endpoint(s), %d columns: %q shows %d times:\n%s", n, w, ep.Name, c, screen)
+				}
+			}
+			if got := strings.Contains(screen, "←/→ endpoint"); got != (n > 1) {
+				t.Errorf("%d endpoint(s), %d columns: ←/→ offered %v:\n%s", n, w, got, screen)
+			}
+		}
+	}
+}
