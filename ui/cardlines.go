@@ -157,24 +157,30 @@ func modelLine(s *Styles, model, api, cache string, concurrency, w int) string {
 
 // liveLine is the counted requests in flight that have a first token: how many, their
 // tokens so far of max_tokens and the median of their decode rates so far,
-// "1 in flight · ≈45/160 tok · ≈141 tok/s"; before any, a warm-up in flight, so labelled;
-// with none, the newest finished decode rate, and how many of the started requests (in
-// flight at the same snapshot as the card's status word) have no token yet.
-func liveLine(s *Styles, es *stats.EndpointStats, warmup *sample.Progress, started, w int) string {
+// "1 in flight · ≈45/160 tok · ≈141 tok/s"; before any, a warm-up in flight (warmupLive),
+// so labelled; with none, the newest finished decode rate (before a counted one, a finished
+// warm-up's, so labelled), and how many of the started requests (in flight at the same
+// snapshot as the card's status word) have no token yet.
+func liveLine(s *Styles, es *stats.EndpointStats, warmup *sample.Progress, warmupLive bool, started, w int) string {
 	L, V, U, F, M := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint), styled(&s.Muted)
 	in := es.InFlight
-	if in.Requests == 0 && warmup.Chunks > 0 && !es.Latest.DecodeOK {
+	if in.Requests == 0 && warmupLive && warmup.Chunks > 0 && !es.Latest.DecodeOK {
 		in = stats.InFlight{Requests: 1, TokensMin: warmup.Tokens, TokensMax: warmup.Tokens,
 			MaxTokens: warmup.MaxTokens, Estimated: warmup.Estimated}
 		in.DecodeTPS, in.DecodeOK = warmup.DecodeRate()
 		return inFlightLine(s, in, "warm-up", "warm-up", w)
 	}
 	if in.Requests == 0 {
-		rate := dash
+		rate, label := dash, "last "
 		if es.Latest.DecodeOK {
 			rate = approx(es.TokenSource) + num(es.Latest.DecodeTPS)
+		} else if tps, ok := warmup.DecodeRate(); ok && warmup.Chunks > 0 {
+			rate, label = num(tps), "warm-up "
+			if warmup.Estimated {
+				rate = "≈" + rate
+			}
 		}
-		last := line(L("last "), V(rate), U(" tok/s"))
+		last := line(L(label), V(rate), U(" tok/s"))
 		if started > 0 { // sent, no token yet: in flight all the same
 			n := itoa(started)
 			return fitSpans(w,

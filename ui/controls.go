@@ -46,6 +46,10 @@ type endpointState struct {
 	// none). It never enters the statistics; the card shows it, labelled, until counted
 	// requests have figures.
 	warmup sample.Progress
+	// warmupLive: a warm-up is in flight (its Progress came, its Done not yet); drawnWarmupLive
+	// is it as of the drawn snapshot, like drawnInflight: only then does the card's in-flight
+	// line say "warm-up", so a finished one never stands under "idle" as if it ran.
+	warmupLive, drawnWarmupLive bool
 	// connPerRequest: the server closes every kept-alive connection (sample.Status): each
 	// request opens a new one, and the detail view says so.
 	connPerRequest bool
@@ -80,6 +84,7 @@ func (st *endpointState) addSample(s *sample.Sample) {
 // warmupDone keeps a finished warm-up's own figures, as a last Progress.
 func (st *endpointState) warmupDone(s *sample.Sample) {
 	st.version++
+	st.warmupLive = false
 	if s.Outcome != sample.OutcomeOK || s.FirstToken < 0 {
 		st.warmup = sample.Progress{}
 		return
@@ -89,8 +94,13 @@ func (st *endpointState) warmupDone(s *sample.Sample) {
 		Chunks: s.TokenChunks(), MaxTokens: st.warmup.MaxTokens}
 }
 
+// reset forgets what the statistics' reset forgets, a finished warm-up's figures too (they
+// are from before it); a warm-up still in flight stays shown.
 func (st *endpointState) reset() {
 	st.samples, st.failing = nil, false
+	if !st.warmupLive {
+		st.warmup = sample.Progress{}
+	}
 	st.version++
 }
 

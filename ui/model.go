@@ -246,7 +246,7 @@ func (m *Model) handleEvent(ev sample.Event) {
 		switch st := m.state(ev.Endpoint); {
 		case ev.Stream != 0:
 		case ev.Warmup && st != nil:
-			st.warmup = *ev // not counted: shown as a warm-up until the first counted one
+			st.warmup, st.warmupLive = *ev, true // not counted: shown as a warm-up until the first counted one
 			st.version++
 			m.statsDirty = true
 		case counted:
@@ -361,7 +361,7 @@ func (m *Model) handleClock() {
 func (m *Model) takeSnapshot() {
 	m.snap = m.board.Snapshot(m.now(), m.arrivals())
 	for _, st := range m.states {
-		st.drawnInflight = st.inflight
+		st.drawnInflight, st.drawnWarmupLive = st.inflight, st.warmupLive
 	}
 	// The views index Endpoints by endpoint number: make sure there is one per endpoint.
 	if len(m.snap.Endpoints) != len(m.eps) {

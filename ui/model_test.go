@@ -409,7 +409,8 @@ func TestReadOnlyMonitor(t *testing.T) {
 
 // TestStatusWordAgreesWithInFlightLine: a card's status word and its in-flight line say the
 // same of the requests in flight, whatever order the Runner's Status and the requests' own
-// events arrive in.
+// events arrive in, and across a reset (r, y): a warm-up that finished before it is not shown
+// as in flight after it, one still running is.
 func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 	m, _ := newTestModel(t, 1, 80, 24, 3)
 	start := t0.Add(-2 * time.Second)
@@ -419,16 +420,28 @@ func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 		Tokens: 40, Chunks: 40, MaxTokens: 256}
 	done := history(m.eps, 4)[3].(*sample.Done)
 	done.Sample.Seq = 10
+	warmStart := &sample.Started{Endpoint: 0, Seq: 20, At: start}
+	warmProgress := *progress
+	warmProgress.Seq, warmProgress.Warmup, warmProgress.Tokens, warmProgress.Chunks = 20, true, 64, 64
+	warmDone := history(m.eps, 5)[4].(*sample.Done)
+	warmDone.Sample.Seq, warmDone.Sample.Warmup = 20, true
 	steps := []struct {
 		name   string
 		events []sample.Event
+		keys   []string
 		want   bool // streaming
 	}{
-		{"idle status, then a request with its first token", []sample.Event{&sample.Status{Endpoint: 0, State: sample.StateIdle}, started, progress}, true},
-		{"the request ends before the Runner says streaming", []sample.Event{done, &sample.Status{Endpoint: 0, State: sample.StateStreaming}}, false},
-		{"a request sent, no token yet, the Runner still idle", []sample.Event{&sample.Status{Endpoint: 0, State: sample.StateIdle}, started}, true},
+		{"idle status, then a request with its first token", []sample.Event{&sample.Status{Endpoint: 0, State: sample.StateIdle}, started, progress}, nil, true},
+		{"the request ends before the Runner says streaming", []sample.Event{done, &sample.Status{Endpoint: 0, State: sample.StateStreaming}}, nil, false},
+		{"a request sent, no token yet, the Runner still idle", []sample.Event{&sample.Status{Endpoint: 0, State: sample.StateIdle}, started}, nil, true},
+		{"that request ends", []sample.Event{done}, nil, false},
+		{"a warm-up with its tokens", []sample.Event{warmStart, &warmProgress}, nil, true},
+		{"a reset while the warm-up runs", nil, []string{"r", "y"}, true},
+		{"the warm-up ends", []sample.Event{warmDone}, nil, false},
+		{"a reset after the warm-up", nil, []string{"r", "y"}, false},
 	}
 	for _, step := range steps {
+		m = press(t, m, step.keys...)
 		m = update(t, m, eventsMsg{events: step.events})
 		m = update(t, m, redrawMsg{})
 		view := m.View()
@@ -437,7 +450,7 @@ func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 			switch {
 			case strings.Contains(l, "idle"), strings.Contains(l, "streaming"):
 				word = l
-			case strings.Contains(l, "in flight"), strings.Contains(l, " live"):
+			case strings.Contains(l, "in flight"), strings.Contains(l, " live"), strings.Contains(l, "warm-up"):
 				live = l
 			}
 		}
@@ -449,6 +462,9 @@ func TestStatusWordAgreesWithInFlightLine(t *testing.T) {
 		if streaming != step.want {
 			t.Errorf("%s: streaming %v, want %v:\n%s\n%s", step.name, streaming, step.want, word, live)
 		}
+	}
+	if strings.Contains(m.View(), "warm-up") { // its figures are from before the reset
+		t.Errorf("after the reset the card still shows the finished warm-up:\n%s", m.View())
 	}
 }
 

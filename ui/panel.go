@@ -302,7 +302,7 @@ func (p *panel) line(l int, es *stats.EndpointStats, st *endpointState, now time
 		}
 		return modelLine(s, model, apiTag(es.API), cacheLabel(es), st.concurrency, w)
 	case lineLive:
-		return liveLine(s, es, &st.warmup, st.drawnInflight, w)
+		return liveLine(s, es, &st.warmup, st.drawnWarmupLive, st.drawnInflight, w)
 	case lineDecode, lineTPS, lineTTFT:
 		return p.sharedLine(l, es, w)
 	case lineTPSChart:
