@@ -27,12 +27,13 @@ const laneKeep = 256
 // laneTurn is one turn as drawn, and its breakdown once it finished.
 type laneTurn struct {
 	seq               uint64
-	ctx               uint64    // the context: workload.SessionTurn.ID
-	depth, row        int       // row 0 is the lane's own; 1… the rows of its sub-agents
-	start, first, end time.Time // first zero before (or without) a first token, end zero in flight
-	queued            time.Time // the end of the server's queue, where its response reports one; else zero
-	failed            bool      // failed, or missed the endpoint's objectives
-	text              string    // the breakdown (turnBreakdown), "" in flight
+	ctx               uint64               // the context: workload.SessionTurn.ID
+	depth, row        int                  // row 0 is the lane's own; 1… the rows of its sub-agents
+	start, first, end time.Time            // first zero before (or without) a first token, end zero in flight
+	queued            time.Time            // the end of the server's queue, where its response reports one; else zero
+	failed            bool                 // failed, or missed the endpoint's objectives
+	text              string               // the breakdown (turnBreakdown), "" in flight
+	session           workload.SessionTurn // where it runs: what an in-flight turn's breakdown says
 }
 
 // laneSpan is a sub-agent on its row: from its first turn's start to its last turn's end.
@@ -69,7 +70,7 @@ func (l *lane) place(st *workload.SessionTurn, seq uint64, start time.Time, flyi
 		l.root = st.Root
 	}
 	l.join(st.ID, start)
-	t := &laneTurn{seq: seq, ctx: st.ID, depth: st.Depth, start: start}
+	t := &laneTurn{seq: seq, ctx: st.ID, depth: st.Depth, start: start, session: *st}
 	if st.Depth > 0 {
 		sp := l.live[st.ID]
 		if sp == nil {

@@ -373,8 +373,9 @@ func TestLanesHighlight(t *testing.T) {
 	f := newLanesFixture(t, sample.TTFTFirstToken)
 	f.observe(f.turn(1, 1, 1, 0, 0, 5, 6, 8, true), f.turn(2, 2, 2, 0, 0, 20, 22, 30, true))
 	rows := func() []string {
-		out := strings.Split(f.v.Render(&frame{sel: 0, now: f.now, snap: &stats.Snapshot{Endpoints: []stats.EndpointStats{{}}}}), "\n")
-		return out[1:3] // lane 1, lane 2
+		fr := &frame{sel: 0, now: f.now, snap: &stats.Snapshot{Endpoints: []stats.EndpointStats{{}}}}
+		out, head := strings.Split(f.v.Render(fr), "\n"), len(f.v.header(fr, 0))
+		return out[head : head+2] // lane 1, lane 2, under the header
 	}
 	reversed := func(row string) int {
 		return strings.Count(row, "\x1b[7") + strings.Count(row, ";7m") + strings.Count(row, ";7;")
@@ -419,14 +420,14 @@ func TestLanesRowsScroll(t *testing.T) {
 		f.observe(f.turn(uint64(lane), lane, uint64(lane), 0, 0, s, s+1, s+2, true)) // lane 12's is the last
 	}
 	out := f.screen()
-	if !strings.Contains(out, "Lanes: ep rows 4–12 of 12") || !f.hasRow(" 12") || f.hasRow("  1") {
+	if !strings.Contains(out, "Lanes: ep rows 6–12 of 12") || !f.hasRow(" 12") || f.hasRow("  1") { // the legend takes two lines of its own
 		t.Errorf("12 lanes in 16 lines:\n%s", out)
 	}
 	f.v.Move(0, -1, 0)
 	for range 11 {
 		f.v.Move(0, 0, -1) // ↑ to lane 1
 	}
-	if out := f.screen(); !strings.Contains(out, "rows 1–9 of 12") || !f.hasRow("  1") || !strings.Contains(out, "selected  lane 1 turn 1") {
+	if out := f.screen(); !strings.Contains(out, "rows 1–7 of 12") || !f.hasRow("  1") || !strings.Contains(out, "selected  lane 1 turn 1") {
 		t.Errorf("lane 1 selected:\n%s", out)
 	}
 }
@@ -445,5 +446,72 @@ func TestLanesServerQueue(t *testing.T) {
 	}
 	if out := f.detail(); !strings.Contains(out, "server: queue 3000.0 · prefill 1900.0") {
 		t.Errorf("breakdown: %s", out)
+	}
+}
+
+// A selected turn still in flight shows what is known of it so far, never a blank: where and
+// when it runs, how long so far, and its first token once it came.
+func TestLanesSelectedTurnInFlight(t *testing.T) {
+	f := newLanesFixture(t, sample.TTFTFirstToken)
+	f.observe(f.turn(1, 1, 1, 0, 0, 10, 11, 12, true))
+	st := f.started(2, 2, 2, 0, 0, 50)
+	st.Session.Turn = 1
+	f.observe(st)
+	f.v.Move(0, -1, 0) // ←: lane 1's turn, the last finished
+	f.v.Move(0, 0, 1)  // ↓: lane 2's, in flight
+	if _, sel := f.row("  2"); !sel {
+		t.Fatalf("lane 2 is not selected:\n%s", f.screen())
+	}
+	if d := f.detail(); !strings.Contains(d, "lane 2 turn 1 · at 11:59:50 · in flight 10.00 s") || !strings.Contains(d, "no first token yet") {
+		t.Errorf("the turn in flight's breakdown: %q\n%s", d, f.screen())
+	}
+	f.observe(&sample.Progress{Seq: 2, Start: f.at(50), FirstToken: 1500 * time.Millisecond, FirstAnswer: 1500 * time.Millisecond,
+		FirstEvent: 1500 * time.Millisecond, Tokens: 3, Chunks: 3})
+	if d := f.detail(); !strings.Contains(d, "first token after 1.50 s") {
+		t.Errorf("the turn in flight's breakdown after its first token: %q", d)
+	}
+}
+
+// The header (title, figures, the glyphs' legend) wraps between items to the width: no item
+// is cut, and "session" agrees with its number.
+func TestLanesHeaderFits(t *testing.T) {
+	for _, w := range []int{80, 100, 120} {
+		for _, done := range []int{1, 2} {
+			f := newLanesFixture(t, sample.TTFTFirstToken, config.Endpoint{Name: "fast-gpu"})
+			f.v.SetSize(w, 30)
+			f.observe(f.turn(1, 1, 1, 0, 0, 10, 11, 12, true))
+			ideal, served := 0.41, 0.38
+			fr := &frame{sel: 0, now: f.now, snap: &stats.Snapshot{Endpoints: []stats.EndpointStats{{
+				Sessions: &stats.SessionStats{IdealHitRate: &ideal, ServedHitRate: &served, Completed: done, Turns: 12}}}}}
+			lines := strings.Split(ansi.Strip(f.v.Render(fr)), "\n")
+			head := strings.Join(lines[:len(f.v.header(fr, 0))], "\n")
+			for _, item := range append([]string{"Lanes: fast-gpu", "cache hit ideal 41.0%  served 38.0%"}, laneLegend...) {
+				if !strings.Contains(head, item) {
+					t.Errorf("%d columns: the header lacks %q whole:\n%s", w, item, head)
+				}
+			}
+			want := map[int]string{1: "1 session done, 12 turns", 2: "2 sessions done, 12 turns"}[done]
+			if !strings.Contains(head, want) || strings.Contains(head, "…") {
+				t.Errorf("%d columns, %d done: want %q, uncut:\n%s", w, done, want, head)
+			}
+		}
+	}
+}
+
+// A turn's breakdown says every client phase, "—" where its figure is absent, so the line
+// keeps its shape.
+func TestLanesBreakdownKeepsAbsentFigures(t *testing.T) {
+	f := newLanesFixture(t, sample.TTFTFirstToken)
+	d := f.turn(1, 1, 1, 0, 0, 10, 11, 12, true)
+	d.Sample.Headers = sample.Absent
+	f.observe(d)
+	if out := f.detail(); !strings.Contains(out, "connection reused · headers — · to first token 1.00 s") {
+		t.Errorf("a turn without its headers instant: %s", out)
+	}
+	d = f.turn(2, 1, 1, 0, 0, 20, 21, 22, true)
+	d.Sample.Wrote, d.Sample.Headers = 300*time.Millisecond, 200*time.Millisecond
+	f.observe(d)
+	if out := f.detail(); !strings.Contains(out, "headers before sent") {
+		t.Errorf("a turn whose response began before its request was written: %s", out)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"tokscope/sample"
+	"tokscope/workload"
 )
 
 // Drawing the Lanes view (lanes.go): the rows, the in-flight strip and the breakdown.
@@ -22,10 +25,9 @@ func (v *lanesView) Render(f *frame) string {
 	ep := f.sel
 	v.drawn = f.now
 	var b strings.Builder
-	title := v.styles.Title.Render("Lanes: " + v.names[ep])
 	rows := v.rowsOf(ep, f.now)
 	if len(rows) == 0 {
-		fmt.Fprintf(&b, "%s  %s\n", title, v.styles.Muted.Render(v.summary(f, ep)))
+		b.WriteString(strings.Join(v.header(f, ep), "\n") + "\n")
 		msg := "no agent session here: --sessions FILE replays one per lane (-n)"
 		if len(v.eps[ep].lanes) > 0 {
 			msg = "no turn in the last minute"
@@ -42,19 +44,24 @@ func (v *lanesView) Render(f *frame) string {
 	from := f.now.Add(-lanesWindow)
 	col := func(t time.Time) int { return int(float64(t.Sub(from)) / float64(lanesWindow) * float64(width)) }
 	var detail []string
-	if cur != nil && cur.text != "" {
-		detail = wrapLines(cur.text, max(v.w-10, 10))
+	if cur != nil {
+		text := cur.text
+		if text == "" {
+			text = flyingBreakdown(cur, f.now)
+		}
+		detail = wrapLines(text, max(v.w-10, 10))
 	}
-	budget := max(v.h-1-2-len(detail), 1) // the header, the strip and its axis, the breakdown
+	head := v.header(f, ep)
+	budget := max(v.h-len(head)-2-len(detail), 1) // the header, the strip and its axis, the breakdown
 	first := 0
 	if at := slices.IndexFunc(rows, func(r laneRowRef) bool { return cur != nil && r.l == curLane && r.row == cur.row }); at >= budget {
 		first = at - budget + 1
 	}
 	last := min(first+budget, len(rows))
 	if first > 0 || last < len(rows) { // the rows that fit, the shown turn's among them
-		title += v.styles.Muted.Render(fmt.Sprintf(" rows %d–%d of %d", first+1, last, len(rows)))
+		head = v.header(f, ep, fmt.Sprintf("rows %d–%d of %d", first+1, last, len(rows)))
 	}
-	fmt.Fprintf(&b, "%s  %s\n", title, v.styles.Muted.Render(v.summary(f, ep)))
+	b.WriteString(strings.Join(head, "\n") + "\n")
 	for _, r := range rows[first:last] {
 		mark := "  "
 		if cur != nil && r.l == curLane && r.row == cur.row {
@@ -250,20 +257,66 @@ func sparkOf(counts []int, top int) string {
 	return b.String()
 }
 
-// summary is the header's figures: the ideal and served cache hits and the sessions done.
-func (v *lanesView) summary(f *frame, ep int) string {
-	if f.snap == nil || ep >= len(f.snap.Endpoints) || f.snap.Endpoints[ep].Sessions == nil {
-		return ""
-	}
-	s := f.snap.Endpoints[ep].Sessions
-	pct := func(p *float64) string {
-		if p == nil {
-			return "—"
+// laneLegend names the rows' glyphs, an item at a time so the header wraps between them.
+var laneLegend = []string{"▁ server queue", "░ to first token", "█ decode", "blank, ─: tool time", "╭╯ fork, join"}
+
+// header is the title (with more, the rows shown), the header's figures (the ideal and served
+// cache hits, the sessions done) and the glyphs' legend, wrapped between items to the width:
+// one line when it all fits, else the legend on lines of its own; never an item cut but one
+// wider than the view.
+func (v *lanesView) header(f *frame, ep int, more ...string) []string {
+	items := []string{strings.Join(append([]string{"Lanes: " + v.names[ep]}, more...), " ")}
+	if f.snap != nil && ep < len(f.snap.Endpoints) && f.snap.Endpoints[ep].Sessions != nil {
+		s := f.snap.Endpoints[ep].Sessions
+		pct := func(p *float64) string {
+			if p == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%.1f%%", *p*100)
 		}
-		return fmt.Sprintf("%.1f%%", *p*100)
+		items = append(items, "cache hit ideal "+pct(s.IdealHitRate)+"  served "+pct(s.ServedHitRate),
+			plural(s.Completed, "session", "sessions")+" done, "+plural(s.Turns, "turn", "turns"))
 	}
-	return fmt.Sprintf("cache hit ideal %s  served %s  ·  %d sessions done, %d turns  ·  ▁ server queue  ░ to first token  █ decode  blank, ─: tool time  ╭╯ fork, join",
-		pct(s.IdealHitRate), pct(s.ServedHitRate), s.Completed, s.Turns)
+	lines := packItems(items, v.w)
+	if legend := strings.Join(laneLegend, "  "); len(lines) == 1 && ansi.StringWidth(lines[0])+2+ansi.StringWidth(legend) <= v.w {
+		lines[0] += "  " + legend
+	} else { // the legend on lines of its own
+		lines = append(lines, packItems(laneLegend, v.w)...)
+	}
+	for i, l := range lines {
+		l = truncate(l, v.w)
+		if rest, ok := strings.CutPrefix(l, items[0]); i == 0 && ok {
+			lines[i] = v.styles.Title.Render(items[0]) + v.styles.Muted.Render(rest)
+			continue
+		}
+		lines[i] = v.styles.Muted.Render(l)
+	}
+	return lines
+}
+
+// packItems puts items on lines of width w, two spaces apart, breaking only between them.
+func packItems(items []string, w int) []string {
+	var lines []string
+	cur := ""
+	for _, it := range items {
+		switch {
+		case cur == "":
+			cur = it
+		case ansi.StringWidth(cur)+2+ansi.StringWidth(it) <= w:
+			cur += "  " + it
+		default:
+			lines, cur = append(lines, cur), it
+		}
+	}
+	return append(lines, cur)
+}
+
+// plural is n and the noun, singular for 1.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // axisText marks the window's start and now, and between them the strip's figures.
@@ -277,17 +330,27 @@ func axisText(width, peak, now int) string {
 	return left + strings.Repeat(" ", gap/2) + mid + strings.Repeat(" ", gap-gap/2) + "now"
 }
 
-// turnBreakdown is a finished turn's figures: where it ran and when, the tool or think time
-// before it; its connection, the wait to the response headers, to its first token (under
-// from) and its decode; the server's queue and prefill where it reports them; its tokens and
-// the cache: blocks, ideal and served. missed: it succeeded but missed the objectives.
-func turnBreakdown(s *sample.Sample, from sample.TTFTFrom, missed bool) string {
-	st := s.Session
+// flyingBreakdown is what is known of a turn in flight at now: where it runs and when, the
+// tool or think time before it, how long it has run, its first token if it came.
+func flyingBreakdown(t *laneTurn, now time.Time) string {
+	st := &t.session
+	out := turnPlace(st, t.start) + " · in flight " + fmtDur(max(now.Sub(t.start), 0)) + "\n"
+	if t.first.IsZero() {
+		out += "no first token yet"
+	} else {
+		out += "first token after " + fmtDur(t.first.Sub(t.start)) + " · decoding"
+	}
+	return out + "\n" + fmt.Sprintf("prompt %d (offline), %d blocks · cache ideal %d", st.PromptTokens, st.Blocks, st.IdealCached)
+}
+
+// turnPlace is where and when a turn runs: its lane (and sub-agent), its number, its start
+// and the tool or think time before it.
+func turnPlace(st *workload.SessionTurn, start time.Time) string {
 	out := fmt.Sprintf("lane %d", st.Lane)
 	if st.Depth > 0 {
 		out += fmt.Sprintf(" sub-agent %d (depth %d)", st.ID, st.Depth)
 	}
-	out += fmt.Sprintf(" turn %d · at %s", st.Turn, s.Start.Format("15:04:05"))
+	out += fmt.Sprintf(" turn %d · at %s", st.Turn, start.Format("15:04:05"))
 	if st.Turn > 1 || st.Gap > 0 {
 		what := "think time"
 		if st.Tool {
@@ -295,6 +358,15 @@ func turnBreakdown(s *sample.Sample, from sample.TTFTFrom, missed bool) string {
 		}
 		out += " · " + what + " before it " + fmtDur(st.Gap)
 	}
+	return out
+}
+
+// turnBreakdown is a finished turn's figures: where it ran and when, the tool or think time
+// before it; its connection, the wait to the response headers, to its first token (under
+// from) and its decode; the server's queue and prefill where it reports them; its tokens and
+// the cache: blocks, ideal and served. missed: it succeeded but missed the objectives.
+func turnBreakdown(s *sample.Sample, from sample.TTFTFrom, missed bool) string {
+	out := turnPlace(s.Session, s.Start)
 	switch {
 	case s.Outcome != sample.OutcomeOK:
 		out += " · " + string(s.Outcome) + " " + s.ErrorKind
@@ -318,7 +390,12 @@ func clientPhases(s *sample.Sample, from sample.TTFTFrom) string {
 		parts = append(parts, "connection "+fmtDur(conn))
 	}
 	sent := max(s.Wrote, 0)
-	if s.Headers >= sent {
+	switch { // always said, so the line keeps its shape
+	case s.Headers < 0:
+		parts = append(parts, "headers —")
+	case s.Headers < sent: // the response began before the request was all written
+		parts = append(parts, "headers before sent")
+	default:
 		parts = append(parts, "headers "+fmtDur(s.Headers-sent))
 	}
 	ttft, ok := from.TTFT(s)
