@@ -76,6 +76,7 @@ func (d *dashboard) Render(f *frame) string {
 	last := min(len(d.panels), first+per)
 
 	d.shareForms(f, first, last)
+	d.shareRows(f, first, last)
 	rows := make([]string, 0, d.grid.Rows)
 	for r := 0; r < d.grid.Rows; r++ {
 		cards := make([]string, 0, d.grid.Cols)
@@ -112,6 +113,24 @@ func (d *dashboard) shareForms(f *frame, first, last int) {
 	}
 	for i := first; i < last; i++ {
 		d.panels[i].forms = least[d.panels[i].w]
+	}
+}
+
+// shareRows lays out each grid row's cards alike (rowLayout): each line on the same row, so a
+// card with a line the others lack (a dead endpoint's error, a TLS warning) does not shift
+// its neighbours' figures and charts.
+func (d *dashboard) shareRows(f *frame, first, last int) {
+	cols := max(1, d.grid.Cols)
+	for row := first; row < last; row += cols {
+		end := min(row+cols, last)
+		rs := make([]cardRows, 0, end-row)
+		for i := row; i < end; i++ {
+			rs = append(rs, d.panels[i].rows(&f.snap.Endpoints[i], f.states[i]))
+		}
+		blanks, chartH := rowLayout(d.panels[row].h-2, rs)
+		for i := row; i < end; i++ {
+			d.panels[i].blanks, d.panels[i].chartCap = blanks[i-row], chartH
+		}
 	}
 }
 

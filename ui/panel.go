@@ -29,6 +29,12 @@ type panel struct {
 	// forms is the least form index of each shared figure line (sharedLines), set by the
 	// dashboard so that the cards of one width word each figure alike.
 	forms lineForms
+	// chartCap (when not 0) and blanks are set by the dashboard so that the cards of a grid
+	// row draw each line on the same row: their charts as tall as the least of them, and a
+	// blank for each line above the charts that another card of the row shows and this one
+	// does not (rowLayout). Spare rows then stay blank at the card's bottom.
+	chartCap int
+	blanks   [nLines]bool
 }
 
 // cardMark is what a card's border says beyond selection: nothing, an SLO breach in the
@@ -51,6 +57,8 @@ type panelKey struct {
 	concurrency int
 	paused      bool
 	forms       lineForms
+	chartCap    int
+	blanks      [nLines]bool
 }
 
 func newPanel(st *Styles) *panel {
@@ -64,7 +72,7 @@ func (p *panel) SetSize(w, h int) { p.w, p.h = w, h }
 // state or the size changed.
 func (p *panel) Update(es *stats.EndpointStats, st *endpointState, snapVersion uint64, now time.Time) {
 	status, _ := st.status(now)
-	k := panelKey{p.w, p.h, snapVersion, st.version, status, st.concurrency, st.paused, p.forms}
+	k := panelKey{p.w, p.h, snapVersion, st.version, status, st.concurrency, st.paused, p.forms, p.chartCap, p.blanks}
 	if k == p.key && p.content != "" {
 		return
 	}
@@ -171,6 +179,28 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	if w <= 0 || h <= 0 {
 		return ""
 	}
+	rows := p.rows(es, st)
+	if p.chartCap > 0 {
+		rows.chartH = min(rows.chartH, p.chartCap)
+	}
+	secs := chartSeconds(es.Seconds, w)
+	p.tps.Set(tpsPoints(secs), w, rows.chartH)
+	p.ttft.Set(ttftPoints(secs), w, rows.chartH)
+
+	lines := make([]string, 0, h)
+	for l := range nLines {
+		switch {
+		case rows.show[l]:
+			lines = append(lines, p.line(l, es, st, now, w, rows.tlsInTitle, len(secs)))
+		case p.blanks[l]:
+			lines = append(lines, "")
+		}
+	}
+	return fit(strings.Join(lines, "\n"), w, h)
+}
+
+// rows is which of the card's lines show and its charts' own height, before any cap.
+func (p *panel) rows(es *stats.EndpointStats, st *endpointState) cardRows {
 	facts := cardFacts{
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil,
 		breach: es.SLO != nil && es.SLO.Breach,
@@ -178,18 +208,7 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 	for _, c := range cardFeatures() {
 		*c.fact(&facts) = c.has(p, es)
 	}
-	rows := chooseCardRows(h, facts)
-	secs := chartSeconds(es.Seconds, w)
-	p.tps.Set(tpsPoints(secs), w, rows.chartH)
-	p.ttft.Set(ttftPoints(secs), w, rows.chartH)
-
-	lines := make([]string, 0, h)
-	for l := range nLines {
-		if rows.show[l] {
-			lines = append(lines, p.line(l, es, st, now, w, rows.tlsInTitle, len(secs)))
-		}
-	}
-	return fit(strings.Join(lines, "\n"), w, h)
+	return chooseCardRows(p.h-2, facts)
 }
 
 // cardRows is which of a card's lines show, and how tall its charts are.
@@ -197,6 +216,7 @@ type cardRows struct {
 	show       [nLines]bool
 	tlsInTitle bool // no spare row for the TLS line: the marker joins the status on the title line
 	chartH     int
+	spare      int // rows left for the charts beyond one each
 }
 
 // cardFacts are what decides which of a card's lines may show.
@@ -278,8 +298,47 @@ func chooseCardRows(h int, f cardFacts) cardRows {
 		r.show[l] = true
 		room--
 	}
-	r.chartH = 1 + min(max(room, 0)/2, max(0, h/3-1))
+	r.spare = room
+	r.chartH = chartHeight(h, room)
 	return r
+}
+
+// chartHeight is each chart's height in a card of h rows with room spare rows: half of them
+// each, up to a third of the card.
+func chartHeight(h, room int) int { return 1 + min(max(room, 0)/2, max(0, h/3-1)) }
+
+// upperLines are a card's optional lines above its charts, which the cards of a grid row
+// align (rowLayout).
+var upperLines = []int{lineTLS, lineModel, lineLive, lineDecode}
+
+// rowLayout is, for cards whose own rows are rs, the lines each must leave blank and the
+// charts' height they share: every upper line any of them shows has its row in all, and the
+// charts are as tall as the shortest that room leaves. When a card has no spare row for its
+// blanks, aligning would cost it a line: no blanks then, and chartH 0 (each card its own).
+func rowLayout(h int, rs []cardRows) (blanks [][nLines]bool, chartH int) {
+	blanks = make([][nLines]bool, len(rs))
+	for _, l := range upperLines {
+		any := false
+		for _, r := range rs {
+			any = any || r.show[l]
+		}
+		for i, r := range rs {
+			blanks[i][l] = any && !r.show[l]
+		}
+	}
+	for i, r := range rs {
+		n := 0
+		for _, b := range blanks[i] {
+			n += b2i(b)
+		}
+		if n > r.spare {
+			return make([][nLines]bool, len(rs)), 0
+		}
+		if c := chartHeight(h, r.spare-n); i == 0 || c < chartH {
+			chartH = c
+		}
+	}
+	return blanks, chartH
 }
 
 // line draws card line l in width w; n is how many seconds the charts show.

@@ -272,3 +272,37 @@ func TestEveryCardFeatureHasAPlace(t *testing.T) {
 		}
 	}
 }
+
+// The cards of one grid row draw each line on the same row: an endpoint with errors (two more
+// lines) or a TLS warning beside a healthy one does not shift the other's figures and charts.
+func TestCardsOfARowAlign(t *testing.T) {
+	for _, size := range [][2]int{{100, 30}, {120, 40}} {
+		for _, tls := range []bool{false, true} {
+			m, _ := newTestModel(t, 4, size[0], size[1], 30) // endpoint 1's last request timed out
+			if tls {
+				m.states[1].tlsUnverified = true
+				m.states[1].version++
+			}
+			m = update(t, m, eventsMsg{events: inFlight(m.eps, 31)})
+			m = update(t, m, redrawMsg{})
+			lines := strings.Split(ansi.Strip(m.View()), "\n")
+			if end := slices.IndexFunc(lines, func(l string) bool { return strings.ContainsAny(l, "┛╝╯┘") }); end > 0 {
+				lines = lines[:end] // the first row of cards: endpoints 0 and 1
+			}
+			for _, label := range []string{"ttft ", "agg ", "now "} {
+				row := [2]int{-1, -1}
+				for i, l := range lines {
+					r := []rune(l)
+					for side, half := range []string{string(r[:len(r)/2]), string(r[len(r)/2:])} {
+						if row[side] < 0 && strings.Contains(half, label) {
+							row[side] = i
+						}
+					}
+				}
+				if row[0] < 0 || row[0] != row[1] {
+					t.Errorf("%dx%d, TLS %v: %q on rows %v:\n%s", size[0], size[1], tls, label, row, m.View())
+				}
+			}
+		}
+	}
+}
