@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -214,18 +215,25 @@ func TestReplayWithoutTerminal(t *testing.T) {
 	if code := Main("", args, &stdout, &stderr); code != ExitOK {
 		t.Fatalf("record: exit %d, stderr %q", code, stderr.String())
 	}
+	out, err := os.Create(filepath.Join(t.TempDir(), "out.txt")) // a file: not a terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
 	const want = "tokscope: standard output is not a terminal, so the live view cannot be shown; for a summary on stdout add --no-tui\n"
 	for _, args := range [][]string{{"replay", rec}, {"--replay", rec}} {
-		stdout.Reset()
 		stderr.Reset()
-		if code := Main("", args, &stdout, &stderr); code != ExitUsage || !strings.HasSuffix(stderr.String(), want) || strings.Count(stderr.String(), "terminal") != 1 {
+		if code := Main("", args, out, &stderr); code != ExitUsage || !strings.HasSuffix(stderr.String(), want) || strings.Count(stderr.String(), "terminal") != 1 {
 			t.Errorf("%q: exit %d, stderr %q; want %d, %q", args, code, stderr.String(), ExitUsage, want)
 		}
 	}
 	missing := filepath.Join(t.TempDir(), "nonexist.jsonl")
 	stderr.Reset()
-	if code := Main("", []string{"replay", missing}, &stdout, &stderr); code != ExitUsage ||
+	if code := Main("", []string{"replay", missing}, out, &stderr); code != ExitUsage ||
 		stderr.String() != "tokscope: replay: open "+missing+": no such file or directory\n" {
 		t.Errorf("replay of a missing file: exit %d, stderr %q", code, stderr.String())
+	}
+	if st, _ := out.Stat(); st.Size() != 0 {
+		t.Errorf("%d bytes written to the file", st.Size())
 	}
 }
