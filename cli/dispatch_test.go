@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"tokscope/cli/clitest"
 )
 
 // help runs args in-process and returns stdout, failing unless it exits 0 with nothing on
@@ -197,5 +201,39 @@ func TestCommandsIgnoreTheShardVariables(t *testing.T) {
 		if _, err := parseArgs(args, nil); err != nil {
 			t.Errorf("%q: %v", args, err)
 		}
+	}
+}
+
+// A replay without a terminal is told to add --no-tui alone (its length is the record's, not
+// --requests or --duration), and only once its files are found: a missing file is reported
+// as such, not as the terminal.
+func TestReplayWithoutTerminal(t *testing.T) {
+	url := clitest.BusySim(t)
+	rec := filepath.Join(t.TempDir(), "run.jsonl")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--no-tui", "--requests", "1", "--server-metrics", "off", "-u", url, "-m", "m", "--record", rec}
+	if code := Main("", args, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("record: exit %d, stderr %q", code, stderr.String())
+	}
+	out, err := os.Create(filepath.Join(t.TempDir(), "out.txt")) // a file: not a terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	const want = "tokscope: standard output is not a terminal, so the live view cannot be shown; for a summary on stdout add --no-tui\n"
+	for _, args := range [][]string{{"replay", rec}, {"--replay", rec}} {
+		stderr.Reset()
+		if code := Main("", args, out, &stderr); code != ExitUsage || !strings.HasSuffix(stderr.String(), want) || strings.Count(stderr.String(), "terminal") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want %d, %q", args, code, stderr.String(), ExitUsage, want)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "nonexist.jsonl")
+	stderr.Reset()
+	if code := Main("", []string{"replay", missing}, out, &stderr); code != ExitUsage ||
+		stderr.String() != "tokscope: replay: open "+missing+": no such file or directory\n" {
+		t.Errorf("replay of a missing file: exit %d, stderr %q", code, stderr.String())
+	}
+	if st, _ := out.Stat(); st.Size() != 0 {
+		t.Errorf("%d bytes written to the file", st.Size())
 	}
 }

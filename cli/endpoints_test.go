@@ -122,14 +122,15 @@ func TestDiscoveryDoesNotAskWithoutTerminal(t *testing.T) {
 
 // The live view needs a terminal on stdout: into a file or a pipe it would write escape codes
 // and show nothing. tokscope refuses with one line naming --no-tui, exit 2, before it starts
-// anything (the built binary's case is TestTUIRefusedWithoutTerminal in the root package).
+// anything (the built binary's case is TestTUIRefusedWithoutTerminal in the root package;
+// replay's, which reads its files first, TestReplayWithoutTerminal).
 func TestTUIRefusedWhenStdoutIsNotATerminal(t *testing.T) {
 	out, err := os.Create(t.TempDir() + "/out.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	for _, args := range [][]string{{"--demo"}, {"--replay", "run.jsonl"}} {
+	for _, args := range [][]string{{"--demo"}} {
 		var stderr bytes.Buffer
 		code := run("", args, out, &stderr, process{})
 		if code != ExitUsage || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "--no-tui") {

@@ -19,11 +19,16 @@ import (
 // runReplay shows --record files again, in the TUI or as the headless summary, its records
 // aggregated exactly as the live run aggregated its Samples (optionally under another TTFT
 // definition, --ttft-from). No request is sent. Exit status as for a live run: 0 when every
-// recorded request succeeded, 1 when some failed, 2 when the file cannot be read.
+// recorded request succeeded, 1 when some failed, 2 when the file cannot be read or the live
+// view has no terminal (checked after the files: a missing file is the more useful error).
 func runReplay(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rp, err := record.LoadReplay(o.replayPaths...)
 	if err != nil {
 		fmt.Fprintf(stderr, "tokscope: replay: %v\n", err)
+		return ExitUsage
+	}
+	if !o.noTUI && !isTerminal(stdout) { // a replay's length is the record's: no --requests
+		fmt.Fprintln(stderr, noTerminal+"for a summary on stdout add --no-tui")
 		return ExitUsage
 	}
 	if o.slo != nil { // a record keeps no objectives: --slo judges the recorded requests

@@ -72,10 +72,9 @@ func run(version string, args []string, stdout, stderr io.Writer, proc process) 
 	case opts.version:
 		fmt.Fprintf(stdout, "tokscope %s\n", versionString(version))
 		return ExitOK
-	case needsTerminal(opts) && !isTerminal(stdout):
+	case needsTerminal(opts) && !isTerminal(stdout) && opts.replay == "": // replay: runReplay, after its files
 		// bubbletea would draw into the file or pipe and leave the screen blank.
-		fmt.Fprintln(stderr, "tokscope: standard output is not a terminal, so the live view cannot be shown; "+
-			"for a summary on stdout add --no-tui and --requests N or --duration D")
+		fmt.Fprintln(stderr, noTerminal+"for a summary on stdout add --no-tui and --requests N or --duration D")
 		return ExitUsage
 	}
 	opts.build = versionString(version)
@@ -162,6 +161,10 @@ func setupLog(path string) (func(), error) {
 	log.SetOutput(f)
 	return func() { f.Close() }, nil
 }
+
+// noTerminal begins the refusal to draw the live view into a file or pipe; the advice that
+// follows depends on the command.
+const noTerminal = "tokscope: standard output is not a terminal, so the live view cannot be shown; "
 
 // needsTerminal says whether the run shows the interactive UI.
 func needsTerminal(o *options) bool {

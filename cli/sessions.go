@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +104,23 @@ func (o *options) useSessions(cfg *config.Config, works []*workload.Workload, st
 			return fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)
 		}
 	}
-	fmt.Fprintf(stderr, "tokscope: --sessions %s: %d sessions, %d turns (%s)\n", spec, len(pool.Sessions), pool.Turns, pool.Format)
+	fmt.Fprintf(stderr, "tokscope: --sessions %s: %d sessions, %d turns (%s)\n", spec, len(pool.Sessions), pool.Turns, poolFormats(pool))
 	return nil
+}
+
+// poolFormats names the pool's format, or, when its files mix several (each file's is
+// detected on its own), every format and how many of the sessions are in it.
+func poolFormats(pool *workload.SessionPool) string {
+	count := map[string]int{}
+	for _, s := range pool.Sessions {
+		count[s.Format]++
+	}
+	if len(count) == 1 {
+		return pool.Sessions[0].Format
+	}
+	var parts []string
+	for _, f := range slices.Sorted(maps.Keys(count)) {
+		parts = append(parts, fmt.Sprintf("%s %d", f, count[f]))
+	}
+	return "sessions by format: " + strings.Join(parts, ", ")
 }

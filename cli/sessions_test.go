@@ -11,6 +11,7 @@ import (
 
 	"tokscope/cli/clitest"
 	"tokscope/sim"
+	"tokscope/workload"
 )
 
 // TestSessionsFlags: a bad sessions file exits 2 with its JSON path before anything is sent;
@@ -122,6 +123,23 @@ func TestSessionsServedHitsPerAPI(t *testing.T) {
 			t.Errorf("ollama: served hit rate %v, want null (prompt_eval_count says nothing of the cache)", *s.Served)
 		case api == "chat" && (s.Served == nil || *s.Served <= 0.5 || *s.Served > *s.Ideal):
 			t.Errorf("chat: served hit rate %v beside ideal %v, want above 0.5 and not above the ideal", s.Served, *s.Ideal)
+		}
+	}
+}
+
+// A pool whose files mix formats names each with its number of sessions; a pool of one
+// format names it alone.
+func TestPoolFormats(t *testing.T) {
+	for spec, want := range map[string]string{
+		"../workload/testdata/sessions/":                           "sessions by format: aa 1, agentx 2, tracelab 2",
+		"../workload/testdata/sessions/tracelab_round_trace.jsonl": "tracelab",
+	} {
+		pool, err := workload.LoadSessions(spec, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := poolFormats(pool); got != want {
+			t.Errorf("%s: %q, want %q", spec, got, want)
 		}
 	}
 }

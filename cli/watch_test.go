@@ -100,6 +100,38 @@ func TestWatchOnceTableAndDeadServer(t *testing.T) {
 	}
 }
 
+// TestWatchDeadServerJSONKeys: the row of a server never reached has every key the live
+// row has (docs/watch.md: all but slots, ollama_models and labels), null where unknown:
+// kind and model too.
+func TestWatchDeadServerJSONKeys(t *testing.T) {
+	srv := vllmServer(t)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	code, out, _ := runWatchArgs(t, "--once", "-o", "json", "-u", srv.URL, "-u", deadURL, "--interval", "200ms")
+	if code != ExitFailed {
+		t.Errorf("exit %d, want 1 with a dead server", code)
+	}
+	var snap struct{ Servers []map[string]any }
+	if err := json.Unmarshal([]byte(out), &snap); err != nil || len(snap.Servers) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	live, gone := snap.Servers[0], snap.Servers[1]
+	if live["kind"] != "vllm" || gone["url"] != deadURL {
+		t.Fatalf("rows out of order:\n%s", out)
+	}
+	for key := range live {
+		if _, ok := gone[key]; !ok && key != "slots" && key != "ollama_models" && key != "labels" {
+			t.Errorf("the dead server's row lacks %q", key)
+		}
+	}
+	for _, key := range []string{"kind", "model", "version", "gen_tps"} {
+		if v, ok := gone[key]; !ok || v != nil {
+			t.Errorf("dead row %q = %v (present %v), want null", key, v, ok)
+		}
+	}
+}
+
 // TestWatchRecordReplay: --duration with --record keeps the scrapes; --replay shows the
 // same figures again.
 func TestWatchRecordReplay(t *testing.T) {

@@ -73,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty model", "endpoints:\n  - base_url: http://h/v1\n    model: \"\"\n", 3, 12, "model is empty"},
 		{"ftp url", "endpoints:\n  - base_url: ftp://h/v1\n    model: m\n", 2, 15, "absolute http:// or https:// URL"},
 		{"relative url", "endpoints:\n  - base_url: /v1\n    model: m\n", 2, 15, "absolute http:// or https:// URL"},
-		{"scheme-less url", "endpoints:\n  - base_url: 127.0.0.1:8080/v1\n    model: m\n", 2, 15, "base_url"},
+		{"scheme-less url", "endpoints:\n  - base_url: 127.0.0.1:8080/v1\n    model: m\n", 2, 15, "absolute http:// or https:// URL, e.g. http://127.0.0.1:8080/v1; did you mean http://127.0.0.1:8080/v1?"},
 		{"no host", "endpoints:\n  - base_url: http:///v1\n    model: m\n", 2, 15, "base_url has no host"},
 		{"bad port", "endpoints:\n  - base_url: http://h:port/v1\n    model: m\n", 2, 15, "not a valid URL"},
 		{"url with credentials", "endpoints:\n  - base_url: https://u:pw@h/v1\n    model: m\n", 2, 15, "must not hold credentials"},

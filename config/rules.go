@@ -21,9 +21,17 @@ const MaxConcurrency = 1024
 // The rules below are shared by the file loader (which adds the YAML position) and Validate
 // (which names the field and its flag). Each returns "" when the value is acceptable.
 
+const needScheme = "base_url must be an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080/v1"
+
 func checkBaseURL(s string) string {
 	if s == "" {
 		return "base_url is empty"
+	}
+	if !strings.Contains(s, "://") {
+		// "127.0.0.1:8090/v1" fails url.Parse ("first path segment … colon") and
+		// "localhost:8090/v1" parses with scheme "localhost": both lack a scheme. Not
+		// assumed (a remote API needs https), but offered when it makes a valid URL.
+		return needScheme + schemeHint(s)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
@@ -33,7 +41,7 @@ func checkBaseURL(s string) string {
 		return "base_url is not a valid URL: " + err.Error()
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "base_url must be an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080/v1"
+		return needScheme
 	}
 	if u.User != nil {
 		return "base_url must not hold credentials (user:password@); tokscope reads keys only from the environment (api_key_env)"
@@ -47,6 +55,19 @@ func checkBaseURL(s string) string {
 		return "base_url has no host, e.g. http://127.0.0.1:8080/v1"
 	}
 	return ""
+}
+
+// schemeHint is "; did you mean http://s?" when s is a URL but for its scheme, else "".
+func schemeHint(s string) string {
+	lower := strings.ToLower(s)
+	if strings.HasPrefix(lower, "http:") || strings.HasPrefix(lower, "https:") || strings.HasPrefix(s, "/") {
+		return "" // a mistyped scheme ("http:/h") or no host: prepending would not fix it
+	}
+	guess := "http://" + s
+	if checkBaseURL(guess) != "" {
+		return ""
+	}
+	return "; did you mean " + guess + "?"
 }
 
 func checkText(field, s string) string {

@@ -10,6 +10,25 @@ import (
 	"time"
 )
 
+// A URL but for its scheme is offered with http:// prepended; a mistyped scheme or a
+// text that stays invalid with it gets no guess.
+func TestBaseURLSchemeHint(t *testing.T) {
+	for s, want := range map[string]string{
+		"127.0.0.1:8090/v1": "; did you mean http://127.0.0.1:8090/v1?",
+		"[::1]:8090/v1":     "; did you mean http://[::1]:8090/v1?",
+		"http:/h/v1":        "",
+		"HTTPS:h/v1":        "",
+		"/v1":               "",
+		"h:port/v1":         "",
+		"h/v1?api_key=x":    "",
+	} {
+		msg := checkBaseURL(s)
+		if !strings.HasPrefix(msg, needScheme) || msg[len(needScheme):] != want {
+			t.Errorf("checkBaseURL(%q) = %q, want %q + %q", s, msg, needScheme, want)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	ok := func() Endpoint { return NewEndpoint("http://127.0.0.1:8080/v1", "llama3") }
 	tests := []struct {
@@ -21,6 +40,10 @@ func TestValidate(t *testing.T) {
 		{"no endpoints", func(c *Config) { c.Endpoints = nil }, "no endpoints: give --url and --model"},
 		{"bad url", func(c *Config) { c.Endpoints[0].BaseURL = "localhost:8080" }, `endpoint "llama3": base_url (--url) must be an absolute`},
 		{"no scheme", func(c *Config) { c.Endpoints[0].BaseURL = "//h/v1" }, "base_url (--url) must be an absolute http:// or https:// URL"},
+		{"ip without scheme", func(c *Config) { c.Endpoints[0].BaseURL = "127.0.0.1:8090/v1" },
+			"base_url (--url) must be an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080/v1; did you mean http://127.0.0.1:8090/v1?"},
+		{"host without scheme", func(c *Config) { c.Endpoints[0].BaseURL = "localhost:8090/v1" }, "; did you mean http://localhost:8090/v1?"},
+		{"name without scheme", func(c *Config) { c.Endpoints[0].BaseURL = "api.example.com/v1" }, "; did you mean http://api.example.com/v1?"},
 		{"no model", func(c *Config) { c.Endpoints[0].Model = "" }, "model (--model) is empty"},
 		{"empty prompt", func(c *Config) { c.Endpoints[0].Prompt = "" }, "prompt (--prompt) is empty"},
 		{"max tokens", func(c *Config) { c.Endpoints[0].MaxTokens = 0 }, "max_tokens (--max-tokens) must be at least 1, got 0"},

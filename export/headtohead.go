@@ -79,7 +79,10 @@ func writeTableHeadToHead(w io.Writer, snap *stats.Snapshot) error {
 			diff, ci = signed(h.Diff), "["+signed(h.Lo)+", "+signed(h.Hi)+"]"
 		}
 		verdict := string(h.Verdict)
-		if h.Verdict == stats.VerdictUndecided && h.TooFew() {
+		switch {
+		case h.N == 0: // nothing to compare yet: not a verdict "yet" to come from more of the same
+			verdict = "no ok requests"
+		case h.Verdict == stats.VerdictUndecided && h.TooFew():
 			verdict += fmt.Sprintf(" (n<%d)", stats.H2HMinSamples)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t\n", h2hLabels[h.Metric], h.EndpointName, h.VersusName,

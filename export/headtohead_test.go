@@ -129,3 +129,27 @@ func TestHeadToHeadTable(t *testing.T) {
 		t.Errorf("a rate-limit line for endpoints without headers:\n%s", out)
 	}
 }
+
+// An endpoint without a single ok request has nothing compared: its row says so, not "not
+// distinguishable yet (n<5)", which promises a verdict from more of the same; an endpoint
+// with some values keeps the "yet".
+func TestHeadToHeadTableNoData(t *testing.T) {
+	snap := h2hSnapshot()
+	snap.Endpoints = append(snap.Endpoints, stats.EndpointStats{Name: "down"})
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, snap); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, " down     fast ") {
+			rows++
+			if !strings.HasSuffix(line, "—                 no ok requests   0/40") {
+				t.Errorf("row of an endpoint without data: %q", line)
+			}
+		}
+	}
+	if rows != 2 || !strings.Contains(buf.String(), "not distinguishable yet (n<5)   2/40") {
+		t.Errorf("%d rows for the endpoint without data, want 2 (TTFT, decode):\n%s", rows, buf.String())
+	}
+}

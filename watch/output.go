@@ -28,6 +28,27 @@ func WriteJSON(w io.Writer, s Snapshot) error {
 	return enc.Encode(s)
 }
 
+// MarshalJSON writes a Row with every key but slots, ollama_models and labels present (as
+// docs/watch.md says): model and kind, "" in Go, are null in JSON, not left out.
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row // without this method; its fields below are shadowed, in the same order
+	return json.Marshal(struct {
+		Server string            `json:"server"`
+		URL    string            `json:"url"`
+		Model  *string           `json:"model"`
+		Labels map[string]string `json:"labels,omitempty"`
+		Kind   *Kind             `json:"kind"`
+		plain
+	}{r.Server, r.URL, nullIfEmpty(r.Model), r.Labels, nullIfEmpty(r.Kind), plain(r)})
+}
+
+func nullIfEmpty[S ~string](s S) *S {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // WriteTable writes the fleet table as aligned text, every column, with a footnote on the
 // estimated percentiles.
 func WriteTable(w io.Writer, s Snapshot) error {

@@ -11,9 +11,9 @@ type Row struct {
 	Key     string            `json:"-"` // the target's key
 	Server  string            `json:"server"`
 	URL     string            `json:"url"`
-	Model   string            `json:"model,omitempty"`
+	Model   string            `json:"model"` // "" (null in JSON) on a server's one row; set where it serves several
 	Labels  map[string]string `json:"labels,omitempty"`
-	Kind    Kind              `json:"kind,omitempty"` // absent until a scrape recognised the server
+	Kind    Kind              `json:"kind"` // "" (null in JSON) until a scrape recognised the server
 	Version *string           `json:"version"`
 	Badges  []string          `json:"badges"`
 	// LastError is why the latest scrape failed (with the STALE badge), else null.
