@@ -208,11 +208,14 @@ var (
 
 // TestStreamViewLiveRateInTmux streams a prompt in the stream view to a server that sends 3
 // tokens per chunk and its usage only at the end: once half the answer has arrived, the live
-// tok/s (the probe's per-chunk estimate) is within 5 % of the final figure.
+// tok/s (the probe's per-chunk estimate) is within 10 % of the final figure. The server keeps
+// an even pace (no jitter), so the halves differ only by what the machine adds: beside two CPU
+// hogs the second half once ran 6.5 % slower than the first. What the check catches is a
+// wrong count per chunk: one token a chunk instead of three is 67 % off.
 func TestStreamViewLiveRateInTmux(t *testing.T) {
 	tmuxPath := needTmux(t)
 	srv, err := sim.Start(sim.Options{}, sim.Profile{Name: "three", Model: "m", TTFT: 200 * time.Millisecond,
-		TokensPerSecond: 60, TokensPerChunk: 3, Jitter: 0.2, MaxTokens: 360})
+		TokensPerSecond: 60, TokensPerChunk: 3, MaxTokens: 360})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +251,7 @@ func TestStreamViewLiveRateInTmux(t *testing.T) {
 	if m[2] != "360" {
 		t.Errorf("final %s tokens, want 360", m[2])
 	}
-	if d := (live - final) / final; d < -0.05 || d > 0.05 {
-		t.Errorf("live ≈%.1f tok/s at %d of 360 tokens, final %.1f: %.1f %% off, want within 5 %%", live, sofar, final, 100*d)
+	if d := (live - final) / final; d < -0.10 || d > 0.10 {
+		t.Errorf("live ≈%.1f tok/s at %d of 360 tokens, final %.1f: %.1f %% off, want within 10 %%", live, sofar, final, 100*d)
 	}
 }
