@@ -515,3 +515,22 @@ func TestLanesBreakdownKeepsAbsentFigures(t *testing.T) {
 		t.Errorf("a turn whose response began before its request was written: %s", out)
 	}
 }
+
+// A turn's cache line keeps each count in its own tokenizer's unit: the prompt and the ideal
+// in tokscope's offline tokens, what the server served of its own count of the prompt; served
+// is left out when the server did not say (Ollama: -1), never shown as 0.
+func TestLanesCacheLineUnits(t *testing.T) {
+	turn := &workload.SessionTurn{PromptTokens: 2000, Blocks: 31, IdealCached: 1984}
+	for _, tc := range []struct {
+		cached, prompt int
+		want           string
+	}{
+		{1900, 2050, "prompt 2000 (offline), 31 blocks · cache ideal 1984 · served 1900 of the server's 2050"},
+		{1900, 0, "prompt 2000 (offline), 31 blocks · cache ideal 1984 · served 1900"},
+		{-1, 2050, "prompt 2000 (offline), 31 blocks · cache ideal 1984"},
+	} {
+		if got := cacheLine(&sample.Sample{Session: turn, CachedTokens: tc.cached, PromptTokens: tc.prompt}); got != tc.want {
+			t.Errorf("cached %d of %d:\n got %q\nwant %q", tc.cached, tc.prompt, got, tc.want)
+		}
+	}
+}

@@ -418,11 +418,17 @@ func serverPhases(s *sample.Sample) string {
 	return ""
 }
 
+// cacheLine is the turn's prompt and cache: the prompt and the ideal in tokscope's offline
+// tokens, what the server served in its own, of its own count of the prompt when it gave one
+// (the two tokenizers differ on a real server, so the counts are not subtracted).
 func cacheLine(s *sample.Sample) string {
 	st := s.Session
 	out := fmt.Sprintf("prompt %d (offline), %d blocks · cache ideal %d", st.PromptTokens, st.Blocks, st.IdealCached)
-	if s.CachedTokens >= 0 {
-		out += fmt.Sprintf(" served %d", s.CachedTokens)
+	switch {
+	case s.CachedTokens >= 0 && s.PromptTokens > 0:
+		out += fmt.Sprintf(" · served %d of the server's %d", s.CachedTokens, s.PromptTokens)
+	case s.CachedTokens >= 0:
+		out += fmt.Sprintf(" · served %d", s.CachedTokens)
 	}
 	return out
 }
