@@ -507,7 +507,16 @@ func Closest(word string, candidates []string) string {
 }
 
 func unknownKey(key string, valid []string) string {
-	if best := Closest(key, valid); best != "" {
+	best := Closest(key, valid)
+	if best == "" { // the key is the end of one: url (the flag --url) for base_url
+		for _, v := range valid {
+			if strings.HasSuffix(v, "_"+key) {
+				best = v
+				break
+			}
+		}
+	}
+	if best != "" {
 		return fmt.Sprintf("unknown key %q; did you mean %q?", key, best)
 	}
 	return fmt.Sprintf("unknown key %q; known keys: %s", key, strings.Join(valid, ", "))

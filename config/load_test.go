@@ -45,6 +45,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown endpoint key", ep + "    modle: x\n", 4, 5, `endpoint 1: unknown key "modle"; did you mean "model"?`},
 		{"unknown defaults key", "defaults:\n  max_token: 5\n" + ep, 2, 3, `defaults: unknown key "max_token"; did you mean "max_tokens"?`},
 		{"unknown key far from all", ep + "    zzzzzzzz: 1\n", 4, 5, "known keys: name, base_url"},
+		// The flag is --url; the key is base_url.
+		{"the flag's name as a key", "endpoints:\n  - url: http://h/v1\n    model: m\n", 2, 5, `endpoint 1: unknown key "url"; did you mean "base_url"?`},
 		{"defaults in endpoint-only key", "defaults:\n  model: x\n" + ep, 2, 3, `defaults: unknown key "model"`},
 		{"no endpoints", "defaults:\n  max_tokens: 5\n", 1, 1, "no endpoints"},
 		{"endpoints empty list", "endpoints: []\n", 1, 12, "endpoints is empty"},
