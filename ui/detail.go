@@ -321,6 +321,13 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 	return strings.Join(out, "\n")
 }
 
+// detailFeatures are the features' lines in the detail view, under the reasoning split and
+// above the recent errors, in this order: the prompt and the prefix cache, the SLO and cost,
+// the rate limits. Each returns none when it has nothing to say.
+func detailFeatures() []func(s *Styles, es *stats.EndpointStats, w int) []string {
+	return []func(*Styles, *stats.EndpointStats, int) []string{promptLines, sloCostLines, rateLimitLines}
+}
+
 // itlBuckets are the upper bounds (ms) of the ITL histogram rows.
 var itlBuckets = []float64{1, 1.5, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 2000, 5000, 1e18}
 
@@ -344,9 +351,9 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, itl []int,
 			}
 		}
 	}
-	phases = append(phases, promptLines(s, es, w)...)
-	phases = append(phases, sloCostLines(s, es, w)...)
-	phases = append(phases, rateLimitLines(s, es, w)...)
+	for _, lines := range detailFeatures() {
+		phases = append(phases, lines(s, es, w)...)
+	}
 	var errs []string
 	if len(es.RecentErrors) > 0 {
 		errs = append(errs, s.Label.Render("recent errors"))
