@@ -174,7 +174,9 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.tokens.WithLabelValues(name, model)
 		e.prompt.WithLabelValues(name, model)
 		e.cached.WithLabelValues(name, model)
-		e.turns.zero(name, model)
+		for _, f := range e.families() {
+			f.zero(name, model)
+		}
 		e.requests.WithLabelValues(name, model, string(sample.OutcomeOK), "")
 		e.requests.WithLabelValues(name, model, string(sample.OutcomeTruncated), "")
 		e.inFlight.WithLabelValues(name, model).Set(0)
@@ -268,7 +270,9 @@ func (e *Exporter) Observe(s *sample.Sample) {
 		errorType = errorTypeLabel(s.ErrorKind)
 	}
 	e.requests.WithLabelValues(name, model, outcome, errorType).Inc()
-	e.sessions.observe(s, name, model, outcome)
+	for _, f := range e.families() {
+		f.observe(s, name, model, outcome)
+	}
 	if !s.Counted() {
 		return
 	}
@@ -286,8 +290,19 @@ func (e *Exporter) Observe(s *sample.Sample) {
 	}
 	e.sources.WithLabelValues(name, model, safeLabel(source)).Inc()
 	e.observeUsage(s, name, model)
-	e.turns.observe(s, name, model)
 }
+
+// family is a feature's metric families beside the registry's: zero creates an endpoint's
+// series at zero (New, for each configured endpoint); observe is given every finished request
+// the run did not cut, warm-ups excluded, and takes what the feature counts.
+type family interface {
+	zero(name, model string)
+	observe(s *sample.Sample, name, model, outcome string)
+}
+
+// families are the features' families: turns and cache hits (turns.go), agent sessions
+// (sessions.go).
+func (e *Exporter) families() []family { return []family{e.turns, e.sessions} }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only
 // those that count for a cut request when cut). TTFT is docs/metrics.md's, to the first token.

@@ -36,6 +36,9 @@ func newSessionMetrics(reg prometheus.Registerer) *sessionMetrics {
 	return s
 }
 
+// zero creates nothing: a run without sessions has none of these series.
+func (m *sessionMetrics) zero(string, string) {}
+
 // observe adds a finished, not cut, request; nothing outside sessions. Every series of an
 // endpoint is created at its first turn, so that a rate over them reads 0 rather than nothing.
 func (m *sessionMetrics) observe(s *sample.Sample, name, model, outcome string) {

@@ -60,8 +60,11 @@ func (t *turnMetrics) zero(name, model string) {
 	t.prompt.WithLabelValues(name, model)
 }
 
-// observe adds a counted request.
-func (t *turnMetrics) observe(s *sample.Sample, name, model string) {
+// observe adds a counted request (sample.Sample.Counted).
+func (t *turnMetrics) observe(s *sample.Sample, name, model, _ string) {
+	if !s.Counted() {
+		return
+	}
 	if cached, prompt, ok := metric.CacheHit(s); ok {
 		t.cached.WithLabelValues(name, model).Add(float64(cached))
 		t.prompt.WithLabelValues(name, model).Add(float64(prompt))
