@@ -159,21 +159,50 @@ var (
 	}
 )
 
-// columnsFor is the compare table's columns for eps.
-func columnsFor(eps []config.Endpoint) []column {
-	cols := []column{compareColumns[0]} // the requests; then what the user asked for: the objectives, the cost
-	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.SLO.Set() }) {
-		cols = append(cols, sloColumns...)
+// compareFeature is a feature's columns in the compare table: they join it when some endpoint
+// has the feature, right after the requests when the user asked for them (the objectives, the
+// cost), else after the workload's; legend is what the legend adds for them ("" nothing).
+type compareFeature struct {
+	has    func(e *config.Endpoint) bool
+	first  bool
+	cols   func() []column
+	legend string
+}
+
+// compareFeatures are the features' column groups, in table order within first and the rest:
+// the SLO, the cost, turns and cache hits. The server's clock joins later, once a server
+// reported it (serverCols).
+func compareFeatures() []compareFeature {
+	return []compareFeature{
+		{has: func(e *config.Endpoint) bool { return e.SLO.Set() }, first: true,
+			cols: func() []column { return sloColumns }, legend: "slo %: met every objective"},
+		{has: func(e *config.Endpoint) bool { return e.Price != nil }, first: true,
+			cols: func() []column { return costColumns }, legend: "$ in USD"},
+		{has: func(e *config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }, cols: turnColumns},
 	}
-	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.Price != nil }) {
-		cols = append(cols, costColumns...)
+}
+
+// columnsFor is the compare table's columns for eps, and what the legend adds for them.
+func columnsFor(eps []config.Endpoint) ([]column, string) {
+	var first, rest []column
+	var legend string
+	for _, f := range compareFeatures() {
+		if !slices.ContainsFunc(eps, func(e config.Endpoint) bool { return f.has(&e) }) {
+			continue
+		}
+		if f.first {
+			first = append(first, f.cols()...)
+		} else {
+			rest = append(rest, f.cols()...)
+		}
+		if f.legend != "" {
+			legend += " · " + f.legend
+		}
 	}
+	cols := append([]column{compareColumns[0]}, first...) // the requests; then what the user asked for
 	cols = append(cols, compareColumns[1:]...)
 	cols = append(cols, workloadColumns...)
-	if slices.ContainsFunc(eps, func(e config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }) {
-		cols = append(cols, turnColumns()...)
-	}
-	return cols
+	return append(cols, rest...), legend
 }
 
 // Sort keys beyond the numeric columns.
@@ -188,7 +217,9 @@ type compareView struct {
 	common
 	n int
 
-	cols []column // the SLO and cost columns when some endpoint has them, then compareColumns
+	cols []column // compareColumns with the features' columns (columnsFor)
+	// legendExtra is what the legend says of the features' columns (columnsFor).
+	legendExtra string
 	// serverCols: serverTimingColumns were appended to cols (an endpoint's server reported
 	// its own clock).
 	serverCols bool
@@ -213,7 +244,8 @@ type compareKey struct {
 // newCompareView builds the table of eps, with the head-to-head rows of headToHead.
 func newCompareView(c common, eps []config.Endpoint, headToHead *headToHead) *compareView {
 	n := len(eps)
-	v := &compareView{common: c, n: n, sortCol: sortConfig, headToHead: headToHead, cols: columnsFor(eps)}
+	v := &compareView{common: c, n: n, sortCol: sortConfig, headToHead: headToHead}
+	v.cols, v.legendExtra = columnsFor(eps)
 	v.order = make([]int, n)
 	for i := range v.order {
 		v.order[i] = i
@@ -554,25 +586,13 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 	return b.String()
 }
 
-// extraColumns is the count of the SLO and cost columns.
-func (c *compareView) extraColumns() int {
-	n := len(c.cols) - len(compareColumns) - len(workloadColumns)
-	if c.serverCols {
-		n -= len(serverTimingColumns)
-	}
-	return n
-}
-
 // legend explains units and markers, as long as the width allows.
 func (c *compareView) legend() string {
 	best := ""
 	if c.styles.Plain {
 		best = " · * best"
 	}
-	extra := ""
-	if c.extraColumns() > 0 {
-		extra = " · slo %: met every objective · $ in USD"
-	}
+	extra := c.legendExtra
 	for _, l := range []string{
 		"whole run · ttft/ttfa/tpot/itl/max gap in ms · dec/e2e/prefill in tok/s · prompt/cached/out len in tokens · ≈ estimated tokens" + extra + best,
 		"whole run · ttft/ttfa/itl/max gap in ms · dec/e2e in tok/s · ≈ estimated tokens" + extra + best,

@@ -3,7 +3,9 @@ package ui
 import (
 	"slices"
 	"testing"
+	"time"
 
+	"tokscope/config"
 	"tokscope/stats"
 )
 
@@ -134,6 +136,35 @@ func TestFirstRow(t *testing.T) {
 	} {
 		if got := firstRow(order, tc.sel, tc.room); got != tc.want {
 			t.Errorf("firstRow(sel %d, room %d) = %d, want %d", tc.sel, tc.room, got, tc.want)
+		}
+	}
+}
+
+// colsOf is the compare table's columns for eps (columnsFor without the legend).
+func colsOf(eps []config.Endpoint) []column {
+	cols, _ := columnsFor(eps)
+	return cols
+}
+
+// The legend names the units of the feature columns the table has, and only those: turns'
+// columns add nothing, the objectives their meaning, a price its currency.
+func TestCompareLegendNamesItsColumns(t *testing.T) {
+	slo := config.SLO{TTFT: 500 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		ep   func(e *config.Endpoint)
+		want string
+	}{
+		{"plain", func(*config.Endpoint) {}, ""},
+		{"turns", func(e *config.Endpoint) { e.Turns = 2 }, ""},
+		{"slo", func(e *config.Endpoint) { e.SLO = slo }, " · slo %: met every objective"},
+		{"price", func(e *config.Endpoint) { e.Price = &config.Price{} }, " · $ in USD"},
+		{"both", func(e *config.Endpoint) { e.SLO, e.Price = slo, &config.Price{} }, " · slo %: met every objective · $ in USD"},
+	} {
+		ep := config.NewEndpoint("http://h/v1", "m")
+		tc.ep(&ep)
+		if _, got := columnsFor([]config.Endpoint{config.NewEndpoint("http://g/v1", "m"), ep}); got != tc.want {
+			t.Errorf("%s: legend adds %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func TestEveryMetricEverywhere(t *testing.T) {
 		return ""
 	}
 	prom := exposition(t, eps, &s)
-	cols := append(columnsFor(eps), serverTimingColumns...) // as the view has them once the server reported
+	cols := append(colsOf(eps), serverTimingColumns...) // as the view has them once the server reported
 
 	for _, id := range metric.IDs() {
 		m := metric.Get(id)

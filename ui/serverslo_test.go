@@ -102,11 +102,11 @@ func TestCardsShowSLOAndServer(t *testing.T) {
 		t.Errorf("openrouter's card mark %v, want error (it wins over a breach)", got)
 	}
 	// Compare: the SLO and cost columns join the table.
-	cols := columnsFor(m.eps)
+	cols := colsOf(m.eps)
 	if n := len(cols) - len(compareColumns) - len(workloadColumns); n != 4 {
 		t.Fatalf("%d extra columns, want slo %%, good/s, $ run, $/1M out", n)
 	}
-	if len(columnsFor(testEndpoints(2))) != len(compareColumns)+len(workloadColumns) {
+	if len(colsOf(testEndpoints(2))) != len(compareColumns)+len(workloadColumns) {
 		t.Error("no objectives or prices: no extra columns")
 	}
 }

@@ -23,11 +23,11 @@ func TestTurnsCardAndCompare(t *testing.T) {
 			t.Errorf("card line %q lacks %q", line, want)
 		}
 	}
-	if n := len(columnsFor([]config.Endpoint{{Turns: 1}})) - len(columnsFor([]config.Endpoint{{Turns: 3}})); n != -5 {
+	if n := len(colsOf([]config.Endpoint{{Turns: 1}})) - len(colsOf([]config.Endpoint{{Turns: 3}})); n != -5 {
 		t.Errorf("--turns 3 adds %d compare columns, want 5", -n)
 	}
 	got := map[string]float64{}
-	for _, c := range columnsFor([]config.Endpoint{{Turns: 3}}) {
+	for _, c := range colsOf([]config.Endpoint{{Turns: 3}}) {
 		if v, ok := c.value(&es); ok {
 			got[c.title] = v
 		}
