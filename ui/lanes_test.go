@@ -534,3 +534,25 @@ func TestLanesCacheLineUnits(t *testing.T) {
 		}
 	}
 }
+
+// A failed turn's breakdown says why, in the server's words, on a line of its own under the
+// error's kind (sanitized to one line and bounded); an ok turn has no such line.
+func TestLanesFailedTurnSaysWhy(t *testing.T) {
+	turn := &workload.SessionTurn{PromptTokens: 15291, Blocks: 238}
+	msg := "request (26301 tokens) exceeds the available context size (2048 tokens),\n\x1b[31mtry increasing it"
+	s := &sample.Sample{Session: turn, Outcome: sample.OutcomeError, ErrorKind: "http_400", ErrorMessage: msg,
+		CachedTokens: -1, Start: time.Unix(1700000000, 0)}
+	lines := strings.Split(turnBreakdown(s, sample.TTFTFirstToken, false), "\n")
+	if len(lines) < 2 || !strings.HasSuffix(lines[0], "error http_400") ||
+		lines[1] != "request (26301 tokens) exceeds the available context size (2048 tokens), [31mtry increasing it" {
+		t.Errorf("breakdown:\n%s", strings.Join(lines, "\n"))
+	}
+	s.ErrorMessage = strings.Repeat("long ", 200)
+	if l := strings.Split(turnBreakdown(s, sample.TTFTFirstToken, false), "\n")[1]; ansi.StringWidth(l) != maxTurnError {
+		t.Errorf("a long message shows %d columns, want %d", ansi.StringWidth(l), maxTurnError)
+	}
+	ok := &sample.Sample{Session: turn, Outcome: sample.OutcomeOK, CachedTokens: -1, Start: s.Start}
+	if b := turnBreakdown(ok, sample.TTFTFirstToken, false); strings.Contains(b, "exceeds") || strings.Count(b, "\n") != strings.Count(turnBreakdown(s, sample.TTFTFirstToken, false), "\n")-1 {
+		t.Errorf("an ok turn's breakdown:\n%s", b)
+	}
+}

@@ -370,11 +370,19 @@ func turnBreakdown(s *sample.Sample, from sample.TTFTFrom, missed bool) string {
 	switch {
 	case s.Outcome != sample.OutcomeOK:
 		out += " · " + string(s.Outcome) + " " + s.ErrorKind
+		if msg := oneLine(s.ErrorMessage); msg != "" { // why: e.g. the prompt over the context
+			out += "\n" + truncate(msg, maxTurnError)
+		}
 	case missed:
 		out += " · missed its objectives (--slo)"
 	}
 	return out + "\n" + clientPhases(s, from) + serverPhases(s) + cacheLine(s)
 }
+
+// maxTurnError is how much of a failed turn's error message its breakdown shows (the view
+// wraps it): enough for a server's reason, such as llama-server's "request (26301 tokens)
+// exceeds the available context size (2048 tokens), try increasing it".
+const maxTurnError = 240
 
 // clientPhases: the client's side of a turn, as far as it got.
 func clientPhases(s *sample.Sample, from sample.TTFTFrom) string {
