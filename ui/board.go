@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -101,12 +100,11 @@ func (b *Board) refreshSteps() bool {
 	return b.steps != nil && b.steps.Refresh()
 }
 
-// sweepState is what the sweep view draws, as a snapshot of its own: where the sweep stands,
-// its final steps (a copy: the Tracker's slice is shared until its next change), its plan.
+// sweepState is what the sweep view draws: where the sweep stands, its final steps, its plan.
 func (b *Board) sweepState() (sweep.Progress, []sweep.Result, sweep.Plan) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.steps.Progress(), slices.Clone(b.steps.Results()), b.steps.Plan()
+	return b.steps.Progress(), b.steps.Results(), b.steps.Plan()
 }
 
 // save captures the report of the session so far (the statistics at now, the sweep's steps)
