@@ -33,8 +33,8 @@ func gpuSim(t *testing.T, noEnergy bool) *sim.Server {
 const gpuRequests = 6
 
 // runGPU scrapes the simulator's GPUs every interval, reads them once before any request, runs
-// gpuRequests requests of 20 tokens two at a time, reads them once after the last, and returns
-// the GPU figures and the energy the simulator's GPUs used.
+// gpuRequests requests of 20 tokens two at a time, reads them once after the last has ended at
+// the server too, and returns the GPU figures and the energy the simulator's GPUs used.
 func runGPU(t *testing.T, s *sim.Server, interval time.Duration) (*stats.GPUStats, float64) {
 	t.Helper()
 	ep := config.NewEndpoint(s.BaseURL("g"), "m")
@@ -45,13 +45,16 @@ func runGPU(t *testing.T, s *sim.Server, interval time.Duration) (*stats.GPUStat
 	scraper := servermetrics.New(eps, servermetrics.Mode{Off: true}, servermetrics.Options{Interval: interval})
 	go scraper.Run(ctx)
 	agg := stats.New(eps)
+	// waitGPU reads until a reading taken after `after` shows the GPUs idle: the simulator
+	// counts a request as running until its handler returns, which can be a moment after the
+	// client has read the last byte, and the energy grows until then.
 	waitGPU := func(after time.Time) {
 		for u := range scraper.Updates() {
 			if u.Source != servermetrics.SourceGPU {
 				t.Fatalf("a server update with --server-metrics off: %+v", u)
 			}
 			agg.ObserveServer(u)
-			if u.State == servermetrics.StateOK && u.GPU.At.After(after) {
+			if u.State == servermetrics.StateOK && u.GPU.At.After(after) && u.GPU.PowerW.OK && u.GPU.PowerW.V == 0 {
 				return
 			}
 		}
@@ -77,7 +80,7 @@ func runGPU(t *testing.T, s *sim.Server, interval time.Duration) (*stats.GPUStat
 			agg.ObserveServer(u)
 		}
 	}
-	waitGPU(last) // a reading taken after the last request ended
+	waitGPU(last) // a reading taken after the last request ended, with nothing running
 	energy, _ := s.GPUEnergy("g")
 	g := agg.Snapshot(time.Now()).Endpoints[0].GPU
 	if g == nil || !g.TokensPerJoule.OK {
