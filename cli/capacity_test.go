@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tokscope/sim"
+	"tokscope/sweep"
 )
 
 func TestFindMaxFlags(t *testing.T) {
@@ -195,4 +196,20 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// The search's progress note counts its steps in words that agree with the count.
+func TestProgressNoteSteps(t *testing.T) {
+	for _, tc := range []struct {
+		p    sweep.SearchProgress
+		want string
+	}{
+		{sweep.SearchProgress{Elapsed: 3 * time.Second, Left: 1}, " · 3s so far, ≈ 1 step left"},
+		{sweep.SearchProgress{Elapsed: 3 * time.Second, Left: 2, PerStep: 5 * time.Second}, " · 3s so far, ≈ 2 steps (≈ 10s) left"},
+		{sweep.SearchProgress{Elapsed: 3 * time.Second, Left: 1, PerStep: 5 * time.Second}, " · 3s so far, ≈ 1 step (≈ 5s) left"},
+	} {
+		if got := progressNote(tc.p, false); got != tc.want {
+			t.Errorf("progressNote(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
 }
