@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"tokscope/config"
@@ -34,6 +37,7 @@ func runHeadless(ctx context.Context, w *wiring, o *options, stdout, stderr io.W
 	}
 	w.loop(progressEvery, beat, watchRun(&failed, progress, w.endpoints, stderr)).Run()
 	progress.clear()
+	requestsFailed := failed
 	if err := wait(); err != nil {
 		fmt.Fprintf(stderr, "tokscope: %v\n", err)
 		failed = true
@@ -42,6 +46,9 @@ func runHeadless(ctx context.Context, w *wiring, o *options, stdout, stderr io.W
 	w.stats.SetEnd(w.runner.End())
 	snap := w.stats.Snapshot(time.Now())
 	code := printSummary(stdout, stderr, o.output, snap, failed)
+	if requestsFailed && code == ExitFailed {
+		fmt.Fprintln(stderr, failedNote(&snap)) // a replay, which reproduces a run, stays quiet
+	}
 	code = sloStatus(o, &snap, code, stderr)
 	return w.report.write(snap, nil, code, stderr)
 }
@@ -108,6 +115,15 @@ func sweepStatus(stdout, stderr io.Writer, format string, rep *sweep.Report, fin
 		return ExitFailed
 	}
 	if failed {
+		n := 0
+		for _, r := range rep.Results {
+			n += r.Errors
+		}
+		if n > 0 {
+			fmt.Fprintf(stderr, "tokscope: %d requests of the steps failed (the table's errors); exit status 1\n", n)
+		} else {
+			fmt.Fprintln(stderr, "tokscope: a request failed outside the steps' figures; exit status 1")
+		}
 		return ExitFailed
 	}
 	return ExitOK
@@ -154,4 +170,27 @@ func printSummary(stdout, stderr io.Writer, format string, snap stats.Snapshot, 
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// failedNote is the line on stderr that says why the exit status is 1, whatever the output
+// format: "tokscope: 2 of 10 requests failed (flaky-cloud: http_429 ×1, stream_error ×1);
+// exit status 1". A stream that ended without a finish reason is "truncated" there.
+func failedNote(snap *stats.Snapshot) string {
+	var failed, all int
+	var per []string
+	for i := range snap.Endpoints {
+		e := &snap.Endpoints[i]
+		failed, all = failed+e.Errors+e.Truncated, all+e.Requests
+		kinds := slices.Sorted(maps.Keys(e.ErrorKinds))
+		for k, kind := range kinds {
+			kinds[k] = fmt.Sprintf("%s ×%d", kind, e.ErrorKinds[kind])
+		}
+		if e.Truncated > 0 {
+			kinds = append(kinds, fmt.Sprintf("truncated ×%d", e.Truncated))
+		}
+		if len(kinds) > 0 {
+			per = append(per, e.Name+": "+strings.Join(kinds, ", "))
+		}
+	}
+	return fmt.Sprintf("tokscope: %d of %d requests failed (%s); exit status 1", failed, all, strings.Join(per, "; "))
 }
