@@ -365,9 +365,9 @@ func progressNote(p sweep.SearchProgress, done bool) string {
 	case p.Ramping:
 		note += fmt.Sprintf(", ramping: at most %d more doublings to the limit, then bisection", p.Left)
 	case p.PerStep > 0:
-		note += fmt.Sprintf(", ≈ %s (≈ %s) left", stepCount(p.Left), (time.Duration(p.Left) * p.PerStep).Round(time.Second))
+		note += fmt.Sprintf(", ≈ %s (≈ %s) left", counted(p.Left, "step"), (time.Duration(p.Left) * p.PerStep).Round(time.Second))
 	default:
-		note += fmt.Sprintf(", ≈ %s left", stepCount(p.Left))
+		note += fmt.Sprintf(", ≈ %s left", counted(p.Left, "step"))
 	}
 	return note
 }
@@ -443,12 +443,4 @@ func tierVerdicts(plan *sweep.SearchPlan, m *sweep.Measurement) string {
 		return ""
 	}
 	return ", " + strings.Join(parts, ", ")
-}
-
-// stepCount is "n steps", "1 step" for one.
-func stepCount(n int) string {
-	if n == 1 {
-		return "1 step"
-	}
-	return fmt.Sprintf("%d steps", n)
 }

@@ -104,7 +104,7 @@ func (o *options) useSessions(cfg *config.Config, works []*workload.Workload, st
 			return fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)
 		}
 	}
-	fmt.Fprintf(stderr, "tokscope: --sessions %s: %d sessions, %d turns (%s)\n", spec, len(pool.Sessions), pool.Turns, poolFormats(pool))
+	fmt.Fprintf(stderr, "tokscope: --sessions %s: %s, %s (%s)\n", spec, counted(len(pool.Sessions), "session"), counted(pool.Turns, "turn"), poolFormats(pool))
 	return nil
 }
 
