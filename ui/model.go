@@ -450,7 +450,7 @@ func (m *Model) renderHeader() {
 	s := m.styles
 	var tabs []string
 	for v := view(0); v < nViews; v++ {
-		if !m.viewShown(v) {
+		if !m.viewShown(v) && v != m.view { // a view out of the Tab cycle has its tab while it shows
 			continue
 		}
 		t := itoa(int(v)+1) + " " + m.views[v].Name()

@@ -486,7 +486,7 @@ func TestFooterCutsNoKeyMidWord(t *testing.T) {
 }
 
 // A replay's Stream view says it cannot send instead of offering enter and ctrl+r, and the
-// header and Tab cycle leave it out; its key still shows it.
+// header and Tab cycle leave it out; its key still shows it, with its tab while it shows.
 func TestReplayStreamViewSaysItCannotSend(t *testing.T) {
 	events := make(chan sample.Event)
 	m := New(nil, testEndpoints(2), events, Options{Now: pinned, Replay: "run.jsonl"})
@@ -507,9 +507,15 @@ func TestReplayStreamViewSaysItCannotSend(t *testing.T) {
 	if !strings.Contains(screen, "a replay cannot send prompts") {
 		t.Errorf("the replay's Stream view does not say it cannot send:\n%s", screen)
 	}
+	if header, _, _ := strings.Cut(screen, "\n"); !strings.Contains(header, "4 Stream") {
+		t.Errorf("the header has no tab for the view it shows: %q", header)
+	}
 	for _, k := range []string{"tab", "tab", "tab", "tab", "tab", "tab"} {
 		if m = press(t, m, k); m.view == viewStream {
 			t.Errorf("Tab stops on the Stream view in a replay")
 		}
+	}
+	if strings.Contains(m.View(), "4 Stream") {
+		t.Errorf("the Stream view's tab stays once another view shows:\n%s", m.View())
 	}
 }
