@@ -84,9 +84,10 @@ type Exporter struct {
 	inFlight       *prometheus.GaugeVec
 	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
-	turns          *turnMetrics             // by turn, and the cache-hit counters (turns.go)
 	tierBoundary   *prometheus.GaugeVec     // a tier search's boundaries (tiers.go)
-	sessions       *sessionMetrics          // agent sessions' ideal cache (sessions.go)
+	// families are the features' families beside the registry's: turns and cache hits
+	// (turns.go), agent sessions' ideal cache (sessions.go).
+	families []family
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
 	byIdx  []config.Endpoint // the Runner's endpoints, in its order (Progress names them by index)
@@ -160,8 +161,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.requests, e.inFlight, e.info, e.usage, e.tierBoundary,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e.turns = newTurnMetrics(e.reg)
-	e.sessions = newSessionMetrics(e.reg)
+	e.families = []family{newTurnMetrics(e.reg), newSessionMetrics(e.reg)}
 
 	for _, ep := range eps {
 		name, model := safeLabel(ep.Name), safeLabel(ep.Model)
@@ -174,7 +174,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.tokens.WithLabelValues(name, model)
 		e.prompt.WithLabelValues(name, model)
 		e.cached.WithLabelValues(name, model)
-		for _, f := range e.families() {
+		for _, f := range e.families {
 			f.zero(name, model)
 		}
 		e.requests.WithLabelValues(name, model, string(sample.OutcomeOK), "")
@@ -270,7 +270,7 @@ func (e *Exporter) Observe(s *sample.Sample) {
 		errorType = errorTypeLabel(s.ErrorKind)
 	}
 	e.requests.WithLabelValues(name, model, outcome, errorType).Inc()
-	for _, f := range e.families() {
+	for _, f := range e.families {
 		f.observe(s, name, model, outcome)
 	}
 	if !s.Counted() {
@@ -299,10 +299,6 @@ type family interface {
 	zero(name, model string)
 	observe(s *sample.Sample, name, model, outcome string)
 }
-
-// families are the features' families: turns and cache hits (turns.go), agent sessions
-// (sessions.go).
-func (e *Exporter) families() []family { return []family{e.turns, e.sessions} }
 
 // observeMetrics observes every value of s in the histograms of the registered metrics (only
 // those that count for a cut request when cut). TTFT is docs/metrics.md's, to the first token.
