@@ -117,7 +117,7 @@ func sweepStatus(stdout, stderr io.Writer, format string, rep *sweep.Report, fin
 	if failed {
 		n := 0
 		for _, r := range rep.Results {
-			n += r.Errors
+			n += r.Errors + r.Truncated // as the step lines count errors (stepResultText)
 		}
 		if n > 0 {
 			fmt.Fprintf(stderr, "tokscope: %d requests of the steps failed (the table's errors); exit status 1\n", n)
