@@ -13,6 +13,7 @@ var importLayers = [][]string{
 	{"cli"},
 	{"report", "ui", "promexport", "otlpexport", "calibrate", "discover"},
 	{"export", "record", "watch"},
+	{"feature"},
 	{"sweep"},
 	{"stats", "fanout"},
 	{"metric"},

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"tokscope/feature"
 
 	"tokscope/sweep"
 )
@@ -24,24 +25,24 @@ func WriteCapacity(w io.Writer, format string, rep sweep.CapacityReport) error {
 }
 
 type jsonCapacityStep struct {
-	Load       number  `json:"load"`
-	Requests   int     `json:"requests"`
-	Attainment *number `json:"attainment"`
-	GoodputRPS *number `json:"goodput_rps"` // null with tiers (no SLO)
-	OutputTPS  number  `json:"output_tps"`
-	TTFTMSP50  *number `json:"ttft_ms_p50"`
-	TTFTMSP99  *number `json:"ttft_ms_p99"`
+	Load       feature.Number  `json:"load"`
+	Requests   int             `json:"requests"`
+	Attainment *feature.Number `json:"attainment"`
+	GoodputRPS *feature.Number `json:"goodput_rps"` // null with tiers (no SLO)
+	OutputTPS  feature.Number  `json:"output_tps"`
+	TTFTMSP50  *feature.Number `json:"ttft_ms_p50"`
+	TTFTMSP99  *feature.Number `json:"ttft_ms_p99"`
 	// With tiers: every tier's judgement of the step (tiers.go).
-	Tiers          []jsonStepTier `json:"tiers,omitempty"`
-	SessionsPerMin *number        `json:"sessions_per_min,omitempty"`
-	PowerW         *number        `json:"power_w,omitempty"`
+	Tiers          []jsonStepTier  `json:"tiers,omitempty"`
+	SessionsPerMin *feature.Number `json:"sessions_per_min,omitempty"`
+	PowerW         *feature.Number `json:"power_w,omitempty"`
 }
 
 type jsonCapacity struct {
 	By              string             `json:"by"`
-	Max             *number            `json:"max"`
-	AttainmentAtMax *number            `json:"attainment_at_max"`
-	FirstMiss       *number            `json:"first_miss"`
+	Max             *feature.Number    `json:"max"`
+	AttainmentAtMax *feature.Number    `json:"attainment_at_max"`
+	FirstMiss       *feature.Number    `json:"first_miss"`
 	Steps           []jsonCapacityStep `json:"steps"`
 	// With tiers: each tier's boundary (tiers.go).
 	Tiers []jsonTier `json:"tiers,omitempty"`
@@ -55,7 +56,7 @@ type jsonCapacityEndpoint struct {
 
 type jsonCapacityDoc struct {
 	Endpoints []jsonCapacityEndpoint `json:"endpoints"`
-	SLOTarget number                 `json:"slo_target"`
+	SLOTarget feature.Number         `json:"slo_target"`
 	// Only when TTFT is measured to another instant than the first token (--ttft-from).
 	TTFTFrom string `json:"ttft_from,omitempty"`
 	// Only when the run stopped before every search was done.
@@ -64,9 +65,9 @@ type jsonCapacityDoc struct {
 
 func capacityStep(m *sweep.Measurement) jsonCapacityStep {
 	return jsonCapacityStep{
-		Load: number(m.Load), Requests: m.Requests,
+		Load: feature.Number(m.Load), Requests: m.Requests,
 		Attainment: optNumber(m.Attainment, m.Requests > 0),
-		GoodputRPS: optNumber(m.GoodputRPS, true), OutputTPS: number(m.OutputTPS),
+		GoodputRPS: optNumber(m.GoodputRPS, true), OutputTPS: feature.Number(m.OutputTPS),
 		TTFTMSP50: optNumber(m.TTFT.P50, m.TTFT.Count > 0),
 		TTFTMSP99: optNumber(m.TTFT.P99, m.TTFT.Count > 0),
 	}
@@ -103,7 +104,7 @@ func capacityOf(rep *sweep.CapacityReport, o *sweep.Outcome) jsonCapacity {
 // missed up to the limit); plus "ttft_from" when TTFT is not measured to the first token and
 // "interrupted": true when the run stopped before every search was done.
 func WriteCapacityJSON(w io.Writer, rep sweep.CapacityReport) error {
-	doc := jsonCapacityDoc{SLOTarget: number(rep.Plan.Target), Interrupted: !rep.Complete,
+	doc := jsonCapacityDoc{SLOTarget: feature.Number(rep.Plan.Target), Interrupted: !rep.Complete,
 		Endpoints: make([]jsonCapacityEndpoint, 0, len(rep.Endpoints))}
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
@@ -156,8 +157,8 @@ func WriteCapacityCSV(w io.Writer, rep sweep.CapacityReport) error {
 		for k := range e.Steps {
 			s := &c.Steps[k]
 			row := []string{e.Name, e.Model, c.By, numberCell(c.Max), numberCell(c.AttainmentAtMax), numberCell(c.FirstMiss),
-				strconv.Itoa(k + 1), formatNumber(float64(s.Load)), strconv.Itoa(s.Requests), numberCell(s.Attainment),
-				numberCell(s.GoodputRPS), formatNumber(float64(s.OutputTPS)), numberCell(s.TTFTMSP50),
+				strconv.Itoa(k + 1), feature.FormatNumber(float64(s.Load)), strconv.Itoa(s.Requests), numberCell(s.Attainment),
+				numberCell(s.GoodputRPS), feature.FormatNumber(float64(s.OutputTPS)), numberCell(s.TTFTMSP50),
 				numberCell(s.TTFTMSP99), verdictName(&e.Steps[k])}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -194,7 +195,7 @@ func CapacityAnswer(by string, e *sweep.EndpointCapacity) string {
 	}
 	for i := len(e.Steps) - 1; i >= 0; i-- {
 		if m := &e.Steps[i]; m.Load == e.Max && m.Verdict == sweep.Met {
-			s += fmt.Sprintf("; at %s: goodput %s req/s, output %s tok/s", load(e.Max), tableNumber(m.GoodputRPS), tableNumber(m.OutputTPS))
+			s += fmt.Sprintf("; at %s: goodput %s req/s, output %s tok/s", load(e.Max), feature.TableNumber(m.GoodputRPS), feature.TableNumber(m.OutputTPS))
 			break
 		}
 	}
@@ -226,22 +227,22 @@ func WriteCapacityTable(w io.Writer, rep sweep.CapacityReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\t\n", strings.Join([]string{"endpoint", unit, "requests", "SLO met %", "goodput req/s", "out tok/s",
 		ttft + " p50 ms", ttft + " p99 ms", "verdict"}, "\t"))
-	cell := func(n *number) string {
+	cell := func(n *feature.Number) string {
 		if n == nil {
-			return noData
+			return feature.NoData
 		}
-		return tableNumber(float64(*n))
+		return feature.TableNumber(float64(*n))
 	}
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
 		for k := range e.Steps {
 			s := capacityStep(&e.Steps[k])
-			att := noData
+			att := feature.NoData
 			if s.Attainment != nil {
 				att = strconv.FormatFloat(100*float64(*s.Attainment), 'f', 1, 64)
 			}
-			row := []string{e.Name, formatNumber(float64(s.Load)), strconv.Itoa(s.Requests), att, cell(s.GoodputRPS),
-				tableNumber(float64(s.OutputTPS)), cell(s.TTFTMSP50), cell(s.TTFTMSP99), verdictName(&e.Steps[k])}
+			row := []string{e.Name, feature.FormatNumber(float64(s.Load)), strconv.Itoa(s.Requests), att, cell(s.GoodputRPS),
+				feature.TableNumber(float64(s.OutputTPS)), cell(s.TTFTMSP50), cell(s.TTFTMSP99), verdictName(&e.Steps[k])}
 			fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 		}
 	}
@@ -249,7 +250,7 @@ func WriteCapacityTable(w io.Writer, rep sweep.CapacityReport) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nSLO target %s; steps of at least %s and %d requests; a step from 2 binomial standard errors below the target to 1 above is measured again and decided on both\n",
-		formatNumber(rep.Plan.Target), rep.Plan.StepDuration, sweep.MinStepRequests)
+		feature.FormatNumber(rep.Plan.Target), rep.Plan.StepDuration, sweep.MinStepRequests)
 	if !rep.Complete {
 		fmt.Fprintln(w, "interrupted: the searches that had not finished have no answer")
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/stats"
 )
@@ -15,16 +16,16 @@ import (
 
 // jsonGrace is the top-level "grace" of the JSON summary.
 type jsonGrace struct {
-	LimitS  number `json:"limit_s"`  // --grace
-	WaitedS number `json:"waited_s"` // how long the run waited for the requests in flight
-	Cut     int    `json:"cut"`      // requests cut when it ran out, over every endpoint
+	LimitS  feature.Number `json:"limit_s"`  // --grace
+	WaitedS feature.Number `json:"waited_s"` // how long the run waited for the requests in flight
+	Cut     int            `json:"cut"`      // requests cut when it ran out, over every endpoint
 }
 
 func graceJSON(snap *stats.Snapshot) *jsonGrace {
 	if !snap.End.Finished {
 		return nil
 	}
-	return &jsonGrace{LimitS: number(snap.End.Grace.Seconds()), WaitedS: number(snap.End.Waited.Seconds()), Cut: totalCut(snap)}
+	return &jsonGrace{LimitS: feature.Number(snap.End.Grace.Seconds()), WaitedS: feature.Number(snap.End.Waited.Seconds()), Cut: totalCut(snap)}
 }
 
 func totalCut(snap *stats.Snapshot) int {

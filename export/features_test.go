@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/metric"
 	"tokscope/stats"
 )
 
-// richSnapshot is a run in which every feature of features() has something to show: the SLO,
+// richSnapshot is a run in which every feature of feature.All() has something to show: the SLO,
 // cost and server figures of sloSnapshot, and on its first endpoint the GPUs, figures by turn,
 // agent sessions and rate limits, in an open-loop run. A new feature gives its figures here.
 func richSnapshot() stats.Snapshot {
@@ -63,7 +64,7 @@ func jsonKeys(t *testing.T, b []byte) []string {
 	return keys
 }
 
-// TestEveryFeatureEverywhere: each feature of features() shows in every output it has a part
+// TestEveryFeatureEverywhere: each feature of feature.All() shows in every output it has a part
 // of, at its place: its JSON members between the registered metrics of the slot it names, its
 // CSV columns together in the header, its table lines and rows in the table, in their slots. A
 // feature with nothing to show in richSnapshot fails: give it figures there.
@@ -89,55 +90,67 @@ func TestEveryFeatureEverywhere(t *testing.T) {
 	firstWork := slices.Index(keys, metric.Get(metric.PromptTokens).JSONKey())
 	lastScalar := slices.Index(keys, "output_target")
 	outTokens := slices.IndexFunc(te.Lines, func(l string) bool { return strings.HasPrefix(l, "output tokens") })
-	lastMetricRow := slices.IndexFunc(te.Rows, func(r TableRow) bool { return r.Label == metric.Get(metric.OutputLen).Label })
+	lastMetricRow := slices.IndexFunc(te.Rows, func(r feature.TableRow) bool { return r.Label == metric.Get(metric.OutputLen).Label })
 	if lastCore < 0 || firstWork < 0 || lastScalar < 0 || outTokens < 0 || lastMetricRow < 0 {
 		t.Fatalf("the summary's own anchors are missing: keys %v, lines %v", keys, te.Lines)
 	}
-	for _, f := range features() {
+	for _, f := range feature.All() {
 		shown := false
-		if f.json != nil {
-			for _, m := range f.json(e) {
+		if f.JSON != nil {
+			for _, m := range f.JSON(e) {
 				shown = true
-				i := slices.Index(keys, m.key)
+				i := slices.Index(keys, m.Key)
 				switch {
 				case i < 0:
-					t.Errorf("%s: JSON lacks %q", f.name, m.key)
-				case f.jsonAt == jsonMiddle && (i < lastCore || i > firstWork),
-					f.jsonAt != jsonMiddle && i < lastScalar:
-					t.Errorf("%s: JSON key %q at %d, out of its slot (keys %v)", f.name, m.key, i, keys)
+					t.Errorf("%s: JSON lacks %q", f.Name, m.Key)
+				case f.JSONAt == feature.JSONMiddle && (i < lastCore || i > firstWork),
+					f.JSONAt != feature.JSONMiddle && i < lastScalar:
+					t.Errorf("%s: JSON key %q at %d, out of its slot (keys %v)", f.Name, m.Key, i, keys)
 				}
 			}
 		}
-		if f.csvHeader != nil {
-			if cols := f.csvHeader(&snap); len(cols) > 0 {
+		if f.CSVHeader != nil {
+			if cols := f.CSVHeader(&snap); len(cols) > 0 {
 				shown = true
 				if !strings.Contains(header, ","+strings.Join(cols, ",")+",") {
-					t.Errorf("%s: the CSV header lacks its columns %v", f.name, cols)
+					t.Errorf("%s: the CSV header lacks its columns %v", f.Name, cols)
 				}
 			}
 		}
-		if f.lines != nil {
-			for _, l := range f.lines(&snap, e) {
+		if f.Lines != nil {
+			for _, l := range f.Lines(&snap, e) {
 				shown = true
 				i := slices.Index(te.Lines, l)
 				switch {
 				case i < 0:
-					t.Errorf("%s: the table lacks its line %q", f.name, l)
-				case (f.linesAt == linesTail) != (i > outTokens):
-					t.Errorf("%s: the table's line %q is on the wrong side of the output tokens", f.name, l)
+					t.Errorf("%s: the table lacks its line %q", f.Name, l)
+				case (f.LinesAt == feature.LinesTail) != (i > outTokens):
+					t.Errorf("%s: the table's line %q is on the wrong side of the output tokens", f.Name, l)
 				}
 			}
 		}
-		if f.rows != nil {
-			for _, r := range f.rows(&snap, e) {
+		if f.Rows != nil {
+			for _, r := range f.Rows(&snap, e) {
 				shown = true
-				if i := slices.IndexFunc(te.Rows, func(x TableRow) bool { return x.Label == r.Label }); i <= lastMetricRow {
-					t.Errorf("%s: the table's row %q at %d, want after the registered metrics' rows", f.name, r.Label, i)
+				if i := slices.IndexFunc(te.Rows, func(x feature.TableRow) bool { return x.Label == r.Label }); i <= lastMetricRow {
+					t.Errorf("%s: the table's row %q at %d, want after the registered metrics' rows", f.Name, r.Label, i)
 				}
 			}
 		}
 		if !shown {
-			t.Errorf("%s shows nothing in richSnapshot: give it figures there", f.name)
+			t.Errorf("%s shows nothing in richSnapshot: give it figures there", f.Name)
 		}
 	}
+}
+
+// featureNamed is the feature of that name in feature.All().
+func featureNamed(t *testing.T, name string) feature.Feature {
+	t.Helper()
+	for _, f := range feature.All() {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("no feature %q in feature.All()", name)
+	return feature.Feature{}
 }

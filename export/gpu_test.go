@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -70,7 +71,7 @@ func TestGPUCSVAndTable(t *testing.T) {
 		t.Fatalf("gpu_tokens_per_joule column %d (%v) in %v", col, ok, rows[0])
 	}
 	snap := gpuSnapshot()
-	if l := GPULine(&snap.Endpoints[0]); !strings.Contains(l, "1.50 tok/J (1200 tokens over 800 J, counter)") || !strings.Contains(l, "2× NVIDIA H100") {
+	if l := feature.GPULine(&snap.Endpoints[0]); !strings.Contains(l, "1.50 tok/J (1200 tokens over 800 J, counter)") || !strings.Contains(l, "2× NVIDIA H100") {
 		t.Errorf("GPULine = %q", l)
 	}
 }
@@ -101,12 +102,13 @@ func TestGPUNeverScrapedIsNull(t *testing.T) {
 			t.Errorf("gpu.%s = %v before any scrape, want null", k, v)
 		}
 	}
-	for i, c := range gpuCSV(&snap.Endpoints[0]) {
+	gpu := featureNamed(t, "gpu")
+	for i, c := range gpu.CSV(&snap, &snap.Endpoints[0]) {
 		if c != "" {
-			t.Errorf("CSV %s = %q before any scrape, want empty", gpuCSVHeader()[i], c)
+			t.Errorf("CSV %s = %q before any scrape, want empty", gpu.CSVHeader(&snap)[i], c)
 		}
 	}
-	if l := GPULine(&snap.Endpoints[0]); l != "gpu metrics: no scrape answered" {
+	if l := feature.GPULine(&snap.Endpoints[0]); l != "gpu metrics: no scrape answered" {
 		t.Errorf("table line %q", l)
 	}
 }

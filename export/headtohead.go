@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"tokscope/feature"
 
 	"tokscope/stats"
 )
@@ -13,13 +14,13 @@ import (
 // unit, ci95 its 95 % bootstrap interval; both null when the endpoint has no values. samples
 // is how many values each side had.
 type jsonHeadToHead struct {
-	Endpoint string     `json:"endpoint"`
-	Versus   string     `json:"versus"`
-	Metric   string     `json:"metric"`
-	Diff     *number    `json:"diff"`
-	CI95     *[2]number `json:"ci95"`
-	Verdict  string     `json:"verdict"`
-	Samples  [2]int     `json:"samples"`
+	Endpoint string             `json:"endpoint"`
+	Versus   string             `json:"versus"`
+	Metric   string             `json:"metric"`
+	Diff     *feature.Number    `json:"diff"`
+	CI95     *[2]feature.Number `json:"ci95"`
+	Verdict  string             `json:"verdict"`
+	Samples  [2]int             `json:"samples"`
 }
 
 // headToHeadJSON is the "head_to_head" list: nil (key omitted) with fewer than two
@@ -35,8 +36,8 @@ func headToHeadJSON(snap *stats.Snapshot) *[]jsonHeadToHead {
 			Verdict: string(h.Verdict), Samples: [2]int{h.N, h.VersusN},
 		}
 		if h.OK {
-			d := number(h.Diff)
-			r.Diff, r.CI95 = &d, &[2]number{number(h.Lo), number(h.Hi)}
+			d := feature.Number(h.Diff)
+			r.Diff, r.CI95 = &d, &[2]feature.Number{feature.Number(h.Lo), feature.Number(h.Hi)}
 		}
 		rows = append(rows, r)
 	}
@@ -68,13 +69,13 @@ func writeTableHeadToHead(w io.Writer, snap *stats.Snapshot) error {
 	fmt.Fprintf(w, "\nhead-to-head vs the best: difference of medians, 95 %% bootstrap CI, last ≤1000 ok requests\n")
 	rows := stats.HeadToHeads(snap)
 	if len(rows) == 0 {
-		_, err := fmt.Fprintf(w, "  %s no ok requests yet\n", noData)
+		_, err := fmt.Fprintf(w, "  %s no ok requests yet\n", feature.NoData)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  \tendpoint\tvs best\tdiff\t95 % CI\tverdict\tn\t")
 	for _, h := range rows {
-		diff, ci := noData, noData
+		diff, ci := feature.NoData, feature.NoData
 		if h.OK {
 			diff, ci = signed(h.Diff), "["+signed(h.Lo)+", "+signed(h.Hi)+"]"
 		}
@@ -91,9 +92,9 @@ func writeTableHeadToHead(w io.Writer, snap *stats.Snapshot) error {
 	return tw.Flush()
 }
 
-// signed is tableNumber with an explicit + for positive values.
+// signed is feature.TableNumber with an explicit + for positive values.
 func signed(v float64) string {
-	s := tableNumber(v)
+	s := feature.TableNumber(v)
 	if v > 0 && s != "0.00" {
 		return "+" + s
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/config"
 	"tokscope/servermetrics"
@@ -150,17 +151,9 @@ func TestSLOCostServerTable(t *testing.T) {
 	}
 }
 
-func TestDollars(t *testing.T) {
-	for v, want := range map[float64]string{0: "0", 0.0027324: "0.0027324", 1.2e-7: "0.00000012", 123456.789: "123457", 0.1234567: "0.123457"} {
-		if got := formatDollars(v); got != want {
-			t.Errorf("formatDollars(%v) = %q, want %q", v, got, want)
-		}
-	}
-}
-
 func TestUSD(t *testing.T) {
 	for v, want := range map[float64]string{0: "$0", 0.0123456: "$0.0123", 0.00000123: "$0.00000123", 1.5: "$1.500", 1234.5: "$1234.50"} {
-		if got := USD(v); got != want {
+		if got := feature.USD(v); got != want {
 			t.Errorf("USD(%v) = %q, want %q", v, got, want)
 		}
 	}

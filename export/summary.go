@@ -9,74 +9,33 @@
 package export
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"tokscope/feature"
 	"unicode/utf8"
 
 	"tokscope/metric"
 	"tokscope/stats"
 )
 
-// number is a figure of the summary, written rounded to 3 decimals (µs for ms figures).
-type number float64
-
-func round3(v float64) float64 {
-	r := math.Round(v*1000) / 1000
-	if r == 0 {
-		return 0 // no "-0"
-	}
-	return r
-}
-
-func formatNumber(v float64) string {
-	return strconv.FormatFloat(round3(v), 'f', -1, 64)
-}
-
-func (n number) MarshalJSON() ([]byte, error) {
-	v := float64(n)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil // never produced by stats; a guard, not a stand-in
-	}
-	return []byte(formatNumber(v)), nil
-}
-
-// jsonDist is one distribution of the JSON summary, in docs/outputs.md's key order.
-type jsonDist struct {
-	P50  number `json:"p50"`
-	P90  number `json:"p90"`
-	P99  number `json:"p99"`
-	Mean number `json:"mean"`
-	Min  number `json:"min"`
-	Max  number `json:"max"`
-}
-
-func toJSONDist(d stats.Dist) *jsonDist {
-	if d.Count == 0 {
-		return nil
-	}
-	return &jsonDist{number(d.P50), number(d.P90), number(d.P99), number(d.Mean), number(d.Min), number(d.Max)}
-}
-
 // jsonEndpoint is one endpoint of the JSON summary. Its keys, in order: the counts (jsonHead),
-// the registered metrics of Group Core, the features' members at jsonMiddle ("slo", "cost",
+// the registered metrics of Group Core, the features' members at feature.JSONMiddle ("slo", "cost",
 // "server", "gpu"), the metrics of Group Workload, the workload's scalars (jsonWorkload), then
-// the features' members at jsonTail and jsonLast: docs/outputs.md's order.
+// the features' members at feature.JSONTail and feature.JSONLast: docs/outputs.md's order.
 type jsonEndpoint struct {
 	head     jsonHead
-	core     []jsonMetric
-	middle   []jsonMetric
-	workload []jsonMetric
+	core     []feature.Member
+	middle   []feature.Member
+	workload []feature.Member
 	tail     jsonWorkload
-	features []jsonMetric
+	features []feature.Member
 }
 
 type jsonHead struct {
@@ -94,12 +53,6 @@ type jsonHead struct {
 	OutputTokens int64          `json:"output_tokens"`
 }
 
-// jsonMetric is one registered metric's key and value: a *jsonDist or a *number (nil: null).
-type jsonMetric struct {
-	key   string
-	value any
-}
-
 // MarshalJSON writes the parts of e as one object, in order.
 func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
 	b := []byte{'{'}
@@ -113,7 +66,7 @@ func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
 		b = append(b, members...)
 	}
 	for _, part := range []any{e.head, e.core, e.middle, e.workload, e.tail, e.features} {
-		members, err := jsonMembers(part)
+		members, err := feature.Members(part)
 		if err != nil {
 			return nil, err
 		}
@@ -122,76 +75,13 @@ func (e jsonEndpoint) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// jsonMembers is the members of an object (a struct, or a []jsonMetric) without its braces.
-func jsonMembers(v any) ([]byte, error) {
-	if ms, ok := v.([]jsonMetric); ok {
-		var b []byte
-		for i, m := range ms {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			k, err := marshal(m.key)
-			if err != nil {
-				return nil, err
-			}
-			val, err := marshal(m.value)
-			if err != nil {
-				return nil, err
-			}
-			b = append(append(append(b, k...), ':'), val...)
-		}
-		return b, nil
-	}
-	obj, err := marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return obj[1 : len(obj)-1], nil
-}
-
-// marshal is v's JSON as WriteJSON writes it: & < > left as they are.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
-}
-
-// metricsJSON is the registered metrics of group g that the JSON summary carries, from the
-// whole run, in registry order.
-func metricsJSON(w *stats.Window, g metric.Group) []jsonMetric {
-	var out []jsonMetric
-	for _, id := range metric.IDs() {
-		m := metric.Get(id)
-		if m.Group != g || m.JSON == metric.None {
-			continue
-		}
-		d := w.Of(id)
-		switch m.JSON {
-		case metric.Mean:
-			var v *number
-			if d.Count > 0 {
-				n := number(d.Mean)
-				v = &n
-			}
-			out = append(out, jsonMetric{m.JSONKey(), v})
-		default:
-			out = append(out, jsonMetric{m.JSONKey(), toJSONDist(d)})
-		}
-	}
-	return out
-}
-
 type jsonSummary struct {
 	Endpoints []jsonEndpoint `json:"endpoints"`
 	// Beyond docs/outputs.md's contract, added keys only (see headtohead.go).
 	TTFTFrom   string            `json:"ttft_from,omitempty"`
 	HeadToHead *[]jsonHeadToHead `json:"head_to_head,omitempty"`
 	// Open-loop runs only (queue.go).
-	ClientQueue *[]jsonClientQueue `json:"client_queue,omitempty"`
+	ClientQueue *[]feature.JSONClientQueue `json:"client_queue,omitempty"`
 	// How the run ended (end.go); not in a replay.
 	Grace *jsonGrace `json:"grace,omitempty"`
 	// A replay that merged several shards' records (shards.go).
@@ -212,11 +102,11 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 				ErrorKinds:   e.ErrorKinds,
 				OutputTokens: e.OutputTokens,
 			},
-			core:     metricsJSON(&e.Whole, metric.Core),
-			middle:   featureJSON(e, jsonMiddle),
-			workload: metricsJSON(&e.Whole, metric.Workload),
+			core:     feature.MetricsJSON(&e.Whole, metric.Core),
+			middle:   featureJSON(e, feature.JSONMiddle),
+			workload: feature.MetricsJSON(&e.Whole, metric.Workload),
 			tail:     workloadJSON(e),
-			features: append(featureJSON(e, jsonTail), featureJSON(e, jsonLast)...),
+			features: append(featureJSON(e, feature.JSONTail), featureJSON(e, feature.JSONLast)...),
 		}
 		if je.head.ErrorKinds == nil {
 			je.head.ErrorKinds = map[string]int{} // {} rather than null
@@ -228,7 +118,7 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 		out.Endpoints = append(out.Endpoints, je)
 	}
 	out.TTFTFrom, out.HeadToHead = ttftFromJSON(&snap), headToHeadJSON(&snap)
-	out.ClientQueue = clientQueueJSON(&snap)
+	out.ClientQueue = feature.ClientQueueJSON(&snap)
 	out.Grace = graceJSON(&snap)
 	out.Shards = shardsJSON(&snap)
 	enc := json.NewEncoder(w)
@@ -239,8 +129,8 @@ func WriteJSON(w io.Writer, snap stats.Snapshot) error {
 // csvHeader is the header row of WriteCSV.
 func csvHeader() []string {
 	h := []string{"name", "model", "base_url", "api", "requests", "ok", "errors", "truncated", "cut", "error_kinds", "token_source", "output_tokens"}
-	h = append(h, metricsCSVHeader(metric.Core)...)
-	h = append(h, metricsCSVHeader(metric.Workload)...)
+	h = append(h, feature.MetricsCSVHeader(metric.Core)...)
+	h = append(h, feature.MetricsCSVHeader(metric.Workload)...)
 	return append(h, workloadCSVHeader()...)
 }
 
@@ -274,8 +164,8 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 			strconv.Itoa(e.Requests), strconv.Itoa(e.OK), strconv.Itoa(e.Errors), strconv.Itoa(e.Truncated), strconv.Itoa(e.Cut),
 			errorKindsText(e.ErrorKinds), e.TokenSource, strconv.FormatInt(e.OutputTokens, 10),
 		}
-		row = append(row, metricsCSV(&e.Whole, metric.Core)...)
-		row = append(row, metricsCSV(&e.Whole, metric.Workload)...)
+		row = append(row, feature.MetricsCSV(&e.Whole, metric.Core)...)
+		row = append(row, feature.MetricsCSV(&e.Whole, metric.Workload)...)
 		row = append(row, workloadCSV(e)...)
 		row = append(row, featureCSV(&snap, e)...)
 		if err := cw.Write(row); err != nil {
@@ -285,8 +175,6 @@ func WriteCSV(w io.Writer, snap stats.Snapshot) error {
 	cw.Flush()
 	return cw.Error()
 }
-
-const noData = "—"
 
 // WriteTable writes an aligned, human-readable summary: per endpoint its counts, error kinds,
 // output tokens with their source (≈ marks estimated counts and the rates derived from them)
@@ -321,7 +209,7 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 		for _, l := range e.Lines {
 			fmt.Fprintf(tw, "  %s\n", l)
 		}
-		fmt.Fprintf(tw, "  %-*s\t%s\t\n", labelWidth, "", strings.Join(TableColumns, "\t"))
+		fmt.Fprintf(tw, "  %-*s\t%s\t\n", labelWidth, "", strings.Join(feature.TableColumns, "\t"))
 		for _, r := range e.Rows {
 			fmt.Fprintf(tw, "  %-*s\t%s\t\n", labelWidth, r.Label, strings.Join(r.Cells, "\t"))
 		}
@@ -338,15 +226,4 @@ func WriteTable(w io.Writer, snap stats.Snapshot) error {
 		}
 	}
 	return writeTableHeadToHead(w, &snap)
-}
-
-// tableNumber shows about four significant digits: 1234.5, 41.23, 0.125.
-func tableNumber(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1 || a == 0:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/export/exporttest"
 	"tokscope/metric"
@@ -174,7 +175,7 @@ func TestWriteCSV(t *testing.T) {
 	if len(rows) != 3 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	// The counts, a column per registered statistic (TableColumns of a distribution, one of a
+	// The counts, a column per registered statistic (feature.TableColumns of a distribution, one of a
 	// mean) of the Core and Workload metrics, the workload's figures, then each feature's
 	// columns in this run (those of the server's scrapes and the server's own clock always).
 	want := len(strings.Fields("name model base_url api requests ok errors truncated cut error_kinds token_source output_tokens"))
@@ -184,18 +185,18 @@ func TestWriteCSV(t *testing.T) {
 		case m.JSON == metric.Mean:
 			want++
 		default:
-			want += len(TableColumns)
+			want += len(feature.TableColumns)
 		}
 	}
 	want += len(workloadCSVHeader())
 	snap := testSnapshot()
-	for _, f := range features() {
-		if f.csvHeader != nil {
-			cols := f.csvHeader(&snap)
+	for _, f := range feature.All() {
+		if f.CSVHeader != nil {
+			cols := f.CSVHeader(&snap)
 			want += len(cols)
 			for _, c := range cols {
 				if _, ok := col[c]; !ok {
-					t.Errorf("feature %s: no column %s", f.name, c)
+					t.Errorf("feature %s: no column %s", f.Name, c)
 				}
 			}
 		}

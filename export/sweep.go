@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"tokscope/feature"
 
 	"tokscope/sweep"
 )
@@ -21,22 +22,22 @@ import (
 // is always a number (tokens that arrived during the step's window, per second: 0 when none
 // did).
 type jsonSweepStep struct {
-	Step         int     `json:"step"`
-	Endpoint     string  `json:"endpoint"`
-	Model        string  `json:"model"`
-	Concurrency  int     `json:"concurrency"`
-	DurationS    number  `json:"duration_s"`
-	Requests     int     `json:"requests"`
-	OK           int     `json:"ok"`
-	Errors       int     `json:"errors"`
-	Truncated    int     `json:"truncated"`
-	Cut          int     `json:"cut"` // still in flight a grace after the step's end: not errors
-	ErrorPct     *number `json:"error_pct"`
-	TokenSource  *string `json:"token_source"`
-	AggregateTPS number  `json:"aggregate_tps"`
-	DecodeTPSP50 *number `json:"decode_tps_p50"`
-	TTFTMSP50    *number `json:"ttft_ms_p50"`
-	TTFTMSP99    *number `json:"ttft_ms_p99"`
+	Step         int             `json:"step"`
+	Endpoint     string          `json:"endpoint"`
+	Model        string          `json:"model"`
+	Concurrency  int             `json:"concurrency"`
+	DurationS    feature.Number  `json:"duration_s"`
+	Requests     int             `json:"requests"`
+	OK           int             `json:"ok"`
+	Errors       int             `json:"errors"`
+	Truncated    int             `json:"truncated"`
+	Cut          int             `json:"cut"` // still in flight a grace after the step's end: not errors
+	ErrorPct     *feature.Number `json:"error_pct"`
+	TokenSource  *string         `json:"token_source"`
+	AggregateTPS feature.Number  `json:"aggregate_tps"`
+	DecodeTPSP50 *feature.Number `json:"decode_tps_p50"`
+	TTFTMSP50    *feature.Number `json:"ttft_ms_p50"`
+	TTFTMSP99    *feature.Number `json:"ttft_ms_p99"`
 }
 
 type jsonSweep struct {
@@ -54,11 +55,11 @@ var sweepHeader = []string{
 	"error_pct", "token_source", "aggregate_tps", "decode_tps_p50", "ttft_ms_p50", "ttft_ms_p99",
 }
 
-func optNumber(v float64, ok bool) *number {
+func optNumber(v float64, ok bool) *feature.Number {
 	if !ok {
 		return nil
 	}
-	n := number(v)
+	n := feature.Number(v)
 	return &n
 }
 
@@ -66,10 +67,10 @@ func sweepRow(r *sweep.Result) jsonSweepStep {
 	pct, pctOK := r.ErrorPct()
 	row := jsonSweepStep{
 		Step: r.Step, Endpoint: r.Endpoint, Model: r.Model, Concurrency: r.Concurrency,
-		DurationS: number(r.Duration.Seconds()),
+		DurationS: feature.Number(r.Duration.Seconds()),
 		Requests:  r.Requests, OK: r.OK, Errors: r.Errors, Truncated: r.Truncated, Cut: r.Cut,
 		ErrorPct:     optNumber(pct, pctOK),
-		AggregateTPS: number(r.AggregateTPS),
+		AggregateTPS: feature.Number(r.AggregateTPS),
 		DecodeTPSP50: optNumber(r.DecodeTPS.P50, r.DecodeTPS.Count > 0),
 		TTFTMSP50:    optNumber(r.TTFT.P50, r.TTFT.Count > 0),
 		TTFTMSP99:    optNumber(r.TTFT.P99, r.TTFT.Count > 0),
@@ -102,11 +103,11 @@ func WriteSweepJSON(w io.Writer, rep sweep.Report) error {
 	return enc.Encode(out)
 }
 
-func numberCell(n *number) string {
+func numberCell(n *feature.Number) string {
 	if n == nil {
 		return ""
 	}
-	return formatNumber(float64(*n))
+	return feature.FormatNumber(float64(*n))
 }
 
 // WriteSweepCSV writes a header row and one row per step and endpoint with the fields of
@@ -124,9 +125,9 @@ func WriteSweepCSV(w io.Writer, rep sweep.Report) error {
 		}
 		row := []string{
 			strconv.Itoa(r.Step), r.Endpoint, r.Model, strconv.Itoa(r.Concurrency),
-			formatNumber(float64(r.DurationS)),
+			feature.FormatNumber(float64(r.DurationS)),
 			strconv.Itoa(r.Requests), strconv.Itoa(r.OK), strconv.Itoa(r.Errors), strconv.Itoa(r.Truncated), strconv.Itoa(r.Cut),
-			numberCell(r.ErrorPct), src, formatNumber(float64(r.AggregateTPS)),
+			numberCell(r.ErrorPct), src, feature.FormatNumber(float64(r.AggregateTPS)),
 			numberCell(r.DecodeTPSP50), numberCell(r.TTFTMSP50), numberCell(r.TTFTMSP99),
 		}
 		if err := cw.Write(row); err != nil {
@@ -155,11 +156,11 @@ func SweepTableOf(rep *sweep.Report) SweepTable {
 	}
 	t := SweepTable{Header: []string{"step", "endpoint", "conc", "requests", "err %", "agg tok/s", "decode p50",
 		ttft + " p50 ms", ttft + " p99 ms", "token source"}}
-	cell := func(n *number, mark string) string {
+	cell := func(n *feature.Number, mark string) string {
 		if n == nil {
-			return noData
+			return feature.NoData
 		}
-		return mark + tableNumber(float64(*n))
+		return mark + feature.TableNumber(float64(*n))
 	}
 	withCut := false // a "cut" column only when a step has cut requests
 	for i := range rep.Results {
@@ -170,7 +171,7 @@ func SweepTableOf(rep *sweep.Report) SweepTable {
 	}
 	for i := range rep.Results {
 		r := sweepRow(&rep.Results[i])
-		mark, src := "", noData
+		mark, src := "", feature.NoData
 		if r.TokenSource != nil {
 			src = *r.TokenSource
 			if src == "estimate" {
@@ -179,7 +180,7 @@ func SweepTableOf(rep *sweep.Report) SweepTable {
 		}
 		row := []string{
 			strconv.Itoa(r.Step), r.Endpoint, strconv.Itoa(r.Concurrency), strconv.Itoa(r.Requests), cell(r.ErrorPct, ""),
-			mark + tableNumber(float64(r.AggregateTPS)), cell(r.DecodeTPSP50, mark),
+			mark + feature.TableNumber(float64(r.AggregateTPS)), cell(r.DecodeTPSP50, mark),
 			cell(r.TTFTMSP50, ""), cell(r.TTFTMSP99, ""), src,
 		}
 		if withCut {

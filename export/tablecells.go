@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"strings"
+	"tokscope/feature"
 
 	"tokscope/metric"
 	"tokscope/stats"
@@ -11,16 +12,6 @@ import (
 // The table summary (-o table) as cells: WriteTable lays them out as aligned text, and the
 // HTML report (package report) draws the same cells, so that both show the same figures with
 // the same rounding from one piece of formatting code.
-
-// TableColumns are the statistics of every TableRow, in order.
-var TableColumns = []string{"p50", "p90", "p99", "mean", "min", "max"}
-
-// TableRow is one distribution of the table: its label ("TTFT ms", "decode tok/s ≈") and one
-// cell per TableColumns, "—" when there is no data.
-type TableRow struct {
-	Label string
-	Cells []string
-}
 
 // TableEndpoint is one endpoint of the table summary.
 type TableEndpoint struct {
@@ -31,7 +22,7 @@ type TableEndpoint struct {
 	// limits, open-loop arrivals, SLO, cost, server, output tokens, cache mode, throughput,
 	// output target, last error.
 	Lines []string
-	Rows  []TableRow
+	Rows  []feature.TableRow
 }
 
 // TableEndpoints returns every endpoint of snap as WriteTable shows it.
@@ -57,38 +48,26 @@ func tableEndpoint(snap *stats.Snapshot, e *stats.EndpointStats) TableEndpoint {
 		kinds := strings.ReplaceAll(errorKindsText(e.ErrorKinds), ";", ", ")
 		te.Lines = append(te.Lines, "error kinds "+strings.ReplaceAll(kinds, "=", ": "))
 	}
-	te.Lines = append(te.Lines, featureLines(snap, e, linesHead)...)
-	te.Lines = append(te.Lines, featureLines(snap, e, linesMid)...)
+	te.Lines = append(te.Lines, featureLines(snap, e, feature.LinesHead)...)
+	te.Lines = append(te.Lines, featureLines(snap, e, feature.LinesMid)...)
 	estimated := e.TokenSource == "estimate"
 	switch {
 	case e.TokenSource == "":
-		te.Lines = append(te.Lines, "output tokens "+noData)
+		te.Lines = append(te.Lines, "output tokens "+feature.NoData)
 	case estimated:
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens ≈%d (estimate)", e.OutputTokens))
 	default:
 		te.Lines = append(te.Lines, fmt.Sprintf("output tokens %d (%s)", e.OutputTokens, e.TokenSource))
 	}
 	te.Lines = append(te.Lines, workloadLines(e)...)
-	te.Lines = append(te.Lines, featureLines(snap, e, linesTail)...)
+	te.Lines = append(te.Lines, featureLines(snap, e, feature.LinesTail)...)
 	for _, id := range metric.IDs() {
 		// The server's own clock is a feature's rows (servertiming.go): most servers say nothing.
 		if m := metric.Get(id); m.Table && m.Group != metric.Server {
-			te.Rows = append(te.Rows, metricRow(id, &e.Whole, estimated))
+			te.Rows = append(te.Rows, feature.MetricRow(id, &e.Whole, estimated))
 		}
 	}
-	te.Rows = append(te.Rows, featureRows(snap, e, rowsMid)...)
-	te.Rows = append(te.Rows, featureRows(snap, e, rowsEnd)...)
+	te.Rows = append(te.Rows, featureRows(snap, e, feature.RowsMid)...)
+	te.Rows = append(te.Rows, featureRows(snap, e, feature.RowsEnd)...)
 	return te
-}
-
-func tableRow(label string, d stats.Dist) TableRow {
-	r := TableRow{Label: label, Cells: make([]string, 0, len(TableColumns))}
-	for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-		if d.Count == 0 {
-			r.Cells = append(r.Cells, noData)
-		} else {
-			r.Cells = append(r.Cells, tableNumber(v))
-		}
-	}
-	return r
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"tokscope/feature"
 
 	"tokscope/metric"
 	"tokscope/sweep"
@@ -70,9 +71,9 @@ func ObjectiveFigure(o *sweep.ObjectiveSpec, c sweep.ObjectiveCount) string {
 	m := metric.Get(o.ID)
 	name := strings.SplitN(o.Text, ">", 2)[0]
 	name = strings.SplitN(name, "<", 2)[0]
-	val := noData
+	val := feature.NoData
 	if c.ValueOK {
-		val = tableNumber(c.Value)
+		val = feature.TableNumber(c.Value)
 		if m.Unit != "" {
 			val += " " + m.Unit
 		}
@@ -82,11 +83,11 @@ func ObjectiveFigure(o *sweep.ObjectiveSpec, c sweep.ObjectiveCount) string {
 }
 
 type jsonObjective struct {
-	Objective string  `json:"objective"`
-	Value     *number `json:"value"`    // the percentile, in the metric's unit (ms for times)
-	Share     *number `json:"share"`    // of the judged requests that met the bound
-	Need      number  `json:"need"`     // the share the objective needs
-	Requests  int     `json:"requests"` // judged
+	Objective string          `json:"objective"`
+	Value     *feature.Number `json:"value"`    // the percentile, in the metric's unit (ms for times)
+	Share     *feature.Number `json:"share"`    // of the judged requests that met the bound
+	Need      feature.Number  `json:"need"`     // the share the objective needs
+	Requests  int             `json:"requests"` // judged
 }
 
 type jsonStepTier struct {
@@ -95,22 +96,22 @@ type jsonStepTier struct {
 	Verdict    *string         `json:"verdict"` // met, missed, within_noise; null when not judged
 	Confirming bool            `json:"confirming,omitempty"`
 	Remeasured bool            `json:"remeasured,omitempty"` // the verdict pools this step and the one before
-	Attainment *number         `json:"attainment"`
+	Attainment *feature.Number `json:"attainment"`
 	Objectives []jsonObjective `json:"objectives"`
 }
 
 type jsonTier struct {
-	Name           string   `json:"name"`
-	Objectives     []string `json:"objectives"`
-	Boundary       *number  `json:"boundary"`
-	FirstMiss      *number  `json:"first_miss"`
-	BoundBy        *string  `json:"bound_by"`
-	Confirmed      bool     `json:"confirmed"`
-	OutputTPS      *number  `json:"output_tps"`
-	SessionsPerMin *number  `json:"sessions_per_min"`
-	UsersPerGPU    *number  `json:"users_per_gpu"`
-	UsersPerKW     *number  `json:"users_per_kw"`
-	TokensPerJoule *number  `json:"tokens_per_joule"`
+	Name           string          `json:"name"`
+	Objectives     []string        `json:"objectives"`
+	Boundary       *feature.Number `json:"boundary"`
+	FirstMiss      *feature.Number `json:"first_miss"`
+	BoundBy        *string         `json:"bound_by"`
+	Confirmed      bool            `json:"confirmed"`
+	OutputTPS      *feature.Number `json:"output_tps"`
+	SessionsPerMin *feature.Number `json:"sessions_per_min"`
+	UsersPerGPU    *feature.Number `json:"users_per_gpu"`
+	UsersPerKW     *feature.Number `json:"users_per_kw"`
+	TokensPerJoule *feature.Number `json:"tokens_per_joule"`
 }
 
 func tiersOf(rep *sweep.CapacityReport, o *sweep.Outcome) []jsonTier {
@@ -162,7 +163,7 @@ func stepTiers(plan *sweep.SearchPlan, m *sweep.Measurement) []jsonStepTier {
 				share = float64(c.Good) / float64(c.N)
 			}
 			st.Objectives = append(st.Objectives, jsonObjective{Objective: spec.Objectives[k].Text,
-				Value: optNumber(c.Value, c.ValueOK), Share: optNumber(share, c.N > 0), Need: number(spec.Objectives[k].Need()), Requests: c.N})
+				Value: optNumber(c.Value, c.ValueOK), Share: optNumber(share, c.N > 0), Need: feature.Number(spec.Objectives[k].Need()), Requests: c.N})
 		}
 		out = append(out, st)
 	}
@@ -220,15 +221,15 @@ func TierAnswer(rep *sweep.CapacityReport, i int, t *sweep.TierOutcome) string {
 		s += ", the limit: no load missed"
 	}
 	f := BoundaryFigures(t, rep.Plan.Accelerators)
-	s += fmt.Sprintf("; at %s: %s tok/s", load(t.Boundary), tableNumber(f.OutputTPS))
+	s += fmt.Sprintf("; at %s: %s tok/s", load(t.Boundary), feature.TableNumber(f.OutputTPS))
 	if f.SessionsOK {
-		s += ", " + tableNumber(f.SessionsPerMin) + " sessions/min"
+		s += ", " + feature.TableNumber(f.SessionsPerMin) + " sessions/min"
 	}
 	if f.PerGPUOK {
-		s += ", " + tableNumber(f.UsersPerGPU) + " per GPU"
+		s += ", " + feature.TableNumber(f.UsersPerGPU) + " per GPU"
 	}
 	if f.PerKWOK {
-		s += fmt.Sprintf(", %s per kW, %s tok/J", tableNumber(f.UsersPerKW), tableNumber(f.TokensPerJoule))
+		s += fmt.Sprintf(", %s per kW, %s tok/J", feature.TableNumber(f.UsersPerKW), feature.TableNumber(f.TokensPerJoule))
 	}
 	return s
 }
@@ -248,13 +249,13 @@ func writeTierSteps(w io.Writer, rep *sweep.CapacityReport) error {
 		for k := range e.Steps {
 			m := &e.Steps[k]
 			s := capacityStep(m)
-			cell := func(n *number) string {
+			cell := func(n *feature.Number) string {
 				if n == nil {
-					return noData
+					return feature.NoData
 				}
-				return tableNumber(float64(*n))
+				return feature.TableNumber(float64(*n))
 			}
-			row := []string{e.Name, formatNumber(m.Load), strconv.Itoa(m.Requests), tableNumber(m.OutputTPS), cell(s.TTFTMSP50), cell(s.TTFTMSP99)}
+			row := []string{e.Name, feature.FormatNumber(m.Load), strconv.Itoa(m.Requests), feature.TableNumber(m.OutputTPS), cell(s.TTFTMSP50), cell(s.TTFTMSP99)}
 			for j := range rep.Plan.Tiers {
 				row = append(row, tierVerdictCell(m, j))
 			}

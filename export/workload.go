@@ -3,8 +3,8 @@ package export
 import (
 	"fmt"
 	"strconv"
+	"tokscope/feature"
 
-	"tokscope/metric"
 	"tokscope/stats"
 )
 
@@ -22,8 +22,8 @@ type jsonOutputTarget struct {
 
 // jsonWorkload are the endpoint keys of the workload after its distributions.
 type jsonWorkload struct {
-	OutputTPS    *number           `json:"output_tps"`
-	RequestsPerS *number           `json:"requests_per_s"`
+	OutputTPS    *feature.Number   `json:"output_tps"`
+	RequestsPerS *feature.Number   `json:"requests_per_s"`
 	LastError    *string           `json:"last_error"`
 	Cache        *string           `json:"cache"`
 	OutputTarget *jsonOutputTarget `json:"output_target"`
@@ -32,7 +32,7 @@ type jsonWorkload struct {
 func workloadJSON(e *stats.EndpointStats) jsonWorkload {
 	j := jsonWorkload{LastError: lastError(e)}
 	if e.RunSpan > 0 {
-		out, rps := number(e.OutputTPS), number(e.RequestsPerS)
+		out, rps := feature.Number(e.OutputTPS), feature.Number(e.RequestsPerS)
 		j.OutputTPS, j.RequestsPerS = &out, &rps
 	}
 	if e.Cache != "" {
@@ -58,43 +58,6 @@ func lastError(e *stats.EndpointStats) *string {
 	return &msg
 }
 
-// metricsCSVHeader are the CSV columns of the registered metrics of group g: key_p50 …
-// key_max for a distribution, key alone for a mean.
-func metricsCSVHeader(g metric.Group) []string {
-	var h []string
-	for _, id := range metric.IDs() {
-		m := metric.Get(id)
-		switch {
-		case m.Group != g || m.JSON == metric.None:
-		case m.JSON == metric.Mean:
-			h = append(h, m.Key)
-		default:
-			for _, s := range TableColumns {
-				h = append(h, m.Key+"_"+s)
-			}
-		}
-	}
-	return h
-}
-
-// metricsCSV are the cells of metricsCSVHeader(g) from w; a figure without data is empty.
-func metricsCSV(w *stats.Window, g metric.Group) []string {
-	var row []string
-	for _, id := range metric.IDs() {
-		m, d := metric.Get(id), w.Of(id)
-		switch {
-		case m.Group != g || m.JSON == metric.None:
-		case m.JSON == metric.Mean && d.Count > 0:
-			row = append(row, formatNumber(d.Mean))
-		case m.JSON == metric.Mean:
-			row = append(row, "")
-		default:
-			row = append(row, distCells(d)...)
-		}
-	}
-	return row
-}
-
 // workloadCSVHeader are the workload's scalar columns, after its distributions.
 func workloadCSVHeader() []string {
 	return []string{"output_tps", "requests_per_s", "last_error", "cache", "output_target_requests", "output_target_reached"}
@@ -103,7 +66,7 @@ func workloadCSVHeader() []string {
 func workloadCSV(e *stats.EndpointStats) []string {
 	out, rps := "", ""
 	if e.RunSpan > 0 {
-		out, rps = formatNumber(e.OutputTPS), formatNumber(e.RequestsPerS)
+		out, rps = feature.FormatNumber(e.OutputTPS), feature.FormatNumber(e.RequestsPerS)
 	}
 	last := ""
 	if p := lastError(e); p != nil {
@@ -114,19 +77,6 @@ func workloadCSV(e *stats.EndpointStats) []string {
 		targets, reached = strconv.Itoa(e.TargetRequests), strconv.Itoa(e.TargetReached)
 	}
 	return []string{out, rps, last, e.Cache, targets, reached}
-}
-
-// distCells are a distribution's CSV cells in TableColumns order, empty without data.
-func distCells(d stats.Dist) []string {
-	cells := make([]string, 0, len(TableColumns))
-	for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-		if d.Count == 0 {
-			cells = append(cells, "")
-		} else {
-			cells = append(cells, formatNumber(v))
-		}
-	}
-	return cells
 }
 
 // workloadLines are the table's lines about the workload: the cache mode, throughput, the
@@ -142,7 +92,7 @@ func workloadLines(e *stats.EndpointStats) []string {
 		lines = append(lines, "cache mixed (records of bust and reuse)")
 	}
 	if e.RunSpan > 0 {
-		lines = append(lines, fmt.Sprintf("throughput %s output tok/s  %s requests/s", tableNumber(e.OutputTPS), tableNumber(e.RequestsPerS)))
+		lines = append(lines, fmt.Sprintf("throughput %s output tok/s  %s requests/s", feature.TableNumber(e.OutputTPS), feature.TableNumber(e.RequestsPerS)))
 	}
 	if e.TargetRequests > 0 {
 		lines = append(lines, fmt.Sprintf("output target reached by %d of %d requests", e.TargetReached, e.TargetRequests))
@@ -151,28 +101,4 @@ func workloadLines(e *stats.EndpointStats) []string {
 		lines = append(lines, "last error "+*p)
 	}
 	return lines
-}
-
-// metricRow is the table's row of metric id over w: whole counts (Kind Count) show without
-// decimals but for the mean (785, not 785.00); a figure derived from N is marked ≈ when N
-// was estimated.
-func metricRow(id metric.ID, w *stats.Window, estimated bool) TableRow {
-	m, d := metric.Get(id), w.Of(id)
-	label := m.Label
-	if m.FromOutputTokens && estimated {
-		label += " ≈"
-	}
-	return countRow(m, tableRow(label, d), d)
-}
-
-// countRow shows whole counts (Kind Count) without decimals but for the mean.
-func countRow(m *metric.Metric, r TableRow, d stats.Dist) TableRow {
-	if m.Kind == metric.Count && d.Count > 0 {
-		for i, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-			if i != 3 {
-				r.Cells[i] = strconv.FormatFloat(v, 'f', 0, 64)
-			}
-		}
-	}
-	return r
 }

@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"strings"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/export"
 	"tokscope/stats"
@@ -29,7 +30,7 @@ type summaryCard struct {
 	pageEndpoint
 	API   string // export.APILabel: "api anthropic", "" for chat
 	Lines []string
-	Rows  []export.TableRow
+	Rows  []feature.TableRow
 }
 
 type pageSection struct {
@@ -68,7 +69,7 @@ func sectionOf(id, title, intro string, charts []*chart) (pageSection, error) {
 
 // pageHead is the page's header: version, settings, run span, endpoints, the summary cards.
 func pageHead(in *Input, eps []endpointRef) *page {
-	p := &page{Version: in.Version, Settings: in.Settings, Columns: export.TableColumns}
+	p := &page{Version: in.Version, Settings: in.Settings, Columns: feature.TableColumns}
 	if p.Version == "" {
 		p.Version = "(devel)"
 	}

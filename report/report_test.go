@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/cli/clitest"
 	"tokscope/config"
@@ -298,14 +299,14 @@ func TestFiguresAgreeWithJSONSummary(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s: cell %q", name, row[1], c[1])
 				}
-				want := d[export.TableColumns[i]]
+				want := d[feature.TableColumns[i]]
 				// -o table shows about four significant digits: 1234.5, 41.23, 0.125.
 				tol := 0.0051
 				if math.Abs(want) >= 100 {
 					tol = 0.051
 				}
 				if math.Abs(v-want) > tol {
-					t.Errorf("%s %s %s: report %v, JSON %v", name, row[1], export.TableColumns[i], v, want)
+					t.Errorf("%s %s %s: report %v, JSON %v", name, row[1], feature.TableColumns[i], v, want)
 				}
 				checked++
 			}

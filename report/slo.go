@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tokscope/feature"
 
-	"tokscope/export"
 	"tokscope/stats"
 )
 
@@ -48,14 +48,14 @@ func sloSection(in *Input, eps []endpointRef) (*chart, *SectionTable) {
 			}
 			row[1], row[4], row[5] = strings.Join(objs, ", "), strings.Join(missed, ", "), strconv.Itoa(s.Failed)
 			if s.Counted > 0 {
-				row[2] = fmt.Sprintf("%s (%d of %d)", export.Percent(s.Attainment), s.Good, s.Counted)
+				row[2] = fmt.Sprintf("%s (%d of %d)", feature.Percent(s.Attainment), s.Good, s.Counted)
 				row[3] = strconv.FormatFloat(s.GoodputRPS, 'f', 3, 64)
 			}
 		}
 		if c := st.Cost; c != nil {
-			row[6] = export.USD(c.USD)
+			row[6] = feature.USD(c.USD)
 			if c.OutputTokens > 0 {
-				row[7] = export.USD(c.USDPerMTokOut)
+				row[7] = feature.USD(c.USDPerMTokOut)
 			}
 		}
 		table.Rows = append(table.Rows, row)
@@ -155,7 +155,7 @@ func ServerSection(snap *stats.Snapshot) Section {
 		}
 		hit, gen := "—", "—"
 		if s.PrefixCacheHitRate.OK {
-			hit = export.Percent(s.PrefixCacheHitRate.V)
+			hit = feature.Percent(s.PrefixCacheHitRate.V)
 		}
 		if s.GenTPS.OK {
 			gen = strconv.FormatFloat(s.GenTPS.V, 'f', 1, 64)

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/config"
-	"tokscope/export"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 )
@@ -54,7 +54,7 @@ func TestSLOSection(t *testing.T) {
 	if !strings.Contains(page, row) || !strings.Contains(page, "<td>"+"$") {
 		t.Errorf("table lacks flaky-cloud's row %q with its cost", row)
 	}
-	if flaky.Cost == nil || !strings.Contains(page, "<td>"+html.EscapeString(export.USD(flaky.Cost.USD))+"</td>") {
+	if flaky.Cost == nil || !strings.Contains(page, "<td>"+html.EscapeString(feature.USD(flaky.Cost.USD))+"</td>") {
 		t.Errorf("table lacks the cost %v", flaky.Cost)
 	}
 

@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"strconv"
@@ -11,11 +11,11 @@ import (
 // Rate limits: the table's line on the latest rate-limit headers and the time spent backing off
 // (neither in JSON nor CSV: the headers say where a key stood at one instant, not what the run
 // measured).
-func rateLimitFeature() feature {
-	return feature{
-		name:    "rate limits",
-		linesAt: linesHead,
-		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(rateLimitLine(e)) },
+func rateLimitFeature() Feature {
+	return Feature{
+		Name:    "rate limits",
+		LinesAt: LinesHead,
+		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(rateLimitLine(e)) },
 	}
 }
 
@@ -27,7 +27,7 @@ func rateLimitLine(e *stats.EndpointStats) string {
 	if !e.RateLimitAt.IsZero() {
 		count := func(n int) string {
 			if n < 0 {
-				return noData
+				return NoData
 			}
 			return strconv.Itoa(n)
 		}

@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"strconv"
@@ -11,58 +11,58 @@ import (
 // ({p50, p90, p99, mean, min, max}, null without data).
 
 // sessionsFeature: "sessions" and its columns in session runs, the table's sessions line.
-func sessionsFeature() feature {
-	return feature{
-		name:   "sessions",
-		jsonAt: jsonTail,
-		json: func(e *stats.EndpointStats) []jsonMetric {
+func sessionsFeature() Feature {
+	return Feature{
+		Name:   "sessions",
+		JSONAt: JSONTail,
+		JSON: func(e *stats.EndpointStats) []Member {
 			if j := sessionsJSON(e); j != nil {
-				return []jsonMetric{{"sessions", j}}
+				return []Member{{"sessions", j}}
 			}
 			return nil
 		},
-		csvHeader: func(snap *stats.Snapshot) []string {
-			if !anyEndpoint(snap, hasSessions) {
+		CSVHeader: func(snap *stats.Snapshot) []string {
+			if !AnyEndpoint(snap, hasSessions) {
 				return nil
 			}
 			return sessionsCSVHeader()
 		},
-		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-			if !anyEndpoint(snap, hasSessions) {
+		CSV: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !AnyEndpoint(snap, hasSessions) {
 				return nil
 			}
 			return sessionsCSV(e)
 		},
-		linesAt: linesMid,
-		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(sessionsLine(e)) },
+		LinesAt: LinesMid,
+		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(sessionsLine(e)) },
 	}
 }
 
 func hasSessions(e *stats.EndpointStats) bool { return e.Sessions != nil }
 
 type jsonSessions struct {
-	Turns         int       `json:"turns"`
-	IdealHitRate  *number   `json:"ideal_hit_rate"`
-	ServedHitRate *number   `json:"served_hit_rate"`
-	Efficiency    *number   `json:"cache_efficiency"`
-	Overflow      int       `json:"overflow_turns"`
-	Invalid       bool      `json:"invalid"`
-	Completed     int       `json:"completed"`
-	PerMinute     *number   `json:"completed_per_min"`
-	Duration      *jsonDist `json:"duration_ms"`
-	Model         *jsonDist `json:"model_ms"`
-	Tool          *jsonDist `json:"tool_ms"`
-	TurnsPer      *jsonDist `json:"turns_per_session"`
-	OutputTPS     *jsonDist `json:"output_tps_of_model_time"`
-	FirstTTFT     *jsonDist `json:"first_turn_ttft_ms"`
-	LaterTTFT     *jsonDist `json:"later_turn_ttft_ms"`
+	Turns         int     `json:"turns"`
+	IdealHitRate  *Number `json:"ideal_hit_rate"`
+	ServedHitRate *Number `json:"served_hit_rate"`
+	Efficiency    *Number `json:"cache_efficiency"`
+	Overflow      int     `json:"overflow_turns"`
+	Invalid       bool    `json:"invalid"`
+	Completed     int     `json:"completed"`
+	PerMinute     *Number `json:"completed_per_min"`
+	Duration      *Dist   `json:"duration_ms"`
+	Model         *Dist   `json:"model_ms"`
+	Tool          *Dist   `json:"tool_ms"`
+	TurnsPer      *Dist   `json:"turns_per_session"`
+	OutputTPS     *Dist   `json:"output_tps_of_model_time"`
+	FirstTTFT     *Dist   `json:"first_turn_ttft_ms"`
+	LaterTTFT     *Dist   `json:"later_turn_ttft_ms"`
 }
 
-func numPtr(v *float64) *number {
+func numPtr(v *float64) *Number {
 	if v == nil {
 		return nil
 	}
-	n := number(*v)
+	n := Number(*v)
 	return &n
 }
 
@@ -73,9 +73,9 @@ func sessionsJSON(e *stats.EndpointStats) *jsonSessions {
 	}
 	return &jsonSessions{Turns: s.Turns, IdealHitRate: numPtr(s.IdealHitRate), ServedHitRate: numPtr(s.ServedHitRate),
 		Efficiency: numPtr(s.Efficiency), Overflow: s.Overflow, Invalid: s.Invalid, Completed: s.Completed,
-		PerMinute: numPtr(s.PerMinute), Duration: toJSONDist(s.Duration), Model: toJSONDist(s.Model),
-		Tool: toJSONDist(s.Tool), TurnsPer: toJSONDist(s.TurnsPer), OutputTPS: toJSONDist(s.OutputTPS),
-		FirstTTFT: toJSONDist(s.FirstTTFT), LaterTTFT: toJSONDist(s.LaterTTFT)}
+		PerMinute: numPtr(s.PerMinute), Duration: ToDist(s.Duration), Model: ToDist(s.Model),
+		Tool: ToDist(s.Tool), TurnsPer: ToDist(s.TurnsPer), OutputTPS: ToDist(s.OutputTPS),
+		FirstTTFT: ToDist(s.FirstTTFT), LaterTTFT: ToDist(s.LaterTTFT)}
 }
 
 // sessionsLine is the summary table's line for an endpoint's sessions; "" outside them.
@@ -129,12 +129,12 @@ func sessionsCSV(e *stats.EndpointStats) []string {
 		if v == nil {
 			return ""
 		}
-		return formatNumber(*v)
+		return FormatNumber(*v)
 	}
 	row := []string{strconv.Itoa(s.Turns), opt(s.IdealHitRate), opt(s.ServedHitRate), opt(s.Efficiency),
 		strconv.Itoa(s.Overflow), strconv.FormatBool(s.Invalid), strconv.Itoa(s.Completed), opt(s.PerMinute)}
 	for _, d := range []stats.Dist{s.Duration, s.Model, s.Tool, s.TurnsPer, s.OutputTPS, s.FirstTTFT, s.LaterTTFT} {
-		row = append(row, distCells(d)...)
+		row = append(row, DistCells(d)...)
 	}
 	return row
 }

@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"fmt"
@@ -12,31 +12,31 @@ import (
 // the Snapshot says the run was open-loop (Snapshot.Rate > 0), so that closed-loop output
 // keeps exactly its contract; never folded into any latency.
 
-// jsonClientQueue is one row of the summary's "client_queue" list: the endpoint's arrival
+// JSONClientQueue is one row of the summary's "client_queue" list: the endpoint's arrival
 // rate (requests/s), arrivals generated, dropped and still waiting when the run ended, and
 // the client queue distribution over every non-warm-up request and the waits of those still
 // waiting (ms; null without either).
-type jsonClientQueue struct {
-	Endpoint string    `json:"endpoint"`
-	Rate     number    `json:"rate"`
-	Arrivals uint64    `json:"arrivals"`
-	Dropped  uint64    `json:"dropped"`
-	Waiting  int       `json:"waiting"`
-	QueueMS  *jsonDist `json:"queue_ms"`
+type JSONClientQueue struct {
+	Endpoint string `json:"endpoint"`
+	Rate     Number `json:"rate"`
+	Arrivals uint64 `json:"arrivals"`
+	Dropped  uint64 `json:"dropped"`
+	Waiting  int    `json:"waiting"`
+	QueueMS  *Dist  `json:"queue_ms"`
 }
 
-// clientQueueJSON is the "client_queue" list: nil (key omitted) in the closed loop.
-func clientQueueJSON(snap *stats.Snapshot) *[]jsonClientQueue {
+// ClientQueueJSON is the "client_queue" list: nil (key omitted) in the closed loop.
+func ClientQueueJSON(snap *stats.Snapshot) *[]JSONClientQueue {
 	if snap.Rate <= 0 {
 		return nil
 	}
-	rows := make([]jsonClientQueue, 0, len(snap.Endpoints))
+	rows := make([]JSONClientQueue, 0, len(snap.Endpoints))
 	for i := range snap.Endpoints {
 		e := &snap.Endpoints[i]
-		rows = append(rows, jsonClientQueue{
-			Endpoint: e.Name, Rate: number(snap.Rate),
+		rows = append(rows, JSONClientQueue{
+			Endpoint: e.Name, Rate: Number(snap.Rate),
 			Arrivals: e.Arrivals, Dropped: e.DroppedArrivals, Waiting: e.Waiting,
-			QueueMS: toJSONDist(e.Queue),
+			QueueMS: ToDist(e.Queue),
 		})
 	}
 	return &rows
@@ -55,7 +55,7 @@ func queueCSV(e *stats.EndpointStats) []string {
 		if d.Count == 0 {
 			row = append(row, "")
 		} else {
-			row = append(row, formatNumber(v))
+			row = append(row, FormatNumber(v))
 		}
 	}
 	return append(row, strconv.FormatUint(e.Arrivals, 10), strconv.FormatUint(e.DroppedArrivals, 10), strconv.Itoa(e.Waiting))
@@ -63,35 +63,35 @@ func queueCSV(e *stats.EndpointStats) []string {
 
 // queueFeature is the client queue of an open-loop run (Snapshot.Rate > 0): its CSV columns,
 // the table's arrivals line and its client queue row. Its JSON is the summary's own
-// "client_queue" list (clientQueueJSON), not a member of each endpoint.
-func queueFeature() feature {
-	return feature{
-		name: "client queue",
-		csvHeader: func(snap *stats.Snapshot) []string {
+// "client_queue" list (ClientQueueJSON), not a member of each endpoint.
+func queueFeature() Feature {
+	return Feature{
+		Name: "client queue",
+		CSVHeader: func(snap *stats.Snapshot) []string {
 			if snap.Rate <= 0 {
 				return nil
 			}
 			return queueCSVHeader
 		},
-		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		CSV: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
 			if snap.Rate <= 0 {
 				return nil
 			}
 			return queueCSV(e)
 		},
-		linesAt: linesHead,
-		lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		LinesAt: LinesHead,
+		Lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
 			if snap.Rate <= 0 {
 				return nil
 			}
 			return []string{arrivalsLine(snap.Rate, e)}
 		},
-		rowsAt: rowsMid,
-		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+		RowsAt: RowsMid,
+		Rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
 			if snap.Rate <= 0 {
 				return nil
 			}
-			return []TableRow{tableRow("client queue ms", e.Queue)}
+			return []TableRow{Row("client queue ms", e.Queue)}
 		},
 	}
 }
@@ -100,9 +100,9 @@ func queueFeature() feature {
 // for and the one achieved (finished requests over the run), what was dropped, and what was
 // still waiting at the end.
 func arrivalsLine(rate float64, e *stats.EndpointStats) string {
-	line := fmt.Sprintf("arrivals %d at %s/s", e.Arrivals, formatNumber(rate))
+	line := fmt.Sprintf("arrivals %d at %s/s", e.Arrivals, FormatNumber(rate))
 	if e.RunSpan > 0 {
-		line += fmt.Sprintf(" (achieved %s requests/s)", tableNumber(e.RequestsPerS))
+		line += fmt.Sprintf(" (achieved %s requests/s)", TableNumber(e.RequestsPerS))
 	}
 	line += fmt.Sprintf("  dropped %d (queue full)", e.DroppedArrivals)
 	if e.Waiting > 0 {

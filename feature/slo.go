@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"fmt"
@@ -15,75 +15,75 @@ import (
 // nothing was scraped.
 
 // sloFeature: "slo" and its columns with objectives, the table's SLO line.
-func sloFeature() feature {
-	return feature{
-		name:   "slo",
-		jsonAt: jsonMiddle,
-		json: func(e *stats.EndpointStats) []jsonMetric {
+func sloFeature() Feature {
+	return Feature{
+		Name:   "slo",
+		JSONAt: JSONMiddle,
+		JSON: func(e *stats.EndpointStats) []Member {
 			if j := sloJSON(e); j != nil {
-				return []jsonMetric{{"slo", j}}
+				return []Member{{"slo", j}}
 			}
 			return nil
 		},
-		csvHeader: func(snap *stats.Snapshot) []string {
-			if !anyEndpoint(snap, hasSLO) {
+		CSVHeader: func(snap *stats.Snapshot) []string {
+			if !AnyEndpoint(snap, hasSLO) {
 				return nil
 			}
 			return sloCSVHeader()
 		},
-		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-			if !anyEndpoint(snap, hasSLO) {
+		CSV: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !AnyEndpoint(snap, hasSLO) {
 				return nil
 			}
 			return sloCSV(e)
 		},
-		linesAt: linesMid,
-		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(SLOLine(e)) },
+		LinesAt: LinesMid,
+		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(SLOLine(e)) },
 	}
 }
 
 // costFeature: "cost" and its columns with a price, the table's cost line.
-func costFeature() feature {
-	return feature{
-		name:   "cost",
-		jsonAt: jsonMiddle,
-		json: func(e *stats.EndpointStats) []jsonMetric {
+func costFeature() Feature {
+	return Feature{
+		Name:   "cost",
+		JSONAt: JSONMiddle,
+		JSON: func(e *stats.EndpointStats) []Member {
 			if j := costJSON(e); j != nil {
-				return []jsonMetric{{"cost", j}}
+				return []Member{{"cost", j}}
 			}
 			return nil
 		},
-		csvHeader: func(snap *stats.Snapshot) []string {
-			if !anyEndpoint(snap, hasCost) {
+		CSVHeader: func(snap *stats.Snapshot) []string {
+			if !AnyEndpoint(snap, hasCost) {
 				return nil
 			}
 			return costCSVHeader
 		},
-		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-			if !anyEndpoint(snap, hasCost) {
+		CSV: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !AnyEndpoint(snap, hasCost) {
 				return nil
 			}
 			return costCSV(e)
 		},
-		linesAt: linesMid,
-		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(CostLine(e)) },
+		LinesAt: LinesMid,
+		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(CostLine(e)) },
 	}
 }
 
 // serverFeature: the server's scrapes, "server" always (null when nothing was scraped), its
 // columns always, the table's server line, and its rows in a run where a server was scraped.
-func serverFeature() feature {
-	return feature{
-		name:      "server",
-		jsonAt:    jsonMiddle,
-		json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server", serverJSON(e)}} },
-		csvHeader: func(*stats.Snapshot) []string { return serverCSVHeader() },
-		csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverCSV(e) },
-		linesAt:   linesMid,
-		lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ServerLine(e)) },
-		rowsAt:    rowsEnd,
-		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-			if !anyEndpoint(snap, scraped) {
+func serverFeature() Feature {
+	return Feature{
+		Name:      "server",
+		JSONAt:    JSONMiddle,
+		JSON:      func(e *stats.EndpointStats) []Member { return []Member{{"server", serverJSON(e)}} },
+		CSVHeader: func(*stats.Snapshot) []string { return serverCSVHeader() },
+		CSV:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverCSV(e) },
+		LinesAt:   LinesMid,
+		Lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(ServerLine(e)) },
+		RowsAt:    RowsEnd,
+		Rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if !AnyEndpoint(snap, scraped) {
 				return nil
 			}
 			return serverRows(e)
@@ -96,8 +96,8 @@ func hasCost(e *stats.EndpointStats) bool { return e.Cost != nil }
 func scraped(e *stats.EndpointStats) bool { return e.Server != nil && e.Server.Scrapes > 0 }
 
 type jsonSLO struct {
-	Attainment *number        `json:"attainment"` // null without counted requests
-	GoodputRPS number         `json:"goodput_rps"`
+	Attainment *Number        `json:"attainment"` // null without counted requests
+	GoodputRPS Number         `json:"goodput_rps"`
 	Violations map[string]int `json:"violations"`
 }
 
@@ -121,20 +121,12 @@ func formatDollars(v float64) string {
 func (d dollars) MarshalJSON() ([]byte, error) { return []byte(formatDollars(float64(d))), nil }
 
 type jsonServer struct {
-	Kind               string    `json:"kind"`
-	RequestsRunning    *jsonDist `json:"requests_running"`
-	RequestsWaiting    *jsonDist `json:"requests_waiting"`
-	KVCacheUsage       *jsonDist `json:"kv_cache_usage"`
-	PrefixCacheHitRate *number   `json:"prefix_cache_hit_rate"`
-	GenTPS             *number   `json:"gen_tps"`
-}
-
-func numberPtr(v float64, ok bool) *number {
-	if !ok {
-		return nil
-	}
-	n := number(v)
-	return &n
+	Kind               string  `json:"kind"`
+	RequestsRunning    *Dist   `json:"requests_running"`
+	RequestsWaiting    *Dist   `json:"requests_waiting"`
+	KVCacheUsage       *Dist   `json:"kv_cache_usage"`
+	PrefixCacheHitRate *Number `json:"prefix_cache_hit_rate"`
+	GenTPS             *Number `json:"gen_tps"`
 }
 
 func sloJSON(e *stats.EndpointStats) *jsonSLO {
@@ -143,8 +135,8 @@ func sloJSON(e *stats.EndpointStats) *jsonSLO {
 		return nil
 	}
 	return &jsonSLO{
-		Attainment: numberPtr(s.Attainment, s.Counted > 0),
-		GoodputRPS: number(s.GoodputRPS),
+		Attainment: NumberPtr(s.Attainment, s.Counted > 0),
+		GoodputRPS: Number(s.GoodputRPS),
 		Violations: s.Violations,
 	}
 }
@@ -169,11 +161,11 @@ func serverJSON(e *stats.EndpointStats) *jsonServer {
 	}
 	return &jsonServer{
 		Kind:               string(s.Kind),
-		RequestsRunning:    toJSONDist(s.Running),
-		RequestsWaiting:    toJSONDist(s.Waiting),
-		KVCacheUsage:       toJSONDist(s.KVCacheUsage),
-		PrefixCacheHitRate: numberPtr(s.PrefixCacheHitRate.V, s.PrefixCacheHitRate.OK),
-		GenTPS:             numberPtr(s.GenTPS.V, s.GenTPS.OK),
+		RequestsRunning:    ToDist(s.Running),
+		RequestsWaiting:    ToDist(s.Waiting),
+		KVCacheUsage:       ToDist(s.KVCacheUsage),
+		PrefixCacheHitRate: NumberPtr(s.PrefixCacheHitRate.V, s.PrefixCacheHitRate.OK),
+		GenTPS:             NumberPtr(s.GenTPS.V, s.GenTPS.OK),
 	}
 }
 
@@ -199,19 +191,12 @@ func serverCSVHeader() []string {
 	return append(h, "server_prefix_cache_hit_rate", "server_gen_tps")
 }
 
-func cell(v float64, ok bool) string {
-	if !ok {
-		return ""
-	}
-	return formatNumber(v)
-}
-
 func sloCSV(e *stats.EndpointStats) []string {
 	s := e.SLO
 	if s == nil {
 		return make([]string, 2+len(config.SLOKeys))
 	}
-	row := []string{cell(s.Attainment, s.Counted > 0), formatNumber(s.GoodputRPS)}
+	row := []string{Cell(s.Attainment, s.Counted > 0), FormatNumber(s.GoodputRPS)}
 	for _, k := range config.SLOKeys {
 		if n, ok := s.Violations[k]; ok {
 			row = append(row, strconv.Itoa(n))
@@ -242,10 +227,10 @@ func serverCSV(e *stats.EndpointStats) []string {
 	row := []string{string(s.Kind)}
 	for _, d := range []stats.Dist{s.Running, s.Waiting, s.KVCacheUsage} {
 		for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-			row = append(row, cell(v, d.Count > 0))
+			row = append(row, Cell(v, d.Count > 0))
 		}
 	}
-	return append(row, cell(s.PrefixCacheHitRate.V, s.PrefixCacheHitRate.OK), cell(s.GenTPS.V, s.GenTPS.OK))
+	return append(row, Cell(s.PrefixCacheHitRate.V, s.PrefixCacheHitRate.OK), Cell(s.GenTPS.V, s.GenTPS.OK))
 }
 
 // SLOLine is the table's SLO line: the objectives, attainment, goodput and what was missed;
@@ -263,7 +248,7 @@ func SLOLine(e *stats.EndpointStats) string {
 	if s.Counted == 0 {
 		return line + "no request yet"
 	}
-	line += fmt.Sprintf("%s met (%d of %d)  goodput %s req/s", Percent(s.Attainment), s.Good, s.Counted, tableNumber(s.GoodputRPS))
+	line += fmt.Sprintf("%s met (%d of %d)  goodput %s req/s", Percent(s.Attainment), s.Good, s.Counted, TableNumber(s.GoodputRPS))
 	var missed []string
 	for _, o := range s.Objectives {
 		if n := s.Violations[o.Key]; n > 0 {
@@ -310,7 +295,7 @@ func ServerLine(e *stats.EndpointStats) string {
 		line += "  prefix cache hit " + Percent(s.PrefixCacheHitRate.V)
 	}
 	if s.GenTPS.OK {
-		line += "  gen " + tableNumber(s.GenTPS.V) + " tok/s"
+		line += "  gen " + TableNumber(s.GenTPS.V) + " tok/s"
 	}
 	return line
 }
@@ -327,25 +312,8 @@ func serverRows(e *stats.EndpointStats) []TableRow {
 		*p *= 100
 	}
 	return []TableRow{
-		tableRow("server running", s.Running),
-		tableRow("server waiting", s.Waiting),
-		tableRow("server KV %", kv),
+		Row("server running", s.Running),
+		Row("server waiting", s.Waiting),
+		Row("server KV %", kv),
 	}
-}
-
-// Percent is a 0–1 share as "97.3%".
-func Percent(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" }
-
-// USD is an amount in dollars with enough digits for small ones: $12.35, $0.0123.
-func USD(v float64) string {
-	switch {
-	case v >= 100:
-		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
-	case v >= 1:
-		return "$" + strconv.FormatFloat(v, 'f', 3, 64)
-	case v <= 0:
-		return "$0"
-	}
-	decimals := min(2-int(math.Floor(math.Log10(v))), 12) // three significant digits
-	return "$" + strconv.FormatFloat(v, 'f', decimals, 64)
 }

@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"fmt"
@@ -16,33 +16,33 @@ import (
 // count of 0 GPUs or a window of 0 s would read as measured): only "scrapes" and "note" say.
 // gpuFeature: "gpu" and its columns with a GPU exporter, the table's GPU line, and its rows in
 // a run where a GPU was scraped.
-func gpuFeature() feature {
-	return feature{
-		name:   "gpu",
-		jsonAt: jsonMiddle,
-		json: func(e *stats.EndpointStats) []jsonMetric {
+func gpuFeature() Feature {
+	return Feature{
+		Name:   "gpu",
+		JSONAt: JSONMiddle,
+		JSON: func(e *stats.EndpointStats) []Member {
 			if j := gpuJSON(e); j != nil {
-				return []jsonMetric{{"gpu", j}}
+				return []Member{{"gpu", j}}
 			}
 			return nil
 		},
-		csvHeader: func(snap *stats.Snapshot) []string {
-			if !anyEndpoint(snap, hasGPU) {
+		CSVHeader: func(snap *stats.Snapshot) []string {
+			if !AnyEndpoint(snap, hasGPU) {
 				return nil
 			}
 			return gpuCSVHeader()
 		},
-		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-			if !anyEndpoint(snap, hasGPU) {
+		CSV: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !AnyEndpoint(snap, hasGPU) {
 				return nil
 			}
 			return gpuCSV(e)
 		},
-		linesAt: linesMid,
-		lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(GPULine(e)) },
-		rowsAt:  rowsEnd,
-		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-			if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.GPU != nil && e.GPU.Scrapes > 0 }) {
+		LinesAt: LinesMid,
+		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(GPULine(e)) },
+		RowsAt:  RowsEnd,
+		Rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if !AnyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.GPU != nil && e.GPU.Scrapes > 0 }) {
 				return nil
 			}
 			return gpuRows(e)
@@ -53,18 +53,18 @@ func gpuFeature() feature {
 func hasGPU(e *stats.EndpointStats) bool { return e.GPU != nil }
 
 type jsonGPU struct {
-	PowerW         *jsonDist `json:"power_w"`
-	Util           *jsonDist `json:"util"`
-	MemoryUsedMiB  *jsonDist `json:"memory_used_mib"`
-	TokensPerJoule *number   `json:"tokens_per_joule"`
-	GPUs           *int      `json:"gpus"`
-	GPUModel       *string   `json:"gpu_model"`
-	Scrapes        int       `json:"scrapes"`
-	EnergyJ        *number   `json:"energy_j"`       // the window's energy
-	Tokens         *number   `json:"tokens"`         // output tokens that arrived in the window; null without one
-	WindowS        *number   `json:"window_s"`       // the window's length; null without one
-	EnergyFrom     *string   `json:"energy_from"`    // "counter" or "power" (integrated); null without energy
-	Note           string    `json:"note,omitempty"` // the latest scrape's, when it failed
+	PowerW         *Dist   `json:"power_w"`
+	Util           *Dist   `json:"util"`
+	MemoryUsedMiB  *Dist   `json:"memory_used_mib"`
+	TokensPerJoule *Number `json:"tokens_per_joule"`
+	GPUs           *int    `json:"gpus"`
+	GPUModel       *string `json:"gpu_model"`
+	Scrapes        int     `json:"scrapes"`
+	EnergyJ        *Number `json:"energy_j"`       // the window's energy
+	Tokens         *Number `json:"tokens"`         // output tokens that arrived in the window; null without one
+	WindowS        *Number `json:"window_s"`       // the window's length; null without one
+	EnergyFrom     *string `json:"energy_from"`    // "counter" or "power" (integrated); null without energy
+	Note           string  `json:"note,omitempty"` // the latest scrape's, when it failed
 }
 
 func gpuJSON(e *stats.EndpointStats) *jsonGPU {
@@ -76,16 +76,16 @@ func gpuJSON(e *stats.EndpointStats) *jsonGPU {
 	if g.Scrapes == 0 {
 		return j
 	}
-	j.PowerW, j.Util, j.MemoryUsedMiB = toJSONDist(g.PowerW), toJSONDist(g.Util), toJSONDist(g.MemoryUsedMiB)
-	j.TokensPerJoule = numberPtr(g.TokensPerJoule.V, g.TokensPerJoule.OK)
+	j.PowerW, j.Util, j.MemoryUsedMiB = ToDist(g.PowerW), ToDist(g.Util), ToDist(g.MemoryUsedMiB)
+	j.TokensPerJoule = NumberPtr(g.TokensPerJoule.V, g.TokensPerJoule.OK)
 	gpus := g.Latest.GPUs
 	j.GPUs = &gpus
 	if g.Latest.Model != "" {
 		m := g.Latest.Model
 		j.GPUModel = &m
 	}
-	j.EnergyJ = numberPtr(g.EnergyJ, g.Window > 0)
-	j.Tokens, j.WindowS = numberPtr(g.Tokens, g.Window > 0), numberPtr(g.Window.Seconds(), g.Window > 0)
+	j.EnergyJ = NumberPtr(g.EnergyJ, g.Window > 0)
+	j.Tokens, j.WindowS = NumberPtr(g.Tokens, g.Window > 0), NumberPtr(g.Window.Seconds(), g.Window > 0)
 	if g.Window > 0 {
 		from := energyFrom(g)
 		j.EnergyFrom = &from
@@ -118,10 +118,10 @@ func gpuCSV(e *stats.EndpointStats) []string {
 	var row []string
 	for _, d := range []stats.Dist{g.PowerW, g.Util, g.MemoryUsedMiB} {
 		for _, v := range []float64{d.P50, d.P90, d.P99, d.Mean, d.Min, d.Max} {
-			row = append(row, cell(v, d.Count > 0))
+			row = append(row, Cell(v, d.Count > 0))
 		}
 	}
-	return append(row, cell(g.TokensPerJoule.V, g.TokensPerJoule.OK), cell(g.EnergyJ, g.Window > 0), strconv.Itoa(g.Latest.GPUs))
+	return append(row, Cell(g.TokensPerJoule.V, g.TokensPerJoule.OK), Cell(g.EnergyJ, g.Window > 0), strconv.Itoa(g.Latest.GPUs))
 }
 
 // GPULine is the table's GPU line: the GPUs, tokens per joule and the energy it rests on; the
@@ -142,7 +142,7 @@ func GPULine(e *stats.EndpointStats) string {
 	}
 	line += fmt.Sprintf("  %d scrapes", g.Scrapes)
 	if g.TokensPerJoule.OK {
-		line += fmt.Sprintf("  %s tok/J (%.0f tokens over %.0f J, %s)", tableNumber(g.TokensPerJoule.V),
+		line += fmt.Sprintf("  %s tok/J (%.0f tokens over %.0f J, %s)", TableNumber(g.TokensPerJoule.V),
 			g.Tokens, g.EnergyJ, energyFrom(g))
 	}
 	if g.State != 0 && g.Note != "" {
@@ -158,8 +158,8 @@ func gpuRows(e *stats.EndpointStats) []TableRow {
 		g = &stats.GPUStats{}
 	}
 	return []TableRow{
-		tableRow("gpu power W", g.PowerW),
-		tableRow("gpu util %", g.Util),
-		tableRow("gpu memory MiB", g.MemoryUsedMiB),
+		Row("gpu power W", g.PowerW),
+		Row("gpu util %", g.Util),
+		Row("gpu memory MiB", g.MemoryUsedMiB),
 	}
 }

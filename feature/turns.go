@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"bytes"
@@ -16,42 +16,42 @@ import (
 // turnsFeature: "cache_hit_rate" always and "turns" with a later turn; the cache_hit_rate
 // column always and the turns_ columns in a run with a later turn; the table's cache-hit line
 // in a run where a server reported both counts, and its rows by turn in a run with a later turn.
-func turnsFeature() feature {
-	return feature{
-		name:   "turns",
-		jsonAt: jsonTail,
-		json: func(e *stats.EndpointStats) []jsonMetric {
+func turnsFeature() Feature {
+	return Feature{
+		Name:   "turns",
+		JSONAt: JSONTail,
+		JSON: func(e *stats.EndpointStats) []Member {
 			turns, rate := turnsJSON(e)
-			out := []jsonMetric{{"cache_hit_rate", rate}}
+			out := []Member{{"cache_hit_rate", rate}}
 			if turns != nil {
-				out = append(out, jsonMetric{"turns", turns})
+				out = append(out, Member{"turns", turns})
 			}
 			return out
 		},
-		csvHeader: func(snap *stats.Snapshot) []string {
+		CSVHeader: func(snap *stats.Snapshot) []string {
 			h := []string{"cache_hit_rate"}
-			if anyEndpoint(snap, hasTurns) {
+			if AnyEndpoint(snap, hasTurns) {
 				h = append(h, turnsCSVHeader()...)
 			}
 			return h
 		},
-		csv: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+		CSV: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
 			row := []string{cacheHitCSV(e)}
-			if anyEndpoint(snap, hasTurns) {
+			if AnyEndpoint(snap, hasTurns) {
 				row = append(row, turnsCSV(e)...)
 			}
 			return row
 		},
-		linesAt: linesTail,
-		lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
-			if !anyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.CacheHitRate != nil }) {
+		LinesAt: LinesTail,
+		Lines: func(snap *stats.Snapshot, e *stats.EndpointStats) []string {
+			if !AnyEndpoint(snap, func(e *stats.EndpointStats) bool { return e.CacheHitRate != nil }) {
 				return nil
 			}
 			return []string{cacheHitLine(e)}
 		},
-		rowsAt: rowsMid,
-		rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
-			if !anyEndpoint(snap, hasTurns) {
+		RowsAt: RowsMid,
+		Rows: func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
+			if !AnyEndpoint(snap, hasTurns) {
 				return nil
 			}
 			return turnRows(e)
@@ -76,7 +76,7 @@ func (j jsonTurns) MarshalJSON() ([]byte, error) {
 			if k > 0 {
 				b.WriteByte(',')
 			}
-			v, err := json.Marshal(toJSONDist(j.t.Splits[i][k]))
+			v, err := json.Marshal(ToDist(j.t.Splits[i][k]))
 			if err != nil {
 				return nil, err
 			}
@@ -89,10 +89,10 @@ func (j jsonTurns) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func turnsJSON(e *stats.EndpointStats) (*jsonTurns, *number) {
-	var rate *number
+func turnsJSON(e *stats.EndpointStats) (*jsonTurns, *Number) {
+	var rate *Number
 	if e.CacheHitRate != nil {
-		r := number(*e.CacheHitRate)
+		r := Number(*e.CacheHitRate)
 		rate = &r
 	}
 	if e.Turns == nil {
@@ -122,7 +122,7 @@ func turnsCSV(e *stats.EndpointStats) []string {
 			if e.Turns != nil {
 				d = e.Turns.Splits[i][k]
 			}
-			row = append(row, distCells(d)...)
+			row = append(row, DistCells(d)...)
 		}
 	}
 	return row
@@ -133,7 +133,7 @@ func cacheHitCSV(e *stats.EndpointStats) string {
 	if e.CacheHitRate == nil {
 		return ""
 	}
-	return formatNumber(*e.CacheHitRate)
+	return FormatNumber(*e.CacheHitRate)
 }
 
 // turnRows are the table's rows by turn: each metric of SplitMetrics for each split ("first
@@ -147,7 +147,7 @@ func turnRows(e *stats.EndpointStats) []TableRow {
 			if e.Turns != nil {
 				d = e.Turns.Splits[i][k]
 			}
-			rows = append(rows, countRow(m, tableRow(sp.Label+" "+m.Label, d), d))
+			rows = append(rows, countRow(m, Row(sp.Label+" "+m.Label, d), d))
 		}
 	}
 	return rows
@@ -157,7 +157,7 @@ func turnRows(e *stats.EndpointStats) []TableRow {
 // whose server reported both; — when none did.
 func cacheHitLine(e *stats.EndpointStats) string {
 	if e.CacheHitRate == nil {
-		return "cache hit rate " + noData + " (no request reported cached and prompt tokens)"
+		return "cache hit rate " + NoData + " (no request reported cached and prompt tokens)"
 	}
 	return "cache hit rate " + Percent(*e.CacheHitRate) + " (cached of prompt tokens)"
 }

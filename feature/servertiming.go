@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"encoding/json"
@@ -14,24 +14,24 @@ import (
 // the endpoint's server said nothing.
 type jsonServerTiming struct {
 	source     string
-	metrics    []jsonMetric
+	metrics    []Member
 	modelLoads int
 }
 
 // serverTimingFeature: "server_timing" last in an endpoint's object, its columns always, the
 // table's model-load line, and the rows of the server's clock that a server of the run reported
 // (most say nothing; draft acceptance only under speculative decoding).
-func serverTimingFeature() feature {
-	return feature{
-		name:      "server timing",
-		jsonAt:    jsonLast,
-		json:      func(e *stats.EndpointStats) []jsonMetric { return []jsonMetric{{"server_timing", serverTimingJSON(e)}} },
-		csvHeader: func(*stats.Snapshot) []string { return serverTimingCSVHeader() },
-		csv:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverTimingCSV(e) },
-		linesAt:   linesTail,
-		lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return line(ModelLoadLine(e)) },
-		rowsAt:    rowsMid,
-		rows:      serverTimingRows,
+func serverTimingFeature() Feature {
+	return Feature{
+		Name:      "server timing",
+		JSONAt:    JSONLast,
+		JSON:      func(e *stats.EndpointStats) []Member { return []Member{{"server_timing", serverTimingJSON(e)}} },
+		CSVHeader: func(*stats.Snapshot) []string { return serverTimingCSVHeader() },
+		CSV:       func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return serverTimingCSV(e) },
+		LinesAt:   LinesTail,
+		Lines:     func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(ModelLoadLine(e)) },
+		RowsAt:    RowsMid,
+		Rows:      serverTimingRows,
 	}
 }
 
@@ -42,10 +42,10 @@ func serverTimingRows(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow {
 	for _, id := range metric.IDs() {
 		m := metric.Get(id)
 		if !m.Table || m.Group != metric.Server ||
-			!anyEndpoint(snap, func(o *stats.EndpointStats) bool { return o.Whole.Of(id).Count > 0 }) {
+			!AnyEndpoint(snap, func(o *stats.EndpointStats) bool { return o.Whole.Of(id).Count > 0 }) {
 			continue
 		}
-		rows = append(rows, metricRow(id, &e.Whole, e.TokenSource == "estimate"))
+		rows = append(rows, MetricRow(id, &e.Whole, e.TokenSource == "estimate"))
 	}
 	return rows
 }
@@ -56,7 +56,7 @@ func (t *jsonServerTiming) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	b := append([]byte(`{"source":`), src...)
-	members, err := jsonMembers(t.metrics)
+	members, err := Members(t.metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -71,17 +71,17 @@ func serverTimingJSON(e *stats.EndpointStats) *jsonServerTiming {
 	if e.ServerTiming.Source == "" {
 		return nil
 	}
-	return &jsonServerTiming{e.ServerTiming.Source, metricsJSON(&e.Whole, metric.Server), e.ServerTiming.ModelLoads}
+	return &jsonServerTiming{e.ServerTiming.Source, MetricsJSON(&e.Whole, metric.Server), e.ServerTiming.ModelLoads}
 }
 
 // serverTimingCSVHeader: the source, the Group metric.Server columns, the model loads.
 func serverTimingCSVHeader() []string {
-	h := append([]string{"server_timing_source"}, metricsCSVHeader(metric.Server)...)
+	h := append([]string{"server_timing_source"}, MetricsCSVHeader(metric.Server)...)
 	return append(h, "model_loads")
 }
 
 func serverTimingCSV(e *stats.EndpointStats) []string {
-	row := append([]string{e.ServerTiming.Source}, metricsCSV(&e.Whole, metric.Server)...)
+	row := append([]string{e.ServerTiming.Source}, MetricsCSV(&e.Whole, metric.Server)...)
 	return append(row, strconv.Itoa(e.ServerTiming.ModelLoads))
 }
 
