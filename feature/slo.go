@@ -88,6 +88,7 @@ func serverFeature() Feature {
 			}
 			return serverRows(e)
 		},
+		Section: serverSection,
 	}
 }
 
@@ -316,4 +317,62 @@ func serverRows(e *stats.EndpointStats) []TableRow {
 		Row("server waiting", s.Waiting),
 		Row("server KV %", kv),
 	}
+}
+
+// serverSection is the report's section on the servers' own metrics (--server-metrics): their
+// requests running and waiting, KV-cache usage and generation tok/s over the run (the last
+// ten minutes of scrapes each Snapshot keeps), and a table of the run-level figures; a built-in
+// section (builtinSections), left out when nothing was scraped.
+func serverSection(snap *stats.Snapshot) Section {
+	sec := Section{
+		ID: "server", Title: "The servers' own metrics",
+		Intro: "What each server reported on its Prometheus /metrics, scraped once a second beside the client's measurement: " +
+			"a queue building up and the KV cache filling explain a rising TTFT.",
+	}
+	series := []TimeSeries{
+		{ID: "server-running", Title: "Requests running on the server", YLabel: "requests"},
+		{ID: "server-waiting", Title: "Requests waiting in the server's queue", YLabel: "requests"},
+		{ID: "server-kv", Title: "KV-cache usage", YLabel: "KV cache in use (%)"},
+		{ID: "server-gen", Title: "Server generation tokens per second", YLabel: "tok/s",
+			Note: "From the server's token counters over the last 10 s; servers that count tokens only when a request ends (TGI, llama.cpp without /slots) give bursts."},
+	}
+	for i := range series {
+		series[i].Points = map[string][]TimePoint{}
+	}
+	table := &SectionTable{Header: []string{"endpoint", "server", "scrapes", "running p50 / max", "waiting p50 / max", "KV p50 / max", "prefix cache hit", "gen tok/s"}}
+	// By name, like every other part of the report: a replay's endpoints come in the order of
+	// their first record, not the configuration's.
+	eps := byName(snap)
+	for _, e := range eps {
+		s := e.Server
+		if s == nil || s.Scrapes == 0 {
+			continue
+		}
+		for _, p := range s.History {
+			for k, v := range []struct {
+				ok bool
+				v  float64
+			}{{p.Running.OK, p.Running.V}, {p.Waiting.OK, p.Waiting.V}, {p.KVCacheUsage.OK, 100 * p.KVCacheUsage.V}, {p.GenTPS.OK, p.GenTPS.V}} {
+				if v.ok {
+					series[k].Points[e.Name] = append(series[k].Points[e.Name], TimePoint{At: p.At, Value: v.v})
+				}
+			}
+		}
+		pair := func(d stats.Dist, scale float64) string {
+			if d.Count == 0 {
+				return "—"
+			}
+			return strconv.FormatFloat(d.P50*scale, 'f', 1, 64) + " / " + strconv.FormatFloat(d.Max*scale, 'f', 1, 64)
+		}
+		hit, gen := "—", "—"
+		if s.PrefixCacheHitRate.OK {
+			hit = Percent(s.PrefixCacheHitRate.V)
+		}
+		if s.GenTPS.OK {
+			gen = strconv.FormatFloat(s.GenTPS.V, 'f', 1, 64)
+		}
+		table.Rows = append(table.Rows, []string{e.Name, string(s.Kind), strconv.Itoa(s.Scrapes),
+			pair(s.Running, 1), pair(s.Waiting, 1), pair(s.KVCacheUsage, 100), hit, gen})
+	}
+	return sec.With(series, table)
 }

@@ -33,6 +33,10 @@ type Feature struct {
 	Lines   func(snap *stats.Snapshot, e *stats.EndpointStats) []string
 	RowsAt  RowSlot
 	Rows    func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow
+
+	// Section is its section of the HTML report, made of the Snapshot alone; left out of
+	// the report when it has no data (no series with a point, no table row).
+	Section func(snap *stats.Snapshot) Section
 }
 
 // JSONSlot is where a feature's members go in an endpoint's JSON object (docs/outputs.md's

@@ -7,7 +7,6 @@ import (
 	"tokscope/feature"
 
 	"tokscope/export"
-	"tokscope/stats"
 )
 
 // page is what the template draws.
@@ -132,21 +131,26 @@ type addSection func(p *page, in *Input, eps []endpointRef) error
 // builtinSections are the built-in sections in page order.
 func builtinSections() []addSection {
 	return []addSection{addTimeSeriesSection, addDistributionsSection, addServerSection, addSLOSection,
-		addPromptSection, addTurnsSection, addLanesSection, addSweepSection, addCapacitySection,
-		scrapeSection(ServerSection), scrapeSection(GPUSection)}
+		addPromptSection, addTurnsSection, addLanesSection, addSweepSection, addCapacitySection, addFeatureSections}
 }
 
-// scrapeSection adds the section build makes of the Snapshot's scrapes (the servers' metrics,
-// the GPUs') when it has data, as a Section handed in would be.
-func scrapeSection(build func(*stats.Snapshot) Section) addSection {
-	return func(p *page, in *Input, eps []endpointRef) error {
-		sec := build(&in.Summary)
+// addFeatureSections adds the sections the features make of the Snapshot alone (the servers'
+// scrapes, the GPUs': package feature), each when it has data, as a Section handed in would be.
+func addFeatureSections(p *page, in *Input, eps []endpointRef) error {
+	for _, f := range feature.All() {
+		if f.Section == nil {
+			continue
+		}
+		sec := f.Section(&in.Summary)
 		s, ok, err := extensionSection(in, eps, &sec)
-		if ok && err == nil {
+		if err != nil {
+			return err
+		}
+		if ok {
 			p.Sections = append(p.Sections, s)
 		}
-		return err
 	}
+	return nil
 }
 
 // add appends a section of charts to the page and returns it (for its table).

@@ -19,8 +19,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
+	"tokscope/feature"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -49,36 +49,14 @@ type Input struct {
 // Setting is one line of the report's settings table.
 type Setting struct{ Name, Value string }
 
-// Section is a part of the report beyond the built-in ones, shown only when one of its
-// series has a point or its table a row. It is how SLO attainment and the server's own
-// metrics join the report: series over the run's time, beside the client's, in the
-// endpoints' colours.
-type Section struct {
-	ID, Title string
-	Intro     string        // a sentence under the title
-	Series    []TimeSeries  // one chart each, over the run's time axis
-	Table     *SectionTable // optional
-}
-
-// TimeSeries is one chart of a Section: values over the run, one line per endpoint.
-type TimeSeries struct {
-	ID, Title string
-	YLabel    string // with its unit
-	Note      string
-	Points    map[string][]TimePoint // by endpoint name
-}
-
-// TimePoint is one value of a TimeSeries.
-type TimePoint struct {
-	At    time.Time
-	Value float64
-}
-
-// SectionTable is a table of a Section.
-type SectionTable struct {
-	Header []string
-	Rows   [][]string
-}
+// Section, TimeSeries, TimePoint and SectionTable are a part of the report beyond the built-in
+// ones as package feature describes it (a feature's section, or one handed in with Input).
+type (
+	Section      = feature.Section
+	TimeSeries   = feature.TimeSeries
+	TimePoint    = feature.TimePoint
+	SectionTable = feature.SectionTable
+)
 
 // Write writes the report of in to w as one HTML document.
 func Write(w io.Writer, in Input) error {

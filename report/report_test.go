@@ -77,7 +77,7 @@ func TestEveryChartHasTitleAxesAndLegend(t *testing.T) {
 	start, _ := in.Requests.Span()
 	in.Sections = []Section{{ID: "server", Title: "Server metrics", Series: []TimeSeries{{
 		ID: "server-kv", Title: "KV-cache usage", YLabel: "KV cache used (%)",
-		Points: map[string][]TimePoint{"slow-cpu": {{start, 10}, {start.Add(5 * time.Second), 40}}},
+		Points: map[string][]TimePoint{"slow-cpu": {{At: start, Value: 10}, {At: start.Add(5 * time.Second), Value: 40}}},
 	}}}}
 	page := render(t, in)
 	figs := figures(page)

@@ -106,7 +106,7 @@ func TestServerSection(t *testing.T) {
 	}
 	agg.ObserveServer(servermetrics.Update{Endpoint: 1, State: servermetrics.StateUnavailable, Note: "HTTP 404"})
 	snap := agg.Snapshot(start.Add(time.Minute))
-	sec := ServerSection(&snap)
+	sec := featureSection(t, "server", &snap)
 	if len(sec.Series) != 4 || sec.Table == nil || len(sec.Table.Rows) != 1 {
 		t.Fatalf("section %+v: four series and one row (the endpoint that was scraped)", sec)
 	}
@@ -126,7 +126,19 @@ func TestServerSection(t *testing.T) {
 	}
 	// Nothing scraped: the section has no data and is left out.
 	empty := stats.New(cfg).Snapshot(start)
-	if s := ServerSection(&empty); len(s.Series) != 0 || s.Table != nil {
+	if s := featureSection(t, "server", &empty); len(s.Series) != 0 || s.Table != nil {
 		t.Errorf("empty section %+v", s)
 	}
+}
+
+// featureSection is the report section feature name (package feature) makes of snap.
+func featureSection(t *testing.T, name string, snap *stats.Snapshot) Section {
+	t.Helper()
+	for _, f := range feature.All() {
+		if f.Name == name && f.Section != nil {
+			return f.Section(snap)
+		}
+	}
+	t.Fatalf("no feature %q with a report section", name)
+	return Section{}
 }
