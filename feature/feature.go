@@ -7,6 +7,35 @@
 // metric registry. docs/architecture.md says how to add one.
 package feature
 
+import "tokscope/stats"
+
+// Feature is one feature as the outputs show it: its part of the summaries, its section of
+// the report, its line on the cards. A nil part adds nothing to its output. The summary's
+// functions are given the whole Snapshot: a feature's CSV columns and table rows are there
+// for every endpoint when one endpoint of the run has it (empty cells, —, for the others).
+type Feature struct {
+	Name string
+	// JSONAt and JSON: the members of an endpoint's object (a key the feature leaves out
+	// is not returned; a null one is, with a nil value).
+	JSONAt JSONSlot
+	JSON   func(e *stats.EndpointStats) []Member
+	// CSVHeader and CSV: its columns in this run, and an endpoint's cells of them.
+	CSVHeader func(snap *stats.Snapshot) []string
+	CSV       func(snap *stats.Snapshot, e *stats.EndpointStats) []string
+	// Lines and Rows: the table's lines above the distributions, and its rows after them.
+	LinesAt LineSlot
+	Lines   func(snap *stats.Snapshot, e *stats.EndpointStats) []string
+	RowsAt  RowSlot
+	Rows    func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow
+
+	// Section is its section of the HTML report, made of the Snapshot alone; left out of
+	// the report when it has no data (no series with a point, no table row).
+	Section func(snap *stats.Snapshot) Section
+
+	// Card is its line on an endpoint's card in the live view (terminal.go).
+	Card *Card
+}
+
 // All are the features, in CSV column order; within a slot, every output keeps this order.
 func All() []Feature {
 	return []Feature{rateLimitFeature(), turnsFeature(), sloFeature(), costFeature(), serverFeature(), gpuFeature(),

@@ -48,6 +48,7 @@ func gpuFeature() Feature {
 			return gpuRows(e)
 		},
 		Section: gpuSection,
+		Card:    &Card{Has: func(e *stats.EndpointStats) bool { return e.GPU != nil }, Forms: gpuForms},
 	}
 }
 
@@ -230,4 +231,49 @@ func gpuRow(name string, g *stats.GPUStats) []string {
 		tpj = strconv.FormatFloat(g.TokensPerJoule.V, 'f', 3, 64)
 	}
 	return []string{name, gpus, strconv.Itoa(g.Scrapes), pair(g.PowerW), pair(g.Util), mem, energy, f(g.Tokens), tpj}
+}
+
+// gpuForms are the card's line of its GPUs (--gpu-metrics): watts and utilisation of the
+// latest scrape and tokens per joule over the run, "gpu 612 W · util 97% · 1.52 tok/J",
+// shortened until it fits, or its quiet note when there is no reading.
+func gpuForms(e *stats.EndpointStats) []Form {
+	g := e.GPU
+	if g.Scrapes == 0 || g.State != 0 && g.Note != "" {
+		note := g.Note
+		if note == "" {
+			note = "waiting for the first scrape"
+		}
+		return []Form{{{Faint, "gpu metrics: " + OneLine(note)}}}
+	}
+	L, V, U, F := In(Label), In(Value), In(Unit), In(Faint)
+	watts, util, tpj := Dash, Dash, Dash
+	if r := g.Latest; r.PowerW.OK {
+		watts = strconv.FormatFloat(r.PowerW.V, 'f', 0, 64)
+	}
+	if r := g.Latest; r.Util.OK {
+		util = strconv.FormatFloat(r.Util.V, 'f', 0, 64) + "%"
+	}
+	if g.TokensPerJoule.OK {
+		tpj = perJoule(g.TokensPerJoule.V)
+	}
+	return []Form{
+		Join(L("gpu "), V(watts), U(" W"), F(" · "), L("util "), V(util), F(" · "), V(tpj), U(" tok/J")),
+		Join(L("gpu "), V(watts), U(" W "), V(util), L(" "), V(tpj), U(" tok/J")),
+		Join(L("gpu "), V(watts), U(" W "), V(tpj), U(" tok/J")),
+	}
+}
+
+// perJoule is tokens per joule with three significant figures down to 0.01.
+func perJoule(v float64) string {
+	switch {
+	case !finite(v):
+		return Dash
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v >= 0.01:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"tokscope/config"
+	"tokscope/servermetrics"
 	"tokscope/stats"
 )
 
@@ -39,6 +40,7 @@ func sloFeature() Feature {
 		},
 		LinesAt: LinesMid,
 		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(SLOLine(e)) },
+		Card:    &Card{Has: func(e *stats.EndpointStats) bool { return e.SLO != nil }, Forms: func(e *stats.EndpointStats) []Form { return sloForms(e.SLO) }},
 	}
 }
 
@@ -89,6 +91,7 @@ func serverFeature() Feature {
 			return serverRows(e)
 		},
 		Section: serverSection,
+		Card:    &Card{Has: func(e *stats.EndpointStats) bool { return e.Server != nil }, Forms: func(e *stats.EndpointStats) []Form { return serverForms(e.Server) }},
 	}
 }
 
@@ -375,4 +378,84 @@ func serverSection(snap *stats.Snapshot) Section {
 			pair(s.Running, 1), pair(s.Waiting, 1), pair(s.KVCacheUsage, 100), hit, gen})
 	}
 	return sec.With(series, table)
+}
+
+// sloForms are the card's SLO line: "slo 97.3% met · goodput 2.41/s", or, when the recent
+// window breaches the target, which objective most requests missed and the window's
+// attainment: "⚠ slo breach: ttft · 82.0% (60s)".
+func sloForms(st *stats.SLOStats) []Form {
+	L, V, U, F := In(Label), In(Value), In(Unit), In(Faint)
+	if st.Counted == 0 {
+		return []Form{{L("slo "), {Muted, Dash + " no request yet"}}}
+	}
+	if st.Breach {
+		recent := Share(st.RecentAttainment)
+		return []Form{
+			{{Warn, "⚠ slo breach: " + st.Worst + " · " + recent + " (60s)"}},
+			{{Warn, "⚠ slo " + st.Worst + " " + recent}},
+		}
+	}
+	att, good := Share(st.Attainment), Num(st.GoodputRPS)
+	return []Form{
+		{L("slo "), V(att), L(" met"), F(" · "), L("goodput "), V(good), U("/s")},
+		{L("slo "), V(att), F(" · "), V(good), U("/s")},
+	}
+}
+
+// serverForms are the card's line of the server's own figures, "srv run 4 wait 2 · kv 41% ·
+// gen 1234 tok/s · prefix hit 12%" shortened until it fits, or its quiet note when it has
+// none. "prefix hit" is the server's prefix-cache hit rate from its /metrics; the client's
+// figure (turns.go) is "prompt cached".
+func serverForms(st *stats.ServerStats) []Form {
+	if st.Scrapes == 0 || st.State != servermetrics.StateOK && st.Note != "" {
+		return serverNote(st.Note)
+	}
+	r := &st.Latest
+	L, V, U, F := In(Label), In(Value), In(Unit), In(Faint)
+	val := func(v servermetrics.Value, f func(float64) string) string {
+		if !v.OK {
+			return Dash
+		}
+		return f(v.V)
+	}
+	count := func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+	run, wait := val(r.Running, count), val(r.Waiting, count)
+	kv, gen, hit := val(r.KVCacheUsage, Share), val(r.GenTPS, Num), val(r.PrefixCacheHitRate, Share)
+	W := V
+	if r.Waiting.OK && r.Waiting.V > 0 {
+		W = In(Warn)
+	}
+	sep, sp := F(" · "), Span{Plain, " "}
+	return []Form{
+		Join(L("srv run "), V(run), L(" wait "), W(wait), sep, L("kv "), V(kv), sep, L("gen "), V(gen), U(" tok/s"), sep, L("prefix hit "), V(hit)),
+		Join(L("srv run "), V(run), L(" wait "), W(wait), L(" kv "), V(kv), sp, V(gen), U(" tok/s"), sep, L("prefix hit "), V(hit)),
+		Join(L("srv run "), V(run), L(" wait "), W(wait), sep, L("kv "), V(kv), sep, L("gen "), V(gen), U(" tok/s")),
+		Join(L("srv run "), V(run), L(" wait "), W(wait), L(" kv "), V(kv), sp, V(gen), U(" tok/s")),
+		Join(L("srv "), V(run), L("/"), W(wait), L(" kv "), V(kv), sp, V(gen), U(" tok/s")), // tok/s stays at 80 columns
+		Join(L("srv "), V(run), L("/"), W(wait), L(" kv "), V(kv)),
+	}
+}
+
+// serverNote is the card's quiet server-metrics note, shortened rather than cut: the whole
+// note, then without its parenthesis ("no series for model "x" (the server lists a, b)"),
+// then "srv metrics:" before it, then "srv:" and a shorter wording of the two long notes; only
+// another note too long for all of them is cut.
+func serverNote(note string) []Form {
+	if note == "" {
+		note = "waiting for the first scrape"
+	}
+	note = OneLine(note)
+	head, _, _ := strings.Cut(note, " (")
+	short := head
+	switch {
+	case strings.HasPrefix(head, "no series for model"):
+		short = "no series for this model"
+	case head == "waiting for the first scrape":
+		short = "waiting"
+	}
+	var forms []Form
+	for _, t := range []string{"server metrics: " + note, "server metrics: " + head, "srv metrics: " + head, "srv: " + short} {
+		forms = append(forms, Form{{Faint, t}})
+	}
+	return forms
 }

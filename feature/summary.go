@@ -15,30 +15,6 @@ import (
 // place (Summary). A feature writes its part in these words; export walks All() and lays the
 // parts out at their places.
 
-// Feature is one feature: its part of the summaries (a nil function adds nothing to its
-// output).
-// Each function is given the whole Snapshot: a feature's CSV columns and table rows are there
-// for every endpoint when one endpoint of the run has it (empty cells, —, for the others).
-type Feature struct {
-	Name string
-	// JSONAt and JSON: the members of an endpoint's object (a key the feature leaves out
-	// is not returned; a null one is, with a nil value).
-	JSONAt JSONSlot
-	JSON   func(e *stats.EndpointStats) []Member
-	// CSVHeader and CSV: its columns in this run, and an endpoint's cells of them.
-	CSVHeader func(snap *stats.Snapshot) []string
-	CSV       func(snap *stats.Snapshot, e *stats.EndpointStats) []string
-	// Lines and Rows: the table's lines above the distributions, and its rows after them.
-	LinesAt LineSlot
-	Lines   func(snap *stats.Snapshot, e *stats.EndpointStats) []string
-	RowsAt  RowSlot
-	Rows    func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow
-
-	// Section is its section of the HTML report, made of the Snapshot alone; left out of
-	// the report when it has no data (no series with a point, no table row).
-	Section func(snap *stats.Snapshot) Section
-}
-
 // JSONSlot is where a feature's members go in an endpoint's JSON object (docs/outputs.md's
 // order): after the Core metrics, after the workload's scalars, or last.
 type JSONSlot int

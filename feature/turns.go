@@ -56,6 +56,7 @@ func turnsFeature() Feature {
 			}
 			return turnRows(e)
 		},
+		Card: &Card{Has: hasTurnsLine, Forms: turnsForms},
 	}
 }
 
@@ -160,4 +161,38 @@ func cacheHitLine(e *stats.EndpointStats) string {
 		return "cache hit rate " + NoData + " (no request reported cached and prompt tokens)"
 	}
 	return "cache hit rate " + Percent(*e.CacheHitRate) + " (cached of prompt tokens)"
+}
+
+// Conversations (--turns) on a card: one line with the share of prompt tokens the responses
+// said were cached (cached over prompt tokens of the requests that reported both: the
+// client's view of the cache, labelled "prompt cached" / "cached", never "hit", which the
+// server line's "prefix hit" from the server's own /metrics uses) and, when later turns were
+// seen, TTFT p50 and prompt tokens p50 of first and later turns. Shown when either exists.
+
+// hasTurnsLine reports whether a card has the line's figures.
+func hasTurnsLine(e *stats.EndpointStats) bool { return e.Turns != nil || e.CacheHitRate != nil }
+
+// turnsForms are "prompt cached 54.0% · ttft 1st 120 later 45 ms · prompt 66 → 180 tok",
+// shortened until it fits.
+func turnsForms(e *stats.EndpointStats) []Form {
+	L, V, U, F := In(Label), In(Value), In(Unit), In(Faint)
+	hit := Dash
+	if e.CacheHitRate != nil {
+		hit = Pct(100 * *e.CacheHitRate)
+	}
+	head := Join(L("prompt cached "), V(hit), U("%"))
+	short := Join(L("cached "), V(hit), U("%"))
+	if e.Turns == nil {
+		return []Form{head, short}
+	}
+	t := e.Turns
+	ft, lt := Pick(t.Of(0, metric.TTFT), P50, Ms), Pick(t.Of(1, metric.TTFT), P50, Ms)
+	fp, lp := Pick(t.Of(0, metric.PromptTokens), P50, Toks), Pick(t.Of(1, metric.PromptTokens), P50, Toks)
+	sep := F(" · ")
+	return []Form{
+		Join(head, sep, L("ttft 1st "), V(ft), L(" later "), V(lt), U(" ms"), sep, L("prompt "), V(fp), L(" → "), V(lp), U(" tok")),
+		Join(short, sep, L("ttft "), V(ft), L("/"), V(lt), U(" ms"), sep, L("prompt "), V(fp), L("/"), V(lp)),
+		Join(short, L(" ttft "), V(ft), L("/"), V(lt)),
+		short,
+	}
 }

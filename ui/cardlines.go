@@ -1,14 +1,12 @@
 package ui
 
 import (
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"tokscope/metric"
+	"tokscope/feature"
 	"tokscope/sample"
 	"tokscope/stats"
 )
@@ -58,6 +56,10 @@ func fitFrom(w, from int, cands [][]span) string {
 	}
 	var b strings.Builder
 	for _, sp := range pick {
+		if sp.style == nil {
+			b.WriteString(sp.text)
+			continue
+		}
 		b.WriteString(sp.style.Render(sp.text))
 	}
 	return truncate(b.String(), w)
@@ -96,26 +98,109 @@ func figureForms(l int, s *Styles, es *stats.EndpointStats) [][]span {
 		return tpsForms(s, es)
 	case lineTTFT:
 		return ttftForms(s, es)
-	case lineSrvTime:
-		return srvTimeForms(s, es)
+	}
+	if c := featureCard(l); c != nil {
+		return styledForms(s, c.Forms(es))
+	}
+	return nil
+}
+
+// The features' card lines (package feature says whether a card has each and how it reads;
+// the card's layout here says which row it takes and when it gets one).
+
+// featureCardPlace is the row of feature name's card line and the fact cardPriority places
+// it by; -1 for a feature the layout has no row for (TestEveryCardFeatureHasAPlace).
+func featureCardPlace(name string) (line int, fact func(f *cardFacts) *bool) {
+	switch name {
+	case "slo":
+		return lineSLO, func(f *cardFacts) *bool { return &f.slo }
+	case "server":
+		return lineServer, func(f *cardFacts) *bool { return &f.server }
+	case "gpu":
+		return lineGPU, func(f *cardFacts) *bool { return &f.gpu }
+	case "server timing":
+		return lineSrvTime, func(f *cardFacts) *bool { return &f.srvTime }
+	case "turns":
+		return lineTurns, func(f *cardFacts) *bool { return &f.turns }
+	}
+	return -1, nil
+}
+
+// featureCards are the features' card lines as the card lays them out.
+func featureCards() []cardFeature {
+	var out []cardFeature
+	for _, f := range feature.All() {
+		if f.Card == nil {
+			continue
+		}
+		c := f.Card
+		line, fact := featureCardPlace(f.Name)
+		cf := cardFeature{line: line, fact: fact, has: func(_ *panel, es *stats.EndpointStats) bool { return c.Has(es) },
+			draw: func(p *panel, es *stats.EndpointStats, w int) string {
+				return fitSpans(w, styledForms(p.styles, c.Forms(es))...)
+			}}
+		if c.Shared {
+			cf.draw = func(p *panel, es *stats.EndpointStats, w int) string { return p.sharedLine(line, es, w) }
+		}
+		out = append(out, cf)
+	}
+	return out
+}
+
+// featureCard is the feature's card line at row l; nil when no feature's line is there.
+func featureCard(l int) *feature.Card {
+	for _, f := range feature.All() {
+		if line, _ := featureCardPlace(f.Name); f.Card != nil && line == l {
+			return f.Card
+		}
+	}
+	return nil
+}
+
+// featureLine is feature name's card line for es at width w; "" when no feature of that name
+// has one.
+func featureLine(s *Styles, name string, es *stats.EndpointStats, w int) string {
+	for _, f := range feature.All() {
+		if f.Name == name && f.Card != nil {
+			return fitSpans(w, styledForms(s, f.Card.Forms(es))...)
+		}
+	}
+	return ""
+}
+
+// styledForms are a feature's forms in the card's styles.
+func styledForms(s *Styles, forms []feature.Form) [][]span {
+	out := make([][]span, len(forms))
+	for i, f := range forms {
+		out[i] = make([]span, len(f))
+		for j, sp := range f {
+			out[i][j] = span{roleStyle(s, sp.Role), sp.Text}
+		}
+	}
+	return out
+}
+
+// roleStyle is the style of a piece of a feature's line; nil (no style) for feature.Plain.
+func roleStyle(s *Styles, r feature.Role) *lipgloss.Style {
+	switch r {
+	case feature.Label:
+		return &s.Label
+	case feature.Value:
+		return &s.Value
+	case feature.Unit:
+		return &s.Unit
+	case feature.Faint:
+		return &s.Faint
+	case feature.Muted:
+		return &s.Muted
+	case feature.Warn:
+		return &s.Warn
 	}
 	return nil
 }
 
 // lineForms is, by card line, the index of the form a card draws at the least.
 type lineForms [nLines]int
-
-// cardMs formats milliseconds for a line whose unit is ms: whole ms from 10 on, however
-// large (ms() would switch to seconds and contradict the unit).
-func cardMs(v float64) string {
-	switch {
-	case !finite(v):
-		return dash
-	case v >= 10:
-		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}
 
 // streamsText is "1 stream" or "4 streams".
 func streamsText(n int) string {
@@ -281,88 +366,5 @@ func ttftForms(s *Styles, es *stats.EndpointStats) [][]span {
 		line(L("ttft "), U("ms "), V(last), L(" last 60s p50 "), V(q50), L(" p95 "), V(q95)),
 		line(L("ttft "), V(last), U(" ms"), L(" last"), F(" · "), L("60s p50 "), V(q50)),
 		line(L("ttft "), V(last), U(" ms"), L(" last")),
-	}
-}
-
-// gpuCard is the card's GPU line, with --gpu-metrics.
-func gpuCard() cardFeature {
-	return cardFeature{
-		line: lineGPU,
-		fact: func(f *cardFacts) *bool { return &f.gpu },
-		has:  func(_ *panel, es *stats.EndpointStats) bool { return es.GPU != nil },
-		draw: func(p *panel, es *stats.EndpointStats, w int) string { return gpuLine(p.styles, es.GPU, w) },
-	}
-}
-
-// srvTimeCard is the card's line of the server's own clock, once a response carried it; a
-// shared line (sharedLines).
-func srvTimeCard() cardFeature {
-	return cardFeature{
-		line: lineSrvTime,
-		fact: func(f *cardFacts) *bool { return &f.srvTime },
-		has:  func(_ *panel, es *stats.EndpointStats) bool { return es.ServerTiming.Source != "" },
-		draw: func(p *panel, es *stats.EndpointStats, w int) string { return p.sharedLine(lineSrvTime, es, w) },
-	}
-}
-
-// gpuLine is the card's line of its GPUs (--gpu-metrics): watts and utilisation of the latest
-// scrape and tokens per joule over the run, "gpu 612 W · util 97% · 1.52 tok/J", shortened
-// until it fits, or its quiet note when there is no reading.
-func gpuLine(s *Styles, g *stats.GPUStats, w int) string {
-	if g.Scrapes == 0 || g.State != 0 && g.Note != "" {
-		note := g.Note
-		if note == "" {
-			note = "waiting for the first scrape"
-		}
-		return truncate(s.Faint.Render("gpu metrics: "+oneLine(note)), w)
-	}
-	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
-	watts, util, tpj := dash, dash, dash
-	if r := g.Latest; r.PowerW.OK {
-		watts = strconv.FormatFloat(r.PowerW.V, 'f', 0, 64)
-	}
-	if r := g.Latest; r.Util.OK {
-		util = strconv.FormatFloat(r.Util.V, 'f', 0, 64) + "%"
-	}
-	if g.TokensPerJoule.OK {
-		tpj = perJoule(g.TokensPerJoule.V)
-	}
-	return fitSpans(w,
-		line(L("gpu "), V(watts), U(" W"), F(" · "), L("util "), V(util), F(" · "), V(tpj), U(" tok/J")),
-		line(L("gpu "), V(watts), U(" W "), V(util), L(" "), V(tpj), U(" tok/J")),
-		line(L("gpu "), V(watts), U(" W "), V(tpj), U(" tok/J")))
-}
-
-// perJoule is tokens per joule with three significant figures down to 0.01.
-func perJoule(v float64) string {
-	switch {
-	case !finite(v):
-		return dash
-	case v >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case v >= 0.01:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 2, 64)
-}
-
-// srvTimeLine is what the server said of its own clock over the last 60 s (the whole run
-// before any finished in it): the medians of its TTFT, of outside (client TTFT − server TTFT)
-// and of its decode rate, "srv ttft 212 ms · outside 14 ms · srv 47.9 tok/s".
-func srvTimeForms(s *Styles, es *stats.EndpointStats) [][]span {
-	L, V, U, F := styled(&s.Label), styled(&s.Value), styled(&s.Unit), styled(&s.Faint)
-	win := &es.Recent
-	if win.Of(metric.ServerTTFT).Count == 0 && win.Of(metric.ServerDecodeTPS).Count == 0 {
-		win = &es.Whole
-	}
-	ttft, out := pick(win.Of(metric.ServerTTFT), p50, cardMs), pick(win.Of(metric.Outside), p50, cardMs)
-	dec := pick(win.Of(metric.ServerDecodeTPS), p50, num)
-	return [][]span{
-		line(L("srv ttft "), V(ttft), U(" ms"), F(" · "), L("outside "), V(out), U(" ms"), F(" · "), L("srv "), V(dec), U(" tok/s")),
-		line(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms"), L(" srv "), V(dec), U(" tok/s")),
-		line(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms")),
-		line(L("srv ttft "), V(ttft), U(" ms")),
 	}
 }

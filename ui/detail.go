@@ -77,7 +77,7 @@ func (d *detailView) Render(f *frame) string {
 	rest := d.h - 1
 	srv := es.Server
 	if srv != nil && srv.Scrapes == 0 {
-		lines = append(lines, serverLine(s, srv, d.w)) // the quiet note
+		lines = append(lines, featureLine(s, "server", es, d.w)) // the quiet note
 		rest--
 	}
 

@@ -7,31 +7,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tokscope/feature"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/stats"
 )
 
-const dash = "—" // a figure with no data; never 0, never NaN
+// The terminal's number formats and its guard against a server's control characters are
+// package feature's, shared with the features' card lines; these are their names here.
+const dash = feature.Dash // a figure with no data; never 0, never NaN
+
+var (
+	num, ms, pct, toks, cardMs, share = feature.Num, feature.Ms, feature.Pct, feature.Toks, feature.CardMs, feature.Share
+	pick                              = feature.Pick
+	oneLine, sanitize                 = feature.OneLine, feature.Sanitize
+)
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// num formats a non-negative figure with about three significant digits.
-func num(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return dash
-	case v >= 10000:
-		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k"
-	case v >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-}
 
 // count formats a whole number: "4821", "123k" from 100,000 on.
 func count(v float64) string {
@@ -39,20 +32,6 @@ func count(v float64) string {
 		return strconv.FormatFloat(v/1000, 'f', 0, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
-}
-
-// ms formats milliseconds: "234", "1.2s" above ten seconds.
-func ms(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return dash
-	case v >= 10000:
-		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
 }
 
 // dollars formats USD with about three significant digits: "12.3", "0.0123".
@@ -70,28 +49,12 @@ func dollars(v float64) string {
 	return strconv.FormatFloat(v, 'f', min(2-int(math.Floor(math.Log10(v))), 9), 64)
 }
 
-// pct formats a percentage with one decimal.
-func pct(v float64) string {
-	if !finite(v) {
-		return dash
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}
-
 // durMs formats a duration in ms, dash when absent (negative).
 func durMs(d time.Duration) string {
 	if d < 0 {
 		return dash
 	}
 	return ms(float64(d) / float64(time.Millisecond))
-}
-
-// pick reads one figure of a Dist, dash-aware.
-func pick(d stats.Dist, f func(stats.Dist) float64, format func(float64) string) string {
-	if d.Count == 0 {
-		return dash
-	}
-	return format(f(d))
 }
 
 func p10(d stats.Dist) float64  { return d.P10 }
@@ -159,40 +122,6 @@ func errorKinds(kinds map[string]int) []string {
 		parts[i] = k + "×" + itoa(kinds[k])
 	}
 	return parts
-}
-
-// oneLine flattens a message for a single table cell or card line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(sanitize(s)), " ")
-}
-
-// sanitize removes what a server could use to drive the terminal: every control character
-// except newline (tabs become spaces), and C1 controls. Streamed text is shown as text only.
-func sanitize(s string) string {
-	clean := true
-	for _, r := range s {
-		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteString("  ")
-		case r == '\n':
-			b.WriteByte('\n')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD':
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // truncateName cuts an endpoint's name to at most w columns in the middle, keeping both

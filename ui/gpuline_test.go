@@ -22,12 +22,12 @@ func TestGPULine(t *testing.T) {
 		30: "gpu 612 W 96% 1.52 tok/J",
 		20: "gpu 612 W 1.52 tok/J",
 	} {
-		if got := ansi.Strip(gpuLine(&s, g, w)); got != want {
+		if got := ansi.Strip(featureLine(&s, "gpu", &stats.EndpointStats{GPU: g}, w)); got != want {
 			t.Errorf("width %d: %q, want %q", w, got, want)
 		}
 	}
 	down := &stats.GPUStats{State: servermetrics.StateUnavailable, Note: "connection refused"}
-	if got := ansi.Strip(gpuLine(&s, down, 60)); got != "gpu metrics: connection refused" {
+	if got := ansi.Strip(featureLine(&s, "gpu", &stats.EndpointStats{GPU: down}, 60)); got != "gpu metrics: connection refused" {
 		t.Errorf("note: %q", got)
 	}
 	if containsLine(cardPriority(cardFacts{}), lineGPU) || !containsLine(cardPriority(cardFacts{gpu: true, server: true}), lineGPU) {

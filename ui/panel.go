@@ -153,10 +153,11 @@ type cardFeature struct {
 	draw func(p *panel, es *stats.EndpointStats, w int) string
 }
 
-// cardFeatures are the features' card lines: the client queue, the SLO, the server's scrapes,
-// the GPUs, the server's own clock, turns and cache hits.
+// cardFeatures are the card lines beside the essentials: the client queue's, and the
+// features' (featureCards: the SLO, the server's scrapes, the GPUs, the server's own clock,
+// turns and cache hits).
 func cardFeatures() []cardFeature {
-	return []cardFeature{queueCard(), sloCard(), serverCard(), gpuCard(), srvTimeCard(), turnsCard()}
+	return append([]cardFeature{queueCard()}, featureCards()...)
 }
 
 // queueCard is an open-loop run's queue line (queueLine).

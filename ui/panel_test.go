@@ -253,6 +253,10 @@ func TestEveryCardFeatureHasAPlace(t *testing.T) {
 	}
 	p := &panel{styles: &s, open: true}
 	for _, c := range cardFeatures() {
+		if c.line < 0 || c.fact == nil {
+			t.Errorf("a feature's card line has no row in the card's layout: give it one in featureCardPlace")
+			continue
+		}
 		if !c.has(p, es) {
 			t.Errorf("card line %d: the test's endpoint does not have it: give it the figures", c.line)
 			continue

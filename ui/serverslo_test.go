@@ -169,7 +169,7 @@ func TestServerLineLabelsAndNotes(t *testing.T) {
 		Running: servermetrics.Value{V: 1, OK: true}, Waiting: servermetrics.Value{OK: true},
 		KVCacheUsage: servermetrics.Value{V: 0.012, OK: true}, GenTPS: servermetrics.Value{V: 99.3, OK: true},
 		PrefixCacheHitRate: servermetrics.Value{V: 0.12, OK: true}}}
-	if got := ansi.Strip(serverLine(&s, ok, 80)); !strings.Contains(got, "prefix hit 12.0%") {
+	if got := ansi.Strip(featureLine(&s, "server", &stats.EndpointStats{Server: ok}, 80)); !strings.Contains(got, "prefix hit 12.0%") {
 		t.Errorf("server line %q lacks \"prefix hit 12.0%%\"", got)
 	}
 	for _, note := range []string{
@@ -178,7 +178,7 @@ func TestServerLineLabelsAndNotes(t *testing.T) {
 	} {
 		st := &stats.ServerStats{State: servermetrics.StateUnavailable, Note: note}
 		for _, w := range []int{36, 46, 60} {
-			got := ansi.Strip(serverLine(&s, st, w))
+			got := ansi.Strip(featureLine(&s, "server", &stats.EndpointStats{Server: st}, w))
 			if strings.HasSuffix(got, "…") || ansi.StringWidth(got) > w {
 				t.Errorf("width %d, note %q: %q", w, note, got)
 			}
@@ -190,7 +190,7 @@ func TestServerLineLabelsAndNotes(t *testing.T) {
 		46: `srv metrics: no series for model "gpt-4o-mini"`,
 		36: `srv: no series for this model`,
 	} {
-		if got := ansi.Strip(serverLine(&s, st, w)); got != want {
+		if got := ansi.Strip(featureLine(&s, "server", &stats.EndpointStats{Server: st}, w)); got != want {
 			t.Errorf("at %d columns: %q, want %q", w, got, want)
 		}
 	}

@@ -25,7 +25,7 @@ func TestServerTimingInViews(t *testing.T) {
 	agg.Add(&s)
 	snap := agg.Snapshot(t0.Add(time.Second))
 	styles := DefaultStyles()
-	got := ansi.Strip(fitSpans(80, srvTimeForms(&styles, &snap.Endpoints[0])...))
+	got := ansi.Strip(featureLine(&styles, "server timing", &snap.Endpoints[0], 80))
 	if want := "srv ttft 26 ms · outside 14 ms · srv 47.9 tok/s"; got != want {
 		t.Errorf("card line %q, want %q", got, want)
 	}

@@ -17,7 +17,7 @@ func TestTurnsCardAndCompare(t *testing.T) {
 		{{Count: 4, P50: 45}, {Count: 4, P50: 180}},
 	}}}
 	st := DefaultStyles()
-	line := turnsLine(&st, &es, 80)
+	line := featureLine(&st, "turns", &es, 80)
 	for _, want := range []string{"prompt cached 53.9%", "1st 120", "later 45", "66 → 180"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("card line %q lacks %q", line, want)

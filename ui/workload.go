@@ -1,26 +1,12 @@
 package ui
 
 import (
-	"math"
-	"strconv"
-
 	"tokscope/stats"
 )
 
 // The workload's figures in the views: the prompt side of each request from the server's
 // usage (prompt tokens, those a prefix cache served, prefill tok/s) and the cache mode the
 // requests ran under (--cache).
-
-// toks formats a token count: "512", "12.3k".
-func toks(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return dash
-	case v >= 10000:
-		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k"
-	}
-	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-}
 
 // cacheLabel is the card's name for the cache mode: "bust" (every prompt tagged, no prefix
 // cache serves it), "reuse" (repeated prompts: the cached path), "mixed" (a replay of both),
