@@ -34,6 +34,12 @@ type Feature struct {
 
 	// Card is its line on an endpoint's card in the live view (terminal.go).
 	Card *Card
+	// DetailAt and Detail: its lines in the detail view's side column; none when it has
+	// nothing to say.
+	DetailAt DetailSlot
+	Detail   func(e *stats.EndpointStats) []DetailLine
+	// Compare is its columns of the compare table.
+	Compare *Compare
 }
 
 // All are the features, in CSV column order; within a slot, every output keeps this order.

@@ -13,9 +13,10 @@ import (
 // measured).
 func rateLimitFeature() Feature {
 	return Feature{
-		Name:    "rate limits",
-		LinesAt: LinesHead,
-		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(rateLimitLine(e)) },
+		Name:     "rate limits",
+		LinesAt:  LinesHead,
+		Lines:    func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(rateLimitLine(e)) },
+		DetailAt: DetailLast, Detail: rateLimitDetail,
 	}
 }
 
@@ -38,4 +39,44 @@ func rateLimitLine(e *stats.EndpointStats) string {
 		parts = append(parts, "backed off "+e.BackoffTotal.Round(time.Millisecond).String()+" (not latency)")
 	}
 	return strings.Join(parts, "  ")
+}
+
+// rateLimitDetail are the detail view's rate-limit lines: the latest x-ratelimit-remaining
+// headers and Retry-After, then the total time spent backing off after 429s (which happens
+// before t0, so it is never part of any latency). None when there is nothing to say.
+func rateLimitDetail(e *stats.EndpointStats) []DetailLine {
+	L, V, U := In(Label), In(Value), In(Unit)
+	var long, short Form
+	add := func(l, sh Form) {
+		if long != nil {
+			long = append(long, Span{Faint, " · "})
+			short = append(short, Span{Plain, " "})
+		}
+		long, short = append(long, l...), append(short, sh...)
+	}
+	if !e.RateLimitAt.IsZero() {
+		count := func(n int) string {
+			if n < 0 {
+				return Dash
+			}
+			return strconv.Itoa(n)
+		}
+		req, tok := count(e.RateLimitRemainingRequests), count(e.RateLimitRemainingTokens)
+		add(Form{L("rate limit left "), V(req), U(" req "), V(tok), U(" tok")},
+			Form{L("left "), {Plain, req}, U("r "), {Plain, tok}, U("t")})
+	}
+	if e.LastRetryAfter > 0 {
+		add(Form{L("retry-after "), {Plain, Elapsed(e.LastRetryAfter)}}, Form{L("retry "), {Plain, Elapsed(e.LastRetryAfter)}})
+	}
+	var lines []DetailLine
+	if long != nil {
+		lines = append(lines, DetailLine{Forms: []Form{long, short}})
+	}
+	if e.BackoffTotal > 0 {
+		lines = append(lines, DetailLine{Forms: []Form{
+			{L("backed off "), {Warn, Elapsed(e.BackoffTotal)}, {Muted, " in total (not latency)"}},
+			{L("backoff "), {Warn, Elapsed(e.BackoffTotal)}},
+		}})
+	}
+	return lines
 }

@@ -33,6 +33,12 @@ func serverTimingFeature() Feature {
 		RowsAt:    RowsMid,
 		Rows:      serverTimingRows,
 		Card:      &Card{Has: func(e *stats.EndpointStats) bool { return e.ServerTiming.Source != "" }, Forms: srvTimeForms, Shared: true},
+		// Its columns join the table last, once some endpoint's server reports its own clock
+		// (Group Server: srv ttft, outside, srv dec); a server that says nothing adds no page.
+		Compare: &Compare{Joins: func(e *stats.EndpointStats) bool { return e.ServerTiming.Source != "" },
+			Columns: func() []Column {
+				return RegistryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Server })
+			}},
 	}
 }
 

@@ -41,6 +41,8 @@ func sloFeature() Feature {
 		LinesAt: LinesMid,
 		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(SLOLine(e)) },
 		Card:    &Card{Has: func(e *stats.EndpointStats) bool { return e.SLO != nil }, Forms: func(e *stats.EndpointStats) []Form { return sloForms(e.SLO) }},
+		Detail:  sloDetail,
+		Compare: &Compare{Has: func(e *config.Endpoint) bool { return e.SLO.Set() }, First: true, Columns: sloColumns, Legend: "slo %: met every objective"},
 	}
 }
 
@@ -69,6 +71,8 @@ func costFeature() Feature {
 		},
 		LinesAt: LinesMid,
 		Lines:   func(_ *stats.Snapshot, e *stats.EndpointStats) []string { return Line(CostLine(e)) },
+		Detail:  costDetail,
+		Compare: &Compare{Has: func(e *config.Endpoint) bool { return e.Price != nil }, First: true, Columns: costColumns, Legend: "$ in USD"},
 	}
 }
 
@@ -458,4 +462,89 @@ func serverNote(note string) []Form {
 		forms = append(forms, Form{{Faint, t}})
 	}
 	return forms
+}
+
+// sloDetail are the detail view's SLO lines: attainment and goodput, then what was missed
+// (wrapped at its separators where the column is narrow, never cut) with the recent window's
+// attainment, or its breach.
+func sloDetail(e *stats.EndpointStats) []DetailLine {
+	st := e.SLO
+	if st == nil || st.Counted == 0 {
+		return nil
+	}
+	L, V, U, M := In(Label), In(Value), In(Unit), In(Muted)
+	head := DetailLine{Forms: []Form{
+		{L("slo "), V(Share(st.Attainment)), L(" met "), M("(" + strconv.Itoa(st.Good) + "/" + strconv.Itoa(st.Counted) + ")"),
+			L("  goodput "), V(Num(st.GoodputRPS)), U("/s")},
+		{L("slo "), V(Share(st.Attainment)), L(" · "), V(Num(st.GoodputRPS)), U("/s")},
+	}}
+	var missed []string
+	for _, o := range st.Objectives {
+		missed = append(missed, o.Key+" "+strconv.Itoa(st.Violations[o.Key]))
+	}
+	plain := "missed " + strings.Join(missed, " · ") + " · failed " + strconv.Itoa(st.Failed)
+	var then *Span
+	if st.RecentCounted > 0 {
+		recent := "60s " + Share(st.RecentAttainment)
+		if st.Breach {
+			then = &Span{Warn, recent + " ⚠ " + st.Worst}
+		} else {
+			plain += " · " + recent
+		}
+	}
+	return []DetailLine{head, {Wrap: &Span{Muted, plain}, Then: then}}
+}
+
+// costDetail is the detail view's cost line: the run's cost and its USD per 1M output tokens.
+func costDetail(e *stats.EndpointStats) []DetailLine {
+	c := e.Cost
+	if c == nil {
+		return nil
+	}
+	L, V, U := In(Label), In(Value), In(Unit)
+	line := Form{L("cost "), V("$" + Dollars(c.USD))}
+	short := line
+	if c.OutputTokens > 0 {
+		short = Join(line, L(" · "), V("$"+Dollars(c.USDPerMTokOut)), U("/1M out"))
+		line = Join(line, L(" · "), V("$"+Dollars(c.USDPerMTokOut)), U(" per 1M out"))
+	}
+	return []DetailLine{{Forms: []Form{line, short}}}
+}
+
+// sloColumns join the compare table when some endpoint has objectives: the share of counted
+// requests meeting every objective, and goodput. Asked for, attainment ranks first.
+func sloColumns() []Column {
+	return []Column{
+		{Title: "slo %", Format: Pct, Better: +1, Rank: 1, Value: func(e *stats.EndpointStats) (float64, bool) {
+			if e.SLO == nil || e.SLO.Counted == 0 {
+				return 0, false
+			}
+			return 100 * e.SLO.Attainment, true
+		}},
+		{Title: "good/s", Format: Num, Better: +1, Rank: 12, Value: func(e *stats.EndpointStats) (float64, bool) {
+			if e.SLO == nil || e.SLO.Counted == 0 {
+				return 0, false
+			}
+			return e.SLO.GoodputRPS, true
+		}},
+	}
+}
+
+// costColumns join the compare table when some endpoint has a price: the run's cost and its
+// USD per 1M output tokens. Asked for, the price per token ranks first.
+func costColumns() []Column {
+	return []Column{
+		{Title: "$ run", Format: Dollars, Better: -1, Rank: 12, Value: func(e *stats.EndpointStats) (float64, bool) {
+			if e.Cost == nil {
+				return 0, false
+			}
+			return e.Cost.USD, true
+		}},
+		{Title: "$/1M out", Format: Dollars, Better: -1, Tokens: true, Rank: 1, Value: func(e *stats.EndpointStats) (float64, bool) {
+			if e.Cost == nil || e.Cost.OutputTokens == 0 {
+				return 0, false
+			}
+			return e.Cost.USDPerMTokOut, true
+		}},
+	}
 }

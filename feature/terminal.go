@@ -1,10 +1,14 @@
 package feature
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
+	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/stats"
 )
 
@@ -176,4 +180,121 @@ func Sanitize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Dollars formats USD with about three significant digits: "12.3", "0.0123".
+func Dollars(v float64) string {
+	switch {
+	case !finite(v):
+		return Dash
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v <= 0:
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'f', min(2-int(math.Floor(math.Log10(v))), 9), 64)
+}
+
+// Elapsed formats a duration for clocks: "3.2s", "4m05s", "2h03m".
+func Elapsed(d time.Duration) string {
+	switch {
+	case d < 0:
+		return Dash
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// KindFormat formats a value of a metric of kind k in its unit.
+func KindFormat(k metric.Kind) func(float64) string {
+	switch k {
+	case metric.Duration:
+		return Ms
+	case metric.Count:
+		return Toks
+	}
+	return Num
+}
+
+// DetailSlot is where a feature's lines go in the detail view's side column, under the
+// reasoning split: after the prompt's lines, or last (above the recent errors).
+type DetailSlot int
+
+const (
+	DetailMid DetailSlot = iota
+	DetailLast
+)
+
+// DetailLine is one of a feature's lines in the detail view: its wordings, longest first
+// (the first that fits the column, else the last cut to it); or, with Wrap, one text in one
+// role wrapped at its spaces where the column is narrow, never cut (a " · " stays at the end
+// of a line), with Then after its last line where it fits there, else on a line of its own.
+type DetailLine struct {
+	Forms []Form
+	Wrap  *Span
+	Then  *Span
+}
+
+// Column is a feature's column of the compare table.
+type Column struct {
+	Title  string
+	Value  func(e *stats.EndpointStats) (float64, bool)
+	Format func(float64) string
+	Better int  // -1 lower is better, +1 higher is better, 0 neither (no highlight)
+	Tokens bool // derived from token counts: marked ≈ for estimates
+	Rank   int  // the narrowest table shows the lowest ranks (ranks are distinct)
+}
+
+// Compare is a feature's columns of the compare table: from the start when an endpoint's
+// configuration asks for the feature (Has), or from when an endpoint's figures first have it
+// (Joins) on; before the registered metrics' columns (First) or after them.
+type Compare struct {
+	Has     func(e *config.Endpoint) bool
+	Joins   func(e *stats.EndpointStats) bool
+	First   bool
+	Columns func() []Column
+	Legend  string // what the legend says of them; "" nothing
+}
+
+// RegistryColumns are the compare columns of the registered metrics that keep, in registry
+// order (metric.Metric.Compare).
+func RegistryColumns(keep func(metric.ID) bool) []Column {
+	var cols []Column
+	for _, id := range metric.IDs() {
+		m := metric.Get(id)
+		if !keep(id) {
+			continue
+		}
+		for _, c := range m.Compare {
+			q := quantile(c.Of)
+			cols = append(cols, Column{Title: c.Title, Format: KindFormat(m.Kind), Better: int(m.Better), Tokens: m.FromOutputTokens, Rank: c.Rank,
+				Value: func(e *stats.EndpointStats) (float64, bool) {
+					d := e.Whole.Of(id)
+					return q(d), d.Count > 0
+				}})
+		}
+	}
+	return cols
+}
+
+// quantile reads q off a distribution.
+func quantile(q metric.Quantile) func(stats.Dist) float64 {
+	switch q {
+	case metric.P10:
+		return func(d stats.Dist) float64 { return d.P10 }
+	case metric.P90:
+		return func(d stats.Dist) float64 { return d.P90 }
+	case metric.P99:
+		return func(d stats.Dist) float64 { return d.P99 }
+	case metric.Max:
+		return func(d stats.Dist) float64 { return d.Max }
+	}
+	return P50
 }

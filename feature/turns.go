@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"tokscope/config"
 	"tokscope/metric"
 	"tokscope/stats"
 )
@@ -56,7 +57,8 @@ func turnsFeature() Feature {
 			}
 			return turnRows(e)
 		},
-		Card: &Card{Has: hasTurnsLine, Forms: turnsForms},
+		Card:    &Card{Has: hasTurnsLine, Forms: turnsForms},
+		Compare: &Compare{Has: func(e *config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }, Columns: turnColumns},
 	}
 }
 
@@ -195,4 +197,44 @@ func turnsForms(e *stats.EndpointStats) []Form {
 		Join(short, L(" ttft "), V(ft), L("/"), V(lt)),
 		short,
 	}
+}
+
+// turnColumns join the compare table when an endpoint runs conversations (--turns > 1) or
+// shares a prefix (--shared-prefix): the cache-hit rate, then each split metric's p50 by turn
+// (metric.Splits × metric.SplitMetrics: "ttft first", "ttft later", …).
+func turnColumns() []Column {
+	cols := []Column{{Title: "cached %", Format: Pct, Better: +1, Rank: 18, Value: func(e *stats.EndpointStats) (float64, bool) {
+		if e.CacheHitRate == nil {
+			return 0, false
+		}
+		return 100 * *e.CacheHitRate, true
+	}}}
+	rank := 19
+	for i, sp := range metric.Splits {
+		for _, id := range metric.SplitMetrics {
+			m := metric.Get(id)
+			title := m.Key
+			if len(m.Compare) > 0 {
+				title = m.Compare[0].Title
+			}
+			cols = append(cols, Column{Title: shortTitle(title) + " " + sp.Key, Format: KindFormat(m.Kind), Better: int(m.Better), Rank: rank,
+				Value: func(e *stats.EndpointStats) (float64, bool) {
+					if e.Turns == nil {
+						return 0, false
+					}
+					d := e.Turns.Of(i, id)
+					return d.P50, d.Count > 0
+				}})
+			rank++
+		}
+	}
+	return cols
+}
+
+// shortTitle drops a compare title's quantile: "ttft p50" is "ttft".
+func shortTitle(t string) string {
+	if i := len(t) - 4; i > 0 && t[i:i+2] == " p" {
+		return t[:i]
+	}
+	return t
 }

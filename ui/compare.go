@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"tokscope/config"
+	"tokscope/feature"
 	"tokscope/metric"
 	"tokscope/stats"
 )
@@ -34,14 +35,6 @@ func (col *column) width() int {
 	return max(len([]rune(col.title))+1, 6)
 }
 
-func distCol(title string, d func(w *stats.Window) stats.Dist, q func(stats.Dist) float64, f func(float64) string, better int, tokens bool, rank int) column {
-	return column{title: title, format: f, better: better, tokens: tokens, rank: rank,
-		value: func(es *stats.EndpointStats) (float64, bool) {
-			dd := d(&es.Whole)
-			return q(dd), dd.Count > 0
-		}}
-}
-
 // compareColumns in display order: the requests, the registered metrics' columns (Group
 // Core, metric.Metric.Compare) with the error rate before tokens/chunk. "max gap" is the longest
 // silence between two chunks of a request; a silence past the stall limit is the "stall"
@@ -64,50 +57,19 @@ var compareColumns = slices.Concat(
 // metrics of Group Workload.
 var workloadColumns = registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Workload })
 
-// serverTimingColumns join the table last, once some endpoint's server reports its own clock
-// (Group Server: srv ttft, outside, srv dec); a server that says nothing adds no page.
-var serverTimingColumns = registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Server })
-
-// registryColumns are the compare columns of the registered metrics that keep, in registry order.
+// registryColumns are the compare columns of the registered metrics that keep, in registry
+// order.
 func registryColumns(keep func(metric.ID) bool) []column {
-	var cols []column
-	for _, id := range metric.IDs() {
-		m := metric.Get(id)
-		if !keep(id) {
-			continue
-		}
-		for _, c := range m.Compare {
-			cols = append(cols, distCol(c.Title, func(w *stats.Window) stats.Dist { return w.Of(id) },
-				quantile(c.Of), kindFormat(m.Kind), int(m.Better), m.FromOutputTokens, c.Rank))
-		}
-	}
-	return cols
+	return columnsOf(feature.RegistryColumns(keep))
 }
 
-// quantile reads q off a distribution.
-func quantile(q metric.Quantile) func(stats.Dist) float64 {
-	switch q {
-	case metric.P10:
-		return p10
-	case metric.P90:
-		return p90
-	case metric.P99:
-		return p99
-	case metric.Max:
-		return dmax
+// columnsOf are a feature's compare columns as the table keeps them.
+func columnsOf(cols []feature.Column) []column {
+	out := make([]column, len(cols))
+	for i, c := range cols {
+		out[i] = column{title: c.Title, value: c.Value, format: c.Format, better: c.Better, tokens: c.Tokens, rank: c.Rank}
 	}
-	return p50
-}
-
-// kindFormat formats a value of a metric of kind k in its unit.
-func kindFormat(k metric.Kind) func(float64) string {
-	switch k {
-	case metric.Duration:
-		return ms
-	case metric.Count:
-		return toks
-	}
-	return num
+	return out
 }
 
 // The columns the bars below the table draw.
@@ -125,78 +87,25 @@ func columnTitled(title string) *column {
 	panic("no compare column " + title)
 }
 
-// sloColumns and costColumns join the table when some endpoint has objectives or a price:
-// the share of counted requests meeting every objective, goodput, the run's cost and its USD
-// per 1M output tokens. Asked for, attainment and the price per token rank first.
-var (
-	sloColumns = []column{
-		{title: "slo %", format: pct, better: +1, rank: 1, value: func(es *stats.EndpointStats) (float64, bool) {
-			if es.SLO == nil || es.SLO.Counted == 0 {
-				return 0, false
-			}
-			return 100 * es.SLO.Attainment, true
-		}},
-		{title: "good/s", format: num, better: +1, rank: 12, value: func(es *stats.EndpointStats) (float64, bool) {
-			if es.SLO == nil || es.SLO.Counted == 0 {
-				return 0, false
-			}
-			return es.SLO.GoodputRPS, true
-		}},
-	}
-	costColumns = []column{
-		{title: "$ run", format: dollars, better: -1, rank: 12, value: func(es *stats.EndpointStats) (float64, bool) {
-			if es.Cost == nil {
-				return 0, false
-			}
-			return es.Cost.USD, true
-		}},
-		{title: "$/1M out", format: dollars, better: -1, tokens: true, rank: 1, value: func(es *stats.EndpointStats) (float64, bool) {
-			if es.Cost == nil || es.Cost.OutputTokens == 0 {
-				return 0, false
-			}
-			return es.Cost.USDPerMTokOut, true
-		}},
-	}
-)
-
 // compareFeature is a feature's columns in the compare table: they join it when some endpoint
 // has the feature, right after the requests when the user asked for them (the objectives, the
 // cost), else after the workload's; legend is what the legend adds for them ("" nothing).
-type compareFeature struct {
-	has    func(e *config.Endpoint) bool
-	first  bool
-	cols   func() []column
-	legend string
-}
-
-// compareFeatures are the features' column groups, in table order within first and the rest:
-// the SLO, the cost, turns and cache hits. The server's clock joins later, once a server
-// reported it (serverCols).
-func compareFeatures() []compareFeature {
-	return []compareFeature{
-		{has: func(e *config.Endpoint) bool { return e.SLO.Set() }, first: true,
-			cols: func() []column { return sloColumns }, legend: "slo %: met every objective"},
-		{has: func(e *config.Endpoint) bool { return e.Price != nil }, first: true,
-			cols: func() []column { return costColumns }, legend: "$ in USD"},
-		{has: func(e *config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }, cols: turnColumns},
-	}
-}
-
 // columnsFor is the compare table's columns for eps, and what the legend adds for them.
 func columnsFor(eps []config.Endpoint) ([]column, string) {
 	var first, rest []column
 	var legend string
-	for _, f := range compareFeatures() {
-		if !slices.ContainsFunc(eps, func(e config.Endpoint) bool { return f.has(&e) }) {
+	for _, f := range feature.All() {
+		c := f.Compare
+		if c == nil || c.Has == nil || !slices.ContainsFunc(eps, func(e config.Endpoint) bool { return c.Has(&e) }) {
 			continue
 		}
-		if f.first {
-			first = append(first, f.cols()...)
+		if c.First {
+			first = append(first, columnsOf(c.Columns())...)
 		} else {
-			rest = append(rest, f.cols()...)
+			rest = append(rest, columnsOf(c.Columns())...)
 		}
-		if f.legend != "" {
-			legend += " · " + f.legend
+		if c.Legend != "" {
+			legend += " · " + c.Legend
 		}
 	}
 	cols := append([]column{compareColumns[0]}, first...) // the requests; then what the user asked for
@@ -220,9 +129,9 @@ type compareView struct {
 	cols []column // compareColumns with the features' columns (columnsFor)
 	// legendExtra is what the legend says of the features' columns (columnsFor).
 	legendExtra string
-	// serverCols: serverTimingColumns were appended to cols (an endpoint's server reported
-	// its own clock).
-	serverCols bool
+	// joined are the features whose columns joined cols once an endpoint had them
+	// (feature.Compare.Joins: the server's own clock, once a server reported it), by name.
+	joined     map[string]bool
 	sortCol    int  // sortConfig, sortName, a column index, or len(cols) for the source
 	reverse    bool // S: reverse the column's natural (best first) order
 	page       int  // which page of columns shows (←/→); page 0 holds the most important
@@ -380,9 +289,7 @@ func (c *compareView) Render(f *frame) string {
 	}
 	c.key = k
 	eps := f.snap.Endpoints
-	if !c.serverCols && slices.ContainsFunc(eps, func(e stats.EndpointStats) bool { return e.ServerTiming.Source != "" }) {
-		c.cols, c.serverCols = append(c.cols, serverTimingColumns...), true // once the server has spoken
-	}
+	c.joinColumns(eps)
 	c.sortOrder(eps)
 
 	wd := compareWidths{name: nameColumnWidth(eps, c.w), src: 8, api: apiColumnWidth(eps)}
@@ -677,4 +584,19 @@ func padLeft(s string, w int) string {
 		return truncate(s, w)
 	}
 	return strings.Repeat(" ", w-sw) + s
+}
+
+// joinColumns appends the columns of the features that join the table once an endpoint's
+// figures have them (feature.Compare.Joins), the first time one does; they stay.
+func (c *compareView) joinColumns(eps []stats.EndpointStats) {
+	for _, f := range feature.All() {
+		j := f.Compare
+		if j == nil || j.Joins == nil || c.joined[f.Name] || !slices.ContainsFunc(eps, func(e stats.EndpointStats) bool { return j.Joins(&e) }) {
+			continue
+		}
+		if c.joined == nil {
+			c.joined = map[string]bool{}
+		}
+		c.cols, c.joined[f.Name] = append(c.cols, columnsOf(j.Columns())...), true
+	}
 }

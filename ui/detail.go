@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"tokscope/feature"
 	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
@@ -208,52 +209,6 @@ func (d *detailView) serverCharts(es *stats.EndpointStats, now time.Time, h int)
 	return d.waiting.View() + "\n" + d.kv.View()
 }
 
-// sloCostLines are the detail view's SLO and cost figures: whole-run attainment, goodput,
-// misses by objective and failures, the recent window; the run's cost.
-func sloCostLines(s *Styles, es *stats.EndpointStats, w int) []string {
-	var out []string
-	if st := es.SLO; st != nil && st.Counted > 0 {
-		out = append(out, figureFit(w,
-			s.Label.Render("slo ")+s.Value.Render(share(st.Attainment))+s.Label.Render(" met ")+s.Muted.Render("("+itoa(st.Good)+"/"+itoa(st.Counted)+")")+
-				s.Label.Render("  goodput ")+s.Value.Render(num(st.GoodputRPS))+s.Unit.Render("/s"),
-			s.Label.Render("slo ")+s.Value.Render(share(st.Attainment))+s.Label.Render(" · ")+s.Value.Render(num(st.GoodputRPS))+s.Unit.Render("/s")))
-		var missed []string
-		for _, o := range st.Objectives {
-			missed = append(missed, o.Key+" "+itoa(st.Violations[o.Key]))
-		}
-		// Wrapped at its separators where the column is narrow, never cut.
-		plain, breach := "missed "+strings.Join(missed, " · ")+" · failed "+itoa(st.Failed), ""
-		if st.RecentCounted > 0 {
-			recent := "60s " + share(st.RecentAttainment)
-			if st.Breach {
-				breach = recent + " ⚠ " + st.Worst
-			} else {
-				plain += " · " + recent
-			}
-		}
-		lines := wrapLines(plain, w)
-		for i := range lines {
-			lines[i] = s.Muted.Render(lines[i])
-		}
-		if last := len(lines) - 1; breach != "" && ansi.StringWidth(lines[last])+1+ansi.StringWidth(breach) <= w {
-			lines[last] += " " + s.Warn.Render(breach)
-		} else if breach != "" {
-			lines = append(lines, s.Warn.Render(breach))
-		}
-		out = append(out, lines...)
-	}
-	if c := es.Cost; c != nil {
-		line := s.Label.Render("cost ") + s.Value.Render("$"+dollars(c.USD))
-		short := line
-		if c.OutputTokens > 0 {
-			short += s.Label.Render(" · ") + s.Value.Render("$"+dollars(c.USDPerMTokOut)) + s.Unit.Render("/1M out")
-			line += s.Label.Render(" · ") + s.Value.Render("$"+dollars(c.USDPerMTokOut)) + s.Unit.Render(" per 1M out")
-		}
-		out = append(out, figureFit(w, line, short))
-	}
-	return out
-}
-
 // breakdownWidth is the width of the breakdown table: time 8, three cells of 5, two of 7,
 // one of 6.
 const breakdownWidth = 8 + 3*(1+5) + 2*(1+7) + (1 + 6)
@@ -321,11 +276,43 @@ func (d *detailView) breakdown(st *endpointState, w, h int) string {
 	return strings.Join(out, "\n")
 }
 
-// detailFeatures are the features' lines in the detail view, under the reasoning split and
-// above the recent errors, in this order: the prompt and the prefix cache, the SLO and cost,
-// the rate limits. Each returns none when it has nothing to say.
-func detailFeatures() []func(s *Styles, es *stats.EndpointStats, w int) []string {
-	return []func(*Styles, *stats.EndpointStats, int) []string{promptLines, sloCostLines, rateLimitLines}
+// detailFeatures are the lines under the reasoning split and above the recent errors, in
+// this order: the prompt and the prefix cache, then the features' (package feature) at
+// feature.DetailMid (the SLO, the cost), then at feature.DetailLast (the rate limits).
+func detailFeatures(s *Styles, es *stats.EndpointStats, w int) []string {
+	lines := promptLines(s, es, w)
+	for _, at := range []feature.DetailSlot{feature.DetailMid, feature.DetailLast} {
+		for _, f := range feature.All() {
+			if f.Detail != nil && f.DetailAt == at {
+				for _, l := range f.Detail(es) {
+					lines = append(lines, detailLine(s, &l, w)...)
+				}
+			}
+		}
+	}
+	return lines
+}
+
+// detailLine draws one of a feature's detail lines in a column of w: the first form that fits
+// (else the last cut), or its text wrapped, never cut, with its Then after it.
+func detailLine(s *Styles, l *feature.DetailLine, w int) []string {
+	if l.Wrap == nil {
+		return []string{fitSpans(w, styledForms(s, l.Forms)...)}
+	}
+	style := roleStyle(s, l.Wrap.Role)
+	lines := wrapLines(l.Wrap.Text, w)
+	for i := range lines {
+		lines[i] = style.Render(lines[i])
+	}
+	if l.Then == nil {
+		return lines
+	}
+	then := roleStyle(s, l.Then.Role).Render(l.Then.Text)
+	if last := len(lines) - 1; ansi.StringWidth(lines[last])+1+ansi.StringWidth(l.Then.Text) <= w {
+		lines[last] += " " + then
+		return lines
+	}
+	return append(lines, then)
 }
 
 // itlBuckets are the upper bounds (ms) of the ITL histogram rows.
@@ -351,9 +338,7 @@ func (d *detailView) side(es *stats.EndpointStats, st *endpointState, itl []int,
 			}
 		}
 	}
-	for _, lines := range detailFeatures() {
-		phases = append(phases, lines(s, es, w)...)
-	}
+	phases = append(phases, detailFeatures(s, es, w)...)
 	var errs []string
 	if len(es.RecentErrors) > 0 {
 		errs = append(errs, s.Label.Render("recent errors"))

@@ -13,6 +13,7 @@ import (
 
 	"tokscope/config"
 	"tokscope/export"
+	"tokscope/feature"
 	"tokscope/metric"
 	"tokscope/promexport"
 	"tokscope/record"
@@ -96,7 +97,12 @@ func TestEveryMetricEverywhere(t *testing.T) {
 		return ""
 	}
 	prom := exposition(t, eps, &s)
-	cols := append(colsOf(eps), serverTimingColumns...) // as the view has them once the server reported
+	cols := colsOf(eps)
+	for _, f := range feature.All() { // as the view has them once every feature's columns joined (the server reported)
+		if f.Compare != nil && f.Compare.Joins != nil {
+			cols = append(cols, columnsOf(f.Compare.Columns())...)
+		}
+	}
 
 	for _, id := range metric.IDs() {
 		m := metric.Get(id)

@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +18,7 @@ const dash = feature.Dash // a figure with no data; never 0, never NaN
 
 var (
 	num, ms, pct, toks, cardMs, share = feature.Num, feature.Ms, feature.Pct, feature.Toks, feature.CardMs, feature.Share
-	pick                              = feature.Pick
+	pick, dollars, elapsed            = feature.Pick, feature.Dollars, feature.Elapsed
 	oneLine, sanitize                 = feature.OneLine, feature.Sanitize
 )
 
@@ -34,21 +32,6 @@ func count(v float64) string {
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-// dollars formats USD with about three significant digits: "12.3", "0.0123".
-func dollars(v float64) string {
-	switch {
-	case !finite(v):
-		return dash
-	case v >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case v <= 0:
-		return "0"
-	}
-	return strconv.FormatFloat(v, 'f', min(2-int(math.Floor(math.Log10(v))), 9), 64)
-}
-
 // durMs formats a duration in ms, dash when absent (negative).
 func durMs(d time.Duration) string {
 	if d < 0 {
@@ -59,7 +42,6 @@ func durMs(d time.Duration) string {
 
 func p10(d stats.Dist) float64  { return d.P10 }
 func p50(d stats.Dist) float64  { return d.P50 }
-func p90(d stats.Dist) float64  { return d.P90 }
 func p95(d stats.Dist) float64  { return d.P95 }
 func p99(d stats.Dist) float64  { return d.P99 }
 func dmax(d stats.Dist) float64 { return d.Max }
@@ -84,21 +66,6 @@ func sourceLabel(source string) string {
 		return "≈mixed"
 	}
 	return "≈" + source
-}
-
-// elapsed formats a duration for clocks: "3.2s", "4m05s", "2h03m".
-func elapsed(d time.Duration) string {
-	switch {
-	case d < 0:
-		return dash
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // errorKinds renders {"http_429": 2, "timeout": 1} as ["http_429×2", "timeout×1"], most
