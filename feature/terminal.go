@@ -273,7 +273,7 @@ func RegistryColumns(keep func(metric.ID) bool) []Column {
 			continue
 		}
 		for _, c := range m.Compare {
-			q := quantile(c.Of)
+			q := quantileOf(c.Of)
 			cols = append(cols, Column{Title: c.Title, Format: KindFormat(m.Kind), Better: int(m.Better), Tokens: m.FromOutputTokens, Rank: c.Rank,
 				Value: func(e *stats.EndpointStats) (float64, bool) {
 					d := e.Whole.Of(id)
@@ -284,8 +284,8 @@ func RegistryColumns(keep func(metric.ID) bool) []Column {
 	return cols
 }
 
-// quantile reads q off a distribution.
-func quantile(q metric.Quantile) func(stats.Dist) float64 {
+// quantileOf reads q off a distribution.
+func quantileOf(q metric.Quantile) func(stats.Dist) float64 {
 	switch q {
 	case metric.P10:
 		return func(d stats.Dist) float64 { return d.P10 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"tokscope/feature"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -366,4 +367,34 @@ var svgPrelude = regexp.MustCompile(`(?s)\A.*?<svg width="[^"]*" height="[^"]*" 
 func inlineSVG(doc []byte, title string) template.HTML {
 	out := svgPrelude.ReplaceAll(doc, []byte(`<svg class="chart" $1 role="img" aria-label="`+template.HTMLEscapeString(title)+`">`))
 	return template.HTML(bytes.TrimSpace(out))
+}
+
+// scatterOrBand is feature.ScatterOrBand's layers as the chart draws them.
+func scatterOrBand(ep int, pts []feature.Point) ([]layer, bool) {
+	ls, aggregated := feature.ScatterOrBand(ep, pts)
+	return layersOf(ls), aggregated
+}
+
+// layersOf are a feature's layers as the chart draws them.
+func layersOf(ls []feature.Layer) []layer {
+	if ls == nil {
+		return nil
+	}
+	kinds := [...]layerKind{feature.DrawLine: drawLine, feature.DrawPoints: drawPoints, feature.DrawBand: drawBand, feature.DrawMarks: drawMarks}
+	out := make([]layer, len(ls))
+	for i, l := range ls {
+		out[i] = layer{ep: l.Ep, kind: kinds[l.Kind], xs: l.Xs, ys: l.Ys, lo: l.Lo, hi: l.Hi}
+	}
+	return out
+}
+
+// chartOf is a feature's chart as the report draws it.
+func chartOf(c *feature.Chart) *chart {
+	out := &chart{id: c.ID, title: c.Title, xLabel: c.XLabel, yLabel: c.YLabel, note: c.Note, empty: c.Empty,
+		yFromZero: c.YFromZero, xFromZero: c.XFromZero, yInteger: c.YInteger, xTicks: c.XTicks,
+		xMin: c.XMin, xMax: c.XMax, yMax: c.YMax, layers: layersOf(c.Layers)}
+	for _, l := range c.Legend {
+		out.legend = append(out.legend, legendItem{text: l.Text, ep: l.Ep, mark: l.Mark})
+	}
+	return out
 }

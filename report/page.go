@@ -199,7 +199,7 @@ func addSweepSection(p *page, in *Input, eps []endpointRef) error {
 
 // extensionSection draws a Section handed in, when it has data.
 func extensionSection(in *Input, eps []endpointRef, sec *Section) (pageSection, bool, error) {
-	var ax timeAxis
+	var ax feature.TimeAxis
 	first, last := int64(0), int64(0)
 	if in.Requests != nil {
 		first, last = in.Requests.first, in.Requests.last
@@ -217,11 +217,11 @@ func extensionSection(in *Input, eps []endpointRef, sec *Section) (pageSection, 
 		}
 	}
 	if first != 0 {
-		ax = newTimeAxis(first, last)
+		ax = feature.NewTimeAxis(first, last)
 	}
 	has := sec.Table != nil && len(sec.Table.Rows) > 0
 	for _, ts := range sec.Series {
-		c := &chart{id: ts.ID, title: ts.Title, xLabel: ax.label(), yLabel: ts.YLabel, note: ts.Note, xFromZero: true}
+		c := &chart{id: ts.ID, title: ts.Title, xLabel: ax.Label(), yLabel: ts.YLabel, note: ts.Note, xFromZero: true}
 		for i := range eps {
 			pts := ts.Points[eps[i].name]
 			if len(pts) == 0 {
@@ -229,7 +229,7 @@ func extensionSection(in *Input, eps []endpointRef, sec *Section) (pageSection, 
 			}
 			l := layer{ep: eps[i].idx, kind: drawLine}
 			for _, pt := range pts {
-				l.xs, l.ys = append(l.xs, ax.x(pt.At.UnixNano())), append(l.ys, pt.Value)
+				l.xs, l.ys = append(l.xs, ax.X(pt.At.UnixNano())), append(l.ys, pt.Value)
 			}
 			c.layers = append(c.layers, l)
 			c.legend = append(c.legend, legendItem{text: eps[i].name, ep: eps[i].idx})

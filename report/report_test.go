@@ -336,7 +336,7 @@ func TestFiguresAgreeWithJSONSummary(t *testing.T) {
 		if len(ttfts) != e.stats.OK {
 			t.Errorf("%s: %d TTFT points, %d ok requests", e.name, len(ttfts), e.stats.OK)
 		}
-		xs, ys := cdf(ttfts)
+		xs, ys := feature.CDF(ttfts)
 		med := math.NaN()
 		for i := range ys {
 			if ys[i] >= 0.5 {

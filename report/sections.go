@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/metric"
 	"tokscope/sample"
@@ -65,12 +66,12 @@ func endpointsOf(in *Input) []endpointRef {
 // timeSeriesCharts are the charts over the run's time: output tok/s, the TTFT of each
 // request at the second it started, streams in flight, and errors.
 func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
-	var ax timeAxis
+	var ax feature.TimeAxis
 	if in.Requests != nil && in.Requests.first != 0 {
-		ax = newTimeAxis(in.Requests.first, in.Requests.last)
+		ax = feature.NewTimeAxis(in.Requests.first, in.Requests.last)
 	}
 	tput, ttft, inflight, errs := timeSeriesFrames(&ax)
-	if ax.bins == 0 {
+	if ax.Bins == 0 {
 		return []*chart{tput, ttft, inflight, errs}
 	}
 	aggregated := false
@@ -81,9 +82,9 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 		}
 		reqs := e.series.sortedRequests()
 
-		tokens := make([]int64, ax.bins)
+		tokens := make([]int64, ax.Bins)
 		for sec, micro := range e.series.tokens {
-			if b := ax.bin(sec); b >= 0 {
+			if b := ax.Bin(sec); b >= 0 {
 				tokens[b] += micro
 			}
 		}
@@ -92,17 +93,17 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 			tput.legend = append(tput.legend, legendItem{text: e.name, ep: e.idx})
 		}
 
-		var pts []point
-		busy := make([]int64, ax.bins) // ns of requests in flight within each bin
-		failed := make([]float64, ax.bins)
+		var pts []feature.Point
+		busy := make([]int64, ax.Bins) // ns of requests in flight within each bin
+		failed := make([]float64, ax.Bins)
 		nFailed := 0
 		for _, r := range reqs {
 			if r.ttftOK {
-				pts = append(pts, point{ax.x(r.start), r.ttft})
+				pts = append(pts, feature.Point{X: ax.X(r.start), Y: r.ttft})
 			}
 			addOverlap(&ax, busy, r.start, r.end)
 			if r.outcome != sample.OutcomeOK {
-				if b := ax.bin(floorDiv(r.end, int64(time.Second))); b >= 0 {
+				if b := ax.Bin(feature.FloorDiv(r.end, int64(time.Second))); b >= 0 {
 					failed[b]++
 					nFailed++
 				}
@@ -121,7 +122,7 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 			l := layer{ep: e.idx, kind: drawStems}
 			for b := range failed {
 				if failed[b] > 0 {
-					l.xs, l.ys = append(l.xs, ax.binX(b)), append(l.ys, failed[b])
+					l.xs, l.ys = append(l.xs, ax.BinX(b)), append(l.ys, failed[b])
 				}
 			}
 			errs.layers = append(errs.layers, l)
@@ -130,46 +131,46 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 	}
 	ttft.note = "One dot per ok request, at its t0."
 	if aggregated {
-		ttft.note = fmt.Sprintf("More than %d requests: the median (line) and p10–p90 (band) of the requests started in each slice of the run.", maxScatter)
+		ttft.note = fmt.Sprintf("More than %d requests: the median (line) and p10–p90 (band) of the requests started in each slice of the run.", feature.MaxScatter)
 	}
 	if errs.hasData() {
-		errs.yLabel = "failed requests " + ax.per()
+		errs.yLabel = "failed requests " + ax.Per()
 	}
 	for _, c := range []*chart{tput, ttft, inflight, errs} { // one X range for the four
 		c.xMin, c.xMax = new(float64), new(float64)
-		*c.xMax = ax.x(ax.last)
+		*c.xMax = ax.X(ax.Last)
 	}
 	return []*chart{tput, ttft, inflight, errs}
 }
 
 // timeSeriesFrames are the four time-series charts, titled and labelled for ax, still empty.
-func timeSeriesFrames(ax *timeAxis) (tput, ttft, inflight, errs *chart) {
-	tput = &chart{id: "ts-throughput", title: "Output tokens per second", xLabel: ax.label(), yLabel: "output tok/s",
-		note:      "Tokens of ok requests, counted when their chunk arrived, summed over every stream of the endpoint, " + ax.per() + ".",
+func timeSeriesFrames(ax *feature.TimeAxis) (tput, ttft, inflight, errs *chart) {
+	tput = &chart{id: "ts-throughput", title: "Output tokens per second", xLabel: ax.Label(), yLabel: "output tok/s",
+		note:      "Tokens of ok requests, counted when their chunk arrived, summed over every stream of the endpoint, " + ax.Per() + ".",
 		yFromZero: true, xFromZero: true}
-	ttft = &chart{id: "ts-ttft", title: "TTFT of each request, at the time it started", xLabel: ax.label(), yLabel: "TTFT (ms)",
+	ttft = &chart{id: "ts-ttft", title: "TTFT of each request, at the time it started", xLabel: ax.Label(), yLabel: "TTFT (ms)",
 		yFromZero: true, xFromZero: true}
-	inflight = &chart{id: "ts-inflight", title: "Streams in flight", xLabel: ax.label(), yLabel: "streams (mean over bin)",
-		note: "Requests in flight, time-weighted mean " + ax.per() + " (warm-ups left out).", yFromZero: true, xFromZero: true}
-	errs = &chart{id: "ts-errors", title: "Errors and truncated streams", xLabel: ax.label(), yLabel: "failed requests per bin",
-		note:  "Requests that ended in an error or without a finish_reason, by when they ended, " + ax.per() + ".",
+	inflight = &chart{id: "ts-inflight", title: "Streams in flight", xLabel: ax.Label(), yLabel: "streams (mean over bin)",
+		note: "Requests in flight, time-weighted mean " + ax.Per() + " (warm-ups left out).", yFromZero: true, xFromZero: true}
+	errs = &chart{id: "ts-errors", title: "Errors and truncated streams", xLabel: ax.Label(), yLabel: "failed requests per bin",
+		note:  "Requests that ended in an error or without a finish_reason, by when they ended, " + ax.Per() + ".",
 		empty: "no errors and no truncated streams", yFromZero: true, xFromZero: true, yInteger: true}
 	return tput, ttft, inflight, errs
 }
 
 // rateLayer is a line of sum/covered-seconds per usable bin, each sum scaled by scale; nil
 // when every sum is 0.
-func rateLayer(ax *timeAxis, ep int, sums []int64, scale float64) *layer {
+func rateLayer(ax *feature.TimeAxis, ep int, sums []int64, scale float64) *layer {
 	l := layer{ep: ep, kind: drawLine}
 	any := false
 	for b, s := range sums {
-		if !ax.usable(b) {
+		if !ax.Usable(b) {
 			continue
 		}
-		lo, hi := ax.binSpan(b)
+		lo, hi := ax.BinSpan(b)
 		v := float64(s) * scale / (float64(hi-lo) / float64(time.Second))
 		any = any || s != 0
-		l.xs, l.ys = append(l.xs, ax.binX(b)), append(l.ys, v)
+		l.xs, l.ys = append(l.xs, ax.BinX(b)), append(l.ys, v)
 	}
 	if !any {
 		return nil
@@ -178,10 +179,10 @@ func rateLayer(ax *timeAxis, ep int, sums []int64, scale float64) *layer {
 }
 
 // addOverlap adds to each bin the nanoseconds of [start, end) it holds.
-func addOverlap(ax *timeAxis, busy []int64, start, end int64) {
+func addOverlap(ax *feature.TimeAxis, busy []int64, start, end int64) {
 	sec := int64(time.Second)
-	for b := ax.bin(floorDiv(start, sec)); b >= 0 && b < ax.bins; b++ {
-		lo, hi := ax.binSpan(b)
+	for b := ax.Bin(feature.FloorDiv(start, sec)); b >= 0 && b < ax.Bins; b++ {
+		lo, hi := ax.BinSpan(b)
 		if lo >= end {
 			break
 		}
@@ -258,7 +259,7 @@ func addDistribution(c *chart, id metric.ID, eps []endpointRef) {
 }
 
 func cdfOf(v []float64) [2][]float64 {
-	xs, ys := cdf(v)
+	xs, ys := feature.CDF(v)
 	return [2][]float64{xs, ys}
 }
 
@@ -300,7 +301,7 @@ func promptsVary(eps []endpointRef) bool {
 		return false
 	}
 	slices.Sort(sizes)
-	return sizes[len(sizes)-1]-sizes[0] > 0.1*quantile(sizes, 0.5)
+	return sizes[len(sizes)-1]-sizes[0] > 0.1*feature.Quantile(sizes, 0.5)
 }
 
 // promptChart is TTFT against prompt tokens, when prompts vary.
@@ -313,10 +314,10 @@ func promptChart(eps []endpointRef) *chart {
 		if e.series == nil {
 			continue
 		}
-		var pts []point
+		var pts []feature.Point
 		for _, r := range e.series.sortedRequests() {
 			if r.ttftOK && r.prompt > 0 {
-				pts = append(pts, point{float64(r.prompt), r.ttft})
+				pts = append(pts, feature.Point{X: float64(r.prompt), Y: r.ttft})
 			}
 		}
 		if ls, agg := scatterOrBand(e.idx, pts); ls != nil {
@@ -326,7 +327,7 @@ func promptChart(eps []endpointRef) *chart {
 		}
 	}
 	if aggregated {
-		c.note = fmt.Sprintf("More than %d requests: the median (line) and p10–p90 (band) of TTFT in each slice of prompt sizes.", maxScatter)
+		c.note = fmt.Sprintf("More than %d requests: the median (line) and p10–p90 (band) of TTFT in each slice of prompt sizes.", feature.MaxScatter)
 	}
 	return c
 }

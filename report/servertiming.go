@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"tokscope/feature"
 
 	"tokscope/metric"
 	"tokscope/sample"
@@ -48,11 +49,11 @@ func serverCharts(in *Input, eps []endpointRef) []*chart {
 	dec := &chart{id: "cs-decode", title: "Decode speed: client (line) and server (dots)", xLabel: "decode tok/s (per request)",
 		yLabel: "fraction of ok requests", xFromZero: true,
 		note: "Cumulative distributions over ok requests of the client's (N − 1) / (last token − first token) and of the server's own decode rate."}
-	var ax timeAxis
+	var ax feature.TimeAxis
 	if in.Requests != nil && in.Requests.first != 0 {
-		ax = newTimeAxis(in.Requests.first, in.Requests.last)
+		ax = feature.NewTimeAxis(in.Requests.first, in.Requests.last)
 	}
-	outside := &chart{id: "cs-outside", title: "Outside the server, at the time each request started", xLabel: ax.label(),
+	outside := &chart{id: "cs-outside", title: "Outside the server, at the time each request started", xLabel: ax.Label(),
 		yLabel: "client TTFT − server TTFT (ms)", xFromZero: true, yFromZero: true,
 		note: "Network, HTTP, templating, the wait for a free slot (llama.cpp), the client itself: one dot per ok request, at its t0."}
 	any := false
@@ -62,7 +63,7 @@ func serverCharts(in *Input, eps []endpointRef) []*chart {
 			continue
 		}
 		var cT, sT, cD, sD []float64
-		var pts []point
+		var pts []feature.Point
 		for _, r := range e.series.sortedRequests() {
 			if !r.counted || !(r.srv.ttftOK || r.srv.decodeOK) {
 				continue
@@ -73,8 +74,8 @@ func serverCharts(in *Input, eps []endpointRef) []*chart {
 			if r.srv.decodeOK && r.decodeOK {
 				cD, sD = append(cD, r.decode), append(sD, r.srv.decode)
 			}
-			if r.srv.outsideOK && ax.bins > 0 {
-				pts = append(pts, point{ax.x(r.start), r.srv.outside})
+			if r.srv.outsideOK && ax.Bins > 0 {
+				pts = append(pts, feature.Point{X: ax.X(r.start), Y: r.srv.outside})
 			}
 		}
 		any = any || len(sT) > 0 || len(sD) > 0
@@ -96,12 +97,12 @@ func sideBySide(c *chart, e *endpointRef, client, server []float64) {
 	if len(server) == 0 {
 		return
 	}
-	xs, ys := cdf(client)
+	xs, ys := feature.CDF(client)
 	if len(xs) > 0 {
 		c.layers = append(c.layers, layer{ep: e.idx, kind: drawLine, xs: xs, ys: ys})
 		c.legend = append(c.legend, legendItem{text: e.name + " client", ep: e.idx})
 	}
-	xs, ys = cdf(server)
+	xs, ys = feature.CDF(server)
 	c.layers = append(c.layers, layer{ep: e.idx, kind: drawPoints, xs: xs, ys: ys})
 	c.legend = append(c.legend, legendItem{text: e.name + " server", ep: e.idx, mark: true})
 	one := 1.0

@@ -61,26 +61,26 @@ func sloSection(in *Input, eps []endpointRef) (*chart, *SectionTable) {
 		return nil, nil
 	}
 
-	var ax timeAxis
+	var ax feature.TimeAxis
 	if in.Requests != nil && in.Requests.first != 0 {
-		ax = newTimeAxis(in.Requests.first, in.Requests.last)
+		ax = feature.NewTimeAxis(in.Requests.first, in.Requests.last)
 	}
-	att := &chart{id: "slo-attainment", title: "SLO attainment over time", xLabel: ax.label(), yLabel: "requests meeting every objective (%)",
-		note:  "Of the requests that ended in each bin (" + ax.per() + "), the share that succeeded and met every objective; errors and truncated streams count as misses.",
+	att := &chart{id: "slo-attainment", title: "SLO attainment over time", xLabel: ax.Label(), yLabel: "requests meeting every objective (%)",
+		note:  "Of the requests that ended in each bin (" + ax.Per() + "), the share that succeeded and met every objective; errors and truncated streams count as misses.",
 		empty: "no requests judged against objectives", yFromZero: true, xFromZero: true}
 	ymax := 100.0
 	att.yMax = &ymax
 	for i := range eps {
 		e := &eps[i]
-		if e.series == nil || !e.series.slo.Set() || ax.bins == 0 {
+		if e.series == nil || !e.series.slo.Set() || ax.Bins == 0 {
 			continue
 		}
-		counted, good := make([]int, ax.bins), make([]int, ax.bins)
+		counted, good := make([]int, ax.Bins), make([]int, ax.Bins)
 		for _, r := range e.series.requests {
 			if !r.sloCounted {
 				continue
 			}
-			if b := ax.bin(floorDiv(r.end, int64(time.Second))); b >= 0 {
+			if b := ax.Bin(feature.FloorDiv(r.end, int64(time.Second))); b >= 0 {
 				counted[b]++
 				if r.sloGood {
 					good[b]++
@@ -90,7 +90,7 @@ func sloSection(in *Input, eps []endpointRef) (*chart, *SectionTable) {
 		l := layer{ep: e.idx, kind: drawLine}
 		for b := range counted {
 			if counted[b] > 0 {
-				l.xs, l.ys = append(l.xs, ax.binX(b)), append(l.ys, 100*float64(good[b])/float64(counted[b]))
+				l.xs, l.ys = append(l.xs, ax.BinX(b)), append(l.ys, 100*float64(good[b])/float64(counted[b]))
 			}
 		}
 		if len(l.xs) > 0 {
@@ -100,7 +100,7 @@ func sloSection(in *Input, eps []endpointRef) (*chart, *SectionTable) {
 	}
 	if att.hasData() {
 		att.xMin, att.xMax = new(float64), new(float64)
-		*att.xMax = ax.x(ax.last)
+		*att.xMax = ax.X(ax.Last)
 	}
 	return att, table
 }
