@@ -7,7 +7,11 @@
 // metric registry. docs/architecture.md says how to add one.
 package feature
 
-import "tokscope/stats"
+import (
+	"tokscope/config"
+	"tokscope/sample"
+	"tokscope/stats"
+)
 
 // Feature is one feature as the outputs show it: its part of the summaries, its section of
 // the report, its line on the cards. A nil part adds nothing to its output. The summary's
@@ -28,9 +32,12 @@ type Feature struct {
 	RowsAt  RowSlot
 	Rows    func(snap *stats.Snapshot, e *stats.EndpointStats) []TableRow
 
-	// Section is its section of the HTML report, made of the Snapshot alone; left out of
-	// the report when it has no data (no series with a point, no table row).
-	Section func(snap *stats.Snapshot) Section
+	// Section is its section of the HTML report (section.go); where it goes on the page is
+	// the report's. Keep is what the report keeps of each finished, non-warm-up background
+	// request of endpoint ep for it (Request.Kept), when its section needs more than the
+	// Snapshot: a value, not a pointer into s.
+	Section func(r *Report) Section
+	Keep    func(s *sample.Sample, ep *config.Endpoint, from sample.TTFTFrom) any
 
 	// Card is its line on an endpoint's card in the live view (terminal.go).
 	Card *Card

@@ -169,7 +169,8 @@ func gpuRows(e *stats.EndpointStats) []TableRow {
 // gpuSection is the report's part on the endpoints' GPUs (--gpu-metrics): power and
 // utilisation over the run, and a table with tokens per joule and the energy it rests on.
 // It has no data, and is left out, when no endpoint had a GPU exporter.
-func gpuSection(snap *stats.Snapshot) Section {
+func gpuSection(r *Report) Section {
+	snap := r.Snap
 	sec := Section{
 		ID: "gpu", Title: "GPUs and energy",
 		Intro: "What each endpoint's NVIDIA dcgm-exporter reported, scraped once a second: power and utilisation of its GPUs " +

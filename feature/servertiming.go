@@ -2,9 +2,12 @@ package feature
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
+	"tokscope/config"
 	"tokscope/metric"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
@@ -39,6 +42,7 @@ func serverTimingFeature() Feature {
 			Columns: func() []Column {
 				return RegistryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Server })
 			}},
+		Section: srvSection, Keep: srvKeep,
 	}
 }
 
@@ -125,4 +129,110 @@ func srvTimeForms(e *stats.EndpointStats) []Form {
 		Join(L("srv ttft "), V(ttft), U(" ms"), L(" out "), V(out), U(" ms")),
 		Join(L("srv ttft "), V(ttft), U(" ms")),
 	}
+}
+
+// The report's "client and server" section: where a server reported its own clock per
+// request (docs/server-side.md, "The server's own clock"), its TTFT and decode distributions
+// beside the client's, and outside (client TTFT − server TTFT) over the run. Left out of runs
+// whose servers said nothing.
+
+// srvValues are what the report keeps of a counted request for the server's own clock.
+type srvValues struct {
+	ttft, decode, outside       float64
+	ttftOK, decodeOK, outsideOK bool
+}
+
+// srvKeep reads them off a counted request through the registry (the same reads as the
+// summary's); nil for another.
+func srvKeep(s *sample.Sample, _ *config.Endpoint, from sample.TTFTFrom) any {
+	if !s.Counted() {
+		return nil
+	}
+	var v srvValues
+	c := metric.Context{TTFTFrom: from}
+	read := func(id metric.ID, to *float64, ok *bool) {
+		metric.Get(id).Read(s, c, metric.AddFunc(func(x float64) { *to, *ok = x, true }))
+	}
+	read(metric.ServerTTFT, &v.ttft, &v.ttftOK)
+	read(metric.ServerDecodeTPS, &v.decode, &v.decodeOK)
+	read(metric.Outside, &v.outside, &v.outsideOK)
+	return v
+}
+
+// srvSection is the section, when a server reported its own clock.
+func srvSection(r *Report) Section {
+	ttft := Chart{ID: "cs-ttft", Title: "TTFT: client (line) and server (dots)", XLabel: "TTFT (ms)",
+		YLabel: "fraction of ok requests", XFromZero: true,
+		Note: "Cumulative distributions over ok requests of the client's TTFT and of the server's own (llama.cpp prompt_ms, vLLM time_to_first_token_ms, Ollama load + prompt_eval); requests that paid for loading the model are left out of both."}
+	dec := Chart{ID: "cs-decode", Title: "Decode speed: client (line) and server (dots)", XLabel: "decode tok/s (per request)",
+		YLabel: "fraction of ok requests", XFromZero: true,
+		Note: "Cumulative distributions over ok requests of the client's (N − 1) / (last token − first token) and of the server's own decode rate."}
+	ax := r.Axis
+	outside := Chart{ID: "cs-outside", Title: "Outside the server, at the time each request started", XLabel: ax.Label(),
+		YLabel: "client TTFT − server TTFT (ms)", XFromZero: true, YFromZero: true,
+		Note: "Network, HTTP, templating, the wait for a free slot (llama.cpp), the client itself: one dot per ok request, at its t0."}
+	any := false
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		if !e.Kept {
+			continue
+		}
+		var cT, sT, cD, sD []float64
+		var pts []Point
+		for _, q := range e.Requests {
+			v, ok := q.Kept.(srvValues)
+			if !q.Counted || !ok || !(v.ttftOK || v.decodeOK) {
+				continue
+			}
+			if v.ttftOK && q.TTFTOK {
+				cT, sT = append(cT, q.TTFT), append(sT, v.ttft)
+			}
+			if v.decodeOK && q.DecodeOK {
+				cD, sD = append(cD, q.Decode), append(sD, v.decode)
+			}
+			if v.outsideOK && ax.Bins > 0 {
+				pts = append(pts, Point{X: ax.X(q.Start), Y: v.outside})
+			}
+		}
+		any = any || len(sT) > 0 || len(sD) > 0
+		sideBySide(&ttft, e, cT, sT)
+		sideBySide(&dec, e, cD, sD)
+		if ls, _ := ScatterOrBand(e.Index, pts); ls != nil {
+			outside.Layers = append(outside.Layers, ls...)
+			outside.Legend = append(outside.Legend, LegendItem{Text: e.Name, Ep: e.Index, Mark: true})
+		}
+	}
+	if !any {
+		return Section{}
+	}
+	return Section{ID: "client-server", Title: "Client and server", Intro: srvIntro(r), Charts: []Chart{ttft, dec, outside}}
+}
+
+// sideBySide adds an endpoint's client CDF (a line) and server CDF (dots) to c.
+func sideBySide(c *Chart, e *ReportEndpoint, client, server []float64) {
+	if len(server) == 0 {
+		return
+	}
+	xs, ys := CDF(client)
+	if len(xs) > 0 {
+		c.Layers = append(c.Layers, Layer{Ep: e.Index, Kind: DrawLine, Xs: xs, Ys: ys})
+		c.Legend = append(c.Legend, LegendItem{Text: e.Name + " client", Ep: e.Index})
+	}
+	xs, ys = CDF(server)
+	c.Layers = append(c.Layers, Layer{Ep: e.Index, Kind: DrawPoints, Xs: xs, Ys: ys})
+	c.Legend = append(c.Legend, LegendItem{Text: e.Name + " server", Ep: e.Index, Mark: true})
+	one := 1.0
+	c.YMax = &one
+}
+
+// srvIntro says what the section shows, and any request that paid for loading the model.
+func srvIntro(r *Report) string {
+	intro := "Where the server reported its own clock per request: its TTFT and decode speed beside the client's, and what happened outside it."
+	for i := range r.Endpoints {
+		if st := r.Endpoints[i].Stats; st != nil && st.ServerTiming.ModelLoads > 0 {
+			intro += fmt.Sprintf(" %s: model load %.0f ms on request %d (the warm-up did not absorb it), left out of the TTFT figures.",
+				r.Endpoints[i].Name, st.ServerTiming.FirstLoadMs, st.ServerTiming.FirstLoadSeq)
+		}
+	}
+	return intro
 }

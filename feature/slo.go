@@ -5,8 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"tokscope/config"
+	"tokscope/sample"
 	"tokscope/servermetrics"
 	"tokscope/stats"
 )
@@ -43,6 +45,7 @@ func sloFeature() Feature {
 		Card:    &Card{Has: func(e *stats.EndpointStats) bool { return e.SLO != nil }, Forms: func(e *stats.EndpointStats) []Form { return sloForms(e.SLO) }},
 		Detail:  sloDetail,
 		Compare: &Compare{Has: func(e *config.Endpoint) bool { return e.SLO.Set() }, First: true, Columns: sloColumns, Legend: "slo %: met every objective"},
+		Section: sloSection, Keep: sloKeep,
 	}
 }
 
@@ -330,7 +333,8 @@ func serverRows(e *stats.EndpointStats) []TableRow {
 // requests running and waiting, KV-cache usage and generation tok/s over the run (the last
 // ten minutes of scrapes each Snapshot keeps), and a table of the run-level figures; a built-in
 // section (builtinSections), left out when nothing was scraped.
-func serverSection(snap *stats.Snapshot) Section {
+func serverSection(r *Report) Section {
+	snap := r.Snap
 	sec := Section{
 		ID: "server", Title: "The servers' own metrics",
 		Intro: "What each server reported on its Prometheus /metrics, scraped once a second beside the client's measurement: " +
@@ -547,4 +551,99 @@ func costColumns() []Column {
 			return e.Cost.USDPerMTokOut, true
 		}},
 	}
+}
+
+// SLOVerdict is what the report keeps of a request for the SLO: whether it was judged
+// against its endpoint's objectives (stats.MeetsSLO, under --ttft-from), and met them.
+type SLOVerdict struct{ Counted, Good bool }
+
+func sloKeep(s *sample.Sample, ep *config.Endpoint, from sample.TTFTFrom) any {
+	counted, good := stats.MeetsSLO(ep.SLO, s, from)
+	return SLOVerdict{counted, good}
+}
+
+// sloSection is the report's SLOs and cost section, when an endpoint has objectives or a
+// price: attainment over the run's time and the summary's SLO and cost figures.
+func sloSection(r *Report) Section {
+	table := sloCostTable(r)
+	if table == nil {
+		return Section{}
+	}
+	ax := r.Axis
+	att := Chart{ID: "slo-attainment", Title: "SLO attainment over time", XLabel: ax.Label(), YLabel: "requests meeting every objective (%)",
+		Note:  "Of the requests that ended in each bin (" + ax.Per() + "), the share that succeeded and met every objective; errors and truncated streams count as misses.",
+		Empty: "no requests judged against objectives", YFromZero: true, XFromZero: true}
+	ymax := 100.0
+	att.YMax = &ymax
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		if !e.Kept || ax.Bins == 0 {
+			continue
+		}
+		counted, good := make([]int, ax.Bins), make([]int, ax.Bins)
+		for _, q := range e.Requests {
+			v, _ := q.Kept.(SLOVerdict)
+			if !v.Counted {
+				continue
+			}
+			if b := ax.Bin(FloorDiv(q.End, int64(time.Second))); b >= 0 {
+				counted[b]++
+				if v.Good {
+					good[b]++
+				}
+			}
+		}
+		l := Layer{Ep: e.Index, Kind: DrawLine}
+		for b := range counted {
+			if counted[b] > 0 {
+				l.Xs, l.Ys = append(l.Xs, ax.BinX(b)), append(l.Ys, 100*float64(good[b])/float64(counted[b]))
+			}
+		}
+		if len(l.Xs) > 0 {
+			att.Layers = append(att.Layers, l)
+			att.Legend = append(att.Legend, LegendItem{Text: e.Name, Ep: e.Index})
+		}
+	}
+	if len(att.Layers) > 0 {
+		att.XMin, att.XMax = new(float64), new(float64)
+		*att.XMax = ax.X(ax.Last)
+	}
+	return Section{ID: "slo", Title: "SLOs and cost", Intro: "Per endpoint, the share of requests that met every objective (errors and truncated streams never do), " +
+		"goodput (good requests per second of the run) and what the run cost.", Charts: []Chart{att}, Table: table}
+}
+
+// sloCostTable is the summary's SLO and cost figures per endpoint; nil when no endpoint has
+// objectives or a price.
+func sloCostTable(r *Report) *SectionTable {
+	table := &SectionTable{Header: []string{"endpoint", "objectives", "attainment", "goodput req/s", "missed", "failed", "cost", "per 1M output"}}
+	for i := range r.Endpoints {
+		st := r.Endpoints[i].Stats
+		if st == nil || st.SLO == nil && st.Cost == nil {
+			continue
+		}
+		row := []string{r.Endpoints[i].Name, "—", "—", "—", "—", "—", "—", "—"}
+		if s := st.SLO; s != nil {
+			var objs, missed []string
+			for _, o := range s.Objectives {
+				objs = append(objs, o.Key+" ≤ "+o.Limit.String())
+				missed = append(missed, fmt.Sprintf("%s %d", o.Key, s.Violations[o.Key]))
+			}
+			row[1], row[4], row[5] = strings.Join(objs, ", "), strings.Join(missed, ", "), strconv.Itoa(s.Failed)
+			if s.Counted > 0 {
+				row[2] = fmt.Sprintf("%s (%d of %d)", Percent(s.Attainment), s.Good, s.Counted)
+				row[3] = strconv.FormatFloat(s.GoodputRPS, 'f', 3, 64)
+			}
+		}
+		if c := st.Cost; c != nil {
+			row[6] = USD(c.USD)
+			if c.OutputTokens > 0 {
+				row[7] = USD(c.USDPerMTokOut)
+			}
+		}
+		table.Rows = append(table.Rows, row)
+	}
+	if len(table.Rows) == 0 {
+		return nil
+	}
+	return table
 }

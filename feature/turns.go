@@ -3,6 +3,7 @@ package feature
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"tokscope/config"
 	"tokscope/metric"
@@ -59,6 +60,7 @@ func turnsFeature() Feature {
 		},
 		Card:    &Card{Has: hasTurnsLine, Forms: turnsForms},
 		Compare: &Compare{Has: func(e *config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }, Columns: turnColumns},
+		Section: turnsSection,
 	}
 }
 
@@ -237,4 +239,104 @@ func shortTitle(t string) string {
 		return t[:i]
 	}
 	return t
+}
+
+// The report's conversations section (--turns): each metric split by turn
+// (metric.SplitMetrics) by turn index, one curve per endpoint, from the summary's figures by
+// turn (the same aggregation as the JSON's "turns"), and a table with the cache-hit rate.
+
+// turnsSection is the section, when an endpoint of the report ran conversations.
+func turnsSection(r *Report) Section {
+	has := false
+	for i := range r.Endpoints {
+		has = has || r.Endpoints[i].Stats != nil && r.Endpoints[i].Stats.Turns != nil
+	}
+	if !has {
+		return Section{}
+	}
+	return Section{ID: "turns", Title: "Conversations", Intro: "Each turn re-sends the conversation so far: TTFT and prompt size by turn, and how much of the prompts a prefix cache served.",
+		Charts: turnCharts(r), Table: turnsTable(r)}
+}
+
+// turnCharts are, for each split metric, its p50 by turn index (turn 1 is the first).
+func turnCharts(r *Report) []Chart {
+	var charts []Chart
+	for j, id := range metric.SplitMetrics {
+		m := metric.Get(id)
+		c := Chart{ID: "turns-" + m.Key, Title: m.Label + " by turn", XLabel: "turn of the conversation",
+			YLabel: m.Label + " p50" + unitSuffix(m), YFromZero: true, XFromZero: false, YInteger: m.Kind == metric.Count,
+			Note: "Median over the ok requests of each turn; a prefix cache that serves the earlier turns keeps the later ones' prefill short."}
+		var ticks []float64
+		for i := range r.Endpoints {
+			e := &r.Endpoints[i]
+			if e.Stats == nil || e.Stats.Turns == nil {
+				continue
+			}
+			l := Layer{Ep: e.Index, Kind: DrawLine}
+			for k, byMetric := range e.Stats.Turns.ByTurn {
+				if d := byMetric[j]; d.Count > 0 {
+					l.Xs, l.Ys = append(l.Xs, float64(k+1)), append(l.Ys, d.P50)
+					if len(ticks) <= k {
+						ticks = append(ticks, float64(k+1))
+					}
+				}
+			}
+			if len(l.Xs) > 0 {
+				c.Layers = append(c.Layers, l, Layer{Ep: e.Index, Kind: DrawMarks, Xs: l.Xs, Ys: l.Ys})
+				c.Legend = append(c.Legend, LegendItem{Text: e.Name, Ep: e.Index})
+			}
+		}
+		c.XTicks = ticks
+		charts = append(charts, c)
+	}
+	return charts
+}
+
+func unitSuffix(m *metric.Metric) string {
+	if m.Unit == "" {
+		return ""
+	}
+	return " (" + m.Unit + ")"
+}
+
+// turnsTable: per endpoint, the cache-hit rate and each split's figures.
+func turnsTable(r *Report) *SectionTable {
+	t := &SectionTable{Header: []string{"endpoint", "cache hit"}}
+	for _, sp := range metric.Splits {
+		for _, id := range metric.SplitMetrics {
+			t.Header = append(t.Header, metric.Get(id).Label+" p50, "+sp.Label)
+		}
+	}
+	for i := range r.Endpoints {
+		st := r.Endpoints[i].Stats
+		if st == nil {
+			continue
+		}
+		row := []string{r.Endpoints[i].Name, hitText(st)}
+		for s := range metric.Splits {
+			for _, id := range metric.SplitMetrics {
+				row = append(row, splitText(st, s, id))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func hitText(st *stats.EndpointStats) string {
+	if st.CacheHitRate == nil {
+		return "—"
+	}
+	return strconv.FormatFloat(100**st.CacheHitRate, 'f', 1, 64) + " %"
+}
+
+func splitText(st *stats.EndpointStats, split int, id metric.ID) string {
+	if st.Turns == nil {
+		return "—"
+	}
+	d := st.Turns.Of(split, id)
+	if d.Count == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(d.P50, 'f', 1, 64)
 }

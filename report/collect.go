@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/feature"
 	"tokscope/metric"
 	"tokscope/sample"
 	"tokscope/stats"
@@ -28,8 +29,11 @@ import (
 // It is NOT safe for concurrent use: the goroutine that reads the events calls every method.
 type Collector struct {
 	ttftFrom sample.TTFTFrom
-	eps      []*endpointSeries
-	byName   map[string]int
+	// keeps are the features that keep something of each request for their report sections
+	// (feature.Feature.Keep), in feature.All()'s order; request.kept holds theirs.
+	keeps  []keep
+	eps    []*endpointSeries
+	byName map[string]int
 	// first and last are the earliest t0 and the latest end of any background request,
 	// warm-ups included, in Unix nanoseconds (wall clock); first == 0 before any.
 	first, last int64
@@ -47,11 +51,28 @@ type endpointSeries struct {
 	// a bounded histogram.
 	values [metric.NumIDs][]float64
 	hists  [metric.NumIDs]logHistogram
-	slo    config.SLO // the objectives its requests are judged against (slo.go)
+	cfg    config.Endpoint // its configuration (the objectives its requests are judged against); its name alone for one a replay added
+}
+
+// keep is one feature's Keep, by the feature's name.
+type keep struct {
+	feature string
+	fn      func(s *sample.Sample, ep *config.Endpoint, from sample.TTFTFrom) any
+}
+
+// keepsOf are the features' Keeps.
+func keepsOf() []keep {
+	var out []keep
+	for _, f := range feature.All() {
+		if f.Keep != nil {
+			out = append(out, keep{f.Name, f.Keep})
+		}
+	}
+	return out
 }
 
 func newEndpointSeries(name, model string) *endpointSeries {
-	e := &endpointSeries{name: name, model: model, tokens: map[int64]int64{}}
+	e := &endpointSeries{name: name, model: model, tokens: map[int64]int64{}, cfg: config.Endpoint{Name: name, Model: model}}
 	e.resetCharts()
 	return e
 }
@@ -90,18 +111,26 @@ type request struct {
 	counted    bool // ok: in the latency and speed figures, as in stats
 	ttftOK     bool
 	decodeOK   bool
-	sloCounted bool // judged against the endpoint's objectives (stats.MeetsSLO)
-	sloGood    bool
-	srv        srvValues // the server's own clock (servertiming.go)
-	turn       laneTurn  // its place in an agent session's lane; zero outside sessions (lanes.go)
+	kept       []any    // what each of the Collector's keeps kept of it, in their order
+	turn       laneTurn // its place in an agent session's lane; zero outside sessions (lanes.go)
+}
+
+// slo is the request's verdict against its endpoint's objectives, as the SLO feature kept it.
+func (r *request) slo() feature.SLOVerdict {
+	for _, k := range r.kept {
+		if v, ok := k.(feature.SLOVerdict); ok {
+			return v
+		}
+	}
+	return feature.SLOVerdict{}
 }
 
 // NewCollector returns a Collector with one (empty) series per endpoint, in the order of the
 // Runner's events.
 func NewCollector(eps []config.Endpoint) *Collector {
-	c := &Collector{byName: map[string]int{}}
+	c := &Collector{byName: map[string]int{}, keeps: keepsOf()}
 	for _, ep := range eps {
-		c.eps[c.addEndpoint(ep.Name, ep.Model)].slo = ep.SLO
+		c.eps[c.addEndpoint(ep.Name, ep.Model)].cfg = ep
 	}
 	return c
 }
@@ -160,7 +189,9 @@ func (c *Collector) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 	}
 	e := c.eps[ep]
 	r := request{start: start, end: end, prompt: s.PromptTokens, outcome: s.Outcome, counted: s.Counted()}
-	r.sloCounted, r.sloGood = stats.MeetsSLO(e.slo, s, c.ttftFrom)
+	for _, k := range c.keeps {
+		r.kept = append(r.kept, k.fn(s, &e.cfg, c.ttftFrom))
+	}
 	r.turn = laneTurnOf(s, c.ttftFrom)
 	if r.counted {
 		if d, ok := c.ttftFrom.TTFT(s); ok {
@@ -171,7 +202,6 @@ func (c *Collector) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 			e.tokens[at.Unix()] += int64(math.Round(tokens * 1e6))
 		})
 		e.addCharts(s, metric.Context{TTFTFrom: c.ttftFrom})
-		r.srv = serverValues(s, metric.Context{TTFTFrom: c.ttftFrom})
 	}
 	e.requests = append(e.requests, r)
 }
@@ -264,10 +294,10 @@ func (h *logHistogram) total() int64 {
 // Clone returns a copy that shares nothing with c, so that a report can be written on
 // another goroutine while c goes on taking requests (the TUI's report key).
 func (c *Collector) Clone() *Collector {
-	out := &Collector{ttftFrom: c.ttftFrom, byName: maps.Clone(c.byName), first: c.first, last: c.last}
+	out := &Collector{ttftFrom: c.ttftFrom, keeps: c.keeps, byName: maps.Clone(c.byName), first: c.first, last: c.last}
 	for _, e := range c.eps {
 		o := &endpointSeries{name: e.name, model: e.model, requests: slices.Clone(e.requests),
-			tokens: maps.Clone(e.tokens), slo: e.slo}
+			tokens: maps.Clone(e.tokens), cfg: e.cfg}
 		for i := range metric.All {
 			o.values[i] = slices.Clone(e.values[i])
 			o.hists[i] = logHistogram{counts: slices.Clone(e.hists[i].counts)}

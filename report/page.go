@@ -2,6 +2,7 @@ package report
 
 import (
 	"html/template"
+	"slices"
 	"strings"
 	"time"
 	"tokscope/feature"
@@ -124,33 +125,75 @@ func buildPage(in *Input) (*page, error) {
 }
 
 // addSection is one built-in section: it adds itself to the page when it applies to the run.
-// A feature's section (the server's clock, SLOs and cost, conversations, agent sessions, the
-// capacity search) lives in the feature's file.
 type addSection func(p *page, in *Input, eps []endpointRef) error
 
-// builtinSections are the built-in sections in page order.
-func builtinSections() []addSection {
-	return []addSection{addTimeSeriesSection, addDistributionsSection, addServerSection, addSLOSection,
-		addPromptSection, addTurnsSection, addLanesSection, addSweepSection, addCapacitySection, addFeatureSections}
+// pageOrder is the report's sections in page order: the built-in ones, and the features'
+// (package feature: the server's clock, SLOs and cost, conversations, the servers' scrapes,
+// the GPUs), by feature name. Where a feature's section goes is the page's; what it shows is
+// the feature's (TestEveryFeatureSectionHasAPlace).
+var pageOrder = []struct {
+	builtin addSection
+	feature string
+}{
+	{builtin: addTimeSeriesSection}, {builtin: addDistributionsSection}, {feature: "server timing"}, {feature: "slo"},
+	{builtin: addPromptSection}, {feature: "turns"}, {builtin: addLanesSection}, {builtin: addSweepSection},
+	{builtin: addCapacitySection}, {feature: "server"}, {feature: "gpu"},
 }
 
-// addFeatureSections adds the sections the features make of the Snapshot alone (the servers'
-// scrapes, the GPUs': package feature), each when it has data, as a Section handed in would be.
-func addFeatureSections(p *page, in *Input, eps []endpointRef) error {
-	for _, f := range feature.All() {
-		if f.Section == nil {
-			continue
-		}
-		sec := f.Section(&in.Summary)
-		s, ok, err := extensionSection(in, eps, &sec)
-		if err != nil {
-			return err
-		}
-		if ok {
-			p.Sections = append(p.Sections, s)
+// builtinSections are the sections in page order.
+func builtinSections() []addSection {
+	out := make([]addSection, len(pageOrder))
+	for i, o := range pageOrder {
+		out[i] = o.builtin
+		if o.feature != "" {
+			out[i] = featureSection(o.feature)
 		}
 	}
-	return nil
+	return out
+}
+
+// featureSection adds feature name's section (feature.Feature.Section), when it has one.
+func featureSection(name string) addSection {
+	return func(p *page, in *Input, eps []endpointRef) error {
+		for i, f := range feature.All() {
+			if f.Name != name || f.Section == nil {
+				continue
+			}
+			sec := f.Section(reportFor(in, eps, i, f.Keep != nil))
+			s, ok, err := extensionSection(in, eps, &sec)
+			if ok && err == nil {
+				p.Sections = append(p.Sections, s)
+			}
+			return err
+		}
+		return nil
+	}
+}
+
+// reportFor is what the report holds as feature k (of feature.All()) reads it: with its
+// kept values of each request when keeps.
+func reportFor(in *Input, eps []endpointRef, k int, keeps bool) *feature.Report {
+	r := &feature.Report{Snap: &in.Summary}
+	if in.Requests != nil && in.Requests.first != 0 {
+		r.Axis = feature.NewTimeAxis(in.Requests.first, in.Requests.last)
+	}
+	slot := -1 // its place among the Collector's keeps
+	if keeps && in.Requests != nil {
+		name := feature.All()[k].Name
+		slot = slices.IndexFunc(in.Requests.keeps, func(kp keep) bool { return kp.feature == name })
+	}
+	for i := range eps {
+		e := &eps[i]
+		re := feature.ReportEndpoint{Index: e.idx, Name: e.name, Stats: e.stats, Kept: e.series != nil}
+		if e.series != nil && slot >= 0 {
+			for _, q := range e.series.sortedRequests() {
+				re.Requests = append(re.Requests, feature.Request{Start: q.start, End: q.end, Counted: q.counted,
+					TTFT: q.ttft, Decode: q.decode, TTFTOK: q.ttftOK, DecodeOK: q.decodeOK, Kept: q.kept[slot]})
+			}
+		}
+		r.Endpoints = append(r.Endpoints, re)
+	}
+	return r
 }
 
 // add appends a section of charts to the page and returns it (for its table).
@@ -197,14 +240,21 @@ func addSweepSection(p *page, in *Input, eps []endpointRef) error {
 	return nil
 }
 
-// extensionSection draws a Section handed in, when it has data.
+// extensionSection draws a Section (a feature's, or one handed in): its charts, then its
+// series; none without an ID, nor without charts and without data.
 func extensionSection(in *Input, eps []endpointRef, sec *Section) (pageSection, bool, error) {
+	if sec.ID == "" {
+		return pageSection{}, false, nil
+	}
 	var ax feature.TimeAxis
 	first, last := int64(0), int64(0)
 	if in.Requests != nil {
 		first, last = in.Requests.first, in.Requests.last
 	}
 	var charts []*chart
+	for i := range sec.Charts {
+		charts = append(charts, chartOf(&sec.Charts[i]))
+	}
 	for _, ts := range sec.Series {
 		for _, pts := range ts.Points {
 			for _, pt := range pts {
@@ -219,7 +269,7 @@ func extensionSection(in *Input, eps []endpointRef, sec *Section) (pageSection, 
 	if first != 0 {
 		ax = feature.NewTimeAxis(first, last)
 	}
-	has := sec.Table != nil && len(sec.Table.Rows) > 0
+	has := len(sec.Charts) > 0 || sec.Table != nil && len(sec.Table.Rows) > 0
 	for _, ts := range sec.Series {
 		c := &chart{id: ts.ID, title: ts.Title, xLabel: ax.Label(), yLabel: ts.YLabel, note: ts.Note, xFromZero: true}
 		for i := range eps {

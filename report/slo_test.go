@@ -37,9 +37,9 @@ func TestSLOSection(t *testing.T) {
 	for i, name := range []string{"fast-gpu", "flaky-cloud"} {
 		var counted, good int
 		for _, r := range in.Requests.eps[in.Requests.byName[name]].requests {
-			if r.sloCounted {
+			if r.slo().Counted {
 				counted++
-				if r.sloGood {
+				if r.slo().Good {
 					good++
 				}
 			}
@@ -84,7 +84,7 @@ func TestSLOSectionReplay(t *testing.T) {
 	if !strings.Contains(figures(page)["slo-attainment"], "<svg") {
 		t.Fatal("replayed requests were not judged")
 	}
-	if c := col.Clone(); c.eps[0].slo != slo {
+	if c := col.Clone(); c.eps[0].cfg.SLO != slo {
 		t.Error("Clone drops the objectives")
 	}
 }
@@ -106,7 +106,7 @@ func TestServerSection(t *testing.T) {
 	}
 	agg.ObserveServer(servermetrics.Update{Endpoint: 1, State: servermetrics.StateUnavailable, Note: "HTTP 404"})
 	snap := agg.Snapshot(start.Add(time.Minute))
-	sec := featureSection(t, "server", &snap)
+	sec := featureSectionOf(t, "server", &snap)
 	if len(sec.Series) != 4 || sec.Table == nil || len(sec.Table.Rows) != 1 {
 		t.Fatalf("section %+v: four series and one row (the endpoint that was scraped)", sec)
 	}
@@ -126,19 +126,43 @@ func TestServerSection(t *testing.T) {
 	}
 	// Nothing scraped: the section has no data and is left out.
 	empty := stats.New(cfg).Snapshot(start)
-	if s := featureSection(t, "server", &empty); len(s.Series) != 0 || s.Table != nil {
+	if s := featureSectionOf(t, "server", &empty); len(s.Series) != 0 || s.Table != nil {
 		t.Errorf("empty section %+v", s)
 	}
 }
 
-// featureSection is the report section feature name (package feature) makes of snap.
-func featureSection(t *testing.T, name string, snap *stats.Snapshot) Section {
+// featureSectionOf is the report section feature name (package feature) makes of snap.
+func featureSectionOf(t *testing.T, name string, snap *stats.Snapshot) Section {
 	t.Helper()
 	for _, f := range feature.All() {
 		if f.Name == name && f.Section != nil {
-			return f.Section(snap)
+			return f.Section(&feature.Report{Snap: snap})
 		}
 	}
 	t.Fatalf("no feature %q with a report section", name)
 	return Section{}
+}
+
+// Every feature's section has its place on the page, and every place names a feature that
+// has a section: a new feature's section is drawn, and a renamed one is not lost.
+func TestEveryFeatureSectionHasAPlace(t *testing.T) {
+	t.Parallel()
+	placed := map[string]bool{}
+	for _, o := range pageOrder {
+		if o.feature != "" {
+			placed[o.feature] = true
+		}
+	}
+	for _, f := range feature.All() {
+		if f.Section == nil {
+			continue
+		}
+		if !placed[f.Name] {
+			t.Errorf("feature %q has a report section but no place in pageOrder", f.Name)
+		}
+		delete(placed, f.Name)
+	}
+	for name := range placed {
+		t.Errorf("pageOrder places %q, which is no feature with a section", name)
+	}
 }
