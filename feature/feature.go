@@ -47,6 +47,8 @@ type Feature struct {
 	Detail   func(e *stats.EndpointStats) []DetailLine
 	// Compare is its columns of the compare table.
 	Compare *Compare
+	// Prom is its Prometheus families (prom.go).
+	Prom *Prom
 }
 
 // All are the features, in CSV column order; within a slot, every output keeps this order.

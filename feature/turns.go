@@ -4,16 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"tokscope/config"
 	"tokscope/metric"
+	"tokscope/sample"
 	"tokscope/stats"
 )
 
 // Conversations (--turns, docs/workloads.md "Conversations, shared prefixes, traces"): per endpoint
 // "turns": {"first": {"ttft_ms": dist, "prompt_tokens": dist}, "later": {…}} when a later
-// turn was seen, and "cache_hit_rate" always (null without data). Both walk metric.Splits and
-// metric.SplitMetrics.
+// turn was seen, and "cache_hit_rate" always (null without data). Both walk stats.Splits and
+// stats.SplitMetrics.
 
 // turnsFeature: "cache_hit_rate" always and "turns" with a later turn; the cache_hit_rate
 // column always and the turns_ columns in a run with a later turn; the table's cache-hit line
@@ -61,6 +63,7 @@ func turnsFeature() Feature {
 		Card:    &Card{Has: hasTurnsLine, Forms: turnsForms},
 		Compare: &Compare{Has: func(e *config.Endpoint) bool { return e.Turns > 1 || e.SharedPrefix > 0 }, Columns: turnColumns},
 		Section: turnsSection,
+		Prom:    turnsProm(),
 	}
 }
 
@@ -72,12 +75,12 @@ type jsonTurns struct{ t *stats.TurnStats }
 func (j jsonTurns) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, sp := range metric.Splits {
+	for i, sp := range stats.Splits {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(`"` + sp.Key + `":{`)
-		for k, id := range metric.SplitMetrics {
+		for k, id := range stats.SplitMetrics {
 			if k > 0 {
 				b.WriteByte(',')
 			}
@@ -109,8 +112,8 @@ func turnsJSON(e *stats.EndpointStats) (*jsonTurns, *Number) {
 // turnsCSVHeader: turns_first_ttft_ms_p50 … turns_later_prompt_tokens_max.
 func turnsCSVHeader() []string {
 	var h []string
-	for _, sp := range metric.Splits {
-		for _, id := range metric.SplitMetrics {
+	for _, sp := range stats.Splits {
+		for _, id := range stats.SplitMetrics {
 			for _, s := range TableColumns {
 				h = append(h, "turns_"+sp.Key+"_"+metric.Get(id).Key+"_"+s)
 			}
@@ -121,8 +124,8 @@ func turnsCSVHeader() []string {
 
 func turnsCSV(e *stats.EndpointStats) []string {
 	var row []string
-	for i := range metric.Splits {
-		for k := range metric.SplitMetrics {
+	for i := range stats.Splits {
+		for k := range stats.SplitMetrics {
 			d := stats.Dist{}
 			if e.Turns != nil {
 				d = e.Turns.Splits[i][k]
@@ -145,9 +148,9 @@ func cacheHitCSV(e *stats.EndpointStats) string {
 // turn TTFT ms", "later turns prompt tokens"); — where the endpoint had no such turn.
 func turnRows(e *stats.EndpointStats) []TableRow {
 	var rows []TableRow
-	for k, id := range metric.SplitMetrics {
+	for k, id := range stats.SplitMetrics {
 		m := metric.Get(id)
-		for i, sp := range metric.Splits {
+		for i, sp := range stats.Splits {
 			d := stats.Dist{}
 			if e.Turns != nil {
 				d = e.Turns.Splits[i][k]
@@ -203,7 +206,7 @@ func turnsForms(e *stats.EndpointStats) []Form {
 
 // turnColumns join the compare table when an endpoint runs conversations (--turns > 1) or
 // shares a prefix (--shared-prefix): the cache-hit rate, then each split metric's p50 by turn
-// (metric.Splits × metric.SplitMetrics: "ttft first", "ttft later", …).
+// (stats.Splits × stats.SplitMetrics: "ttft first", "ttft later", …).
 func turnColumns() []Column {
 	cols := []Column{{Title: "cached %", Format: Pct, Better: +1, Rank: 18, Value: func(e *stats.EndpointStats) (float64, bool) {
 		if e.CacheHitRate == nil {
@@ -212,8 +215,8 @@ func turnColumns() []Column {
 		return 100 * *e.CacheHitRate, true
 	}}}
 	rank := 19
-	for i, sp := range metric.Splits {
-		for _, id := range metric.SplitMetrics {
+	for i, sp := range stats.Splits {
+		for _, id := range stats.SplitMetrics {
 			m := metric.Get(id)
 			title := m.Key
 			if len(m.Compare) > 0 {
@@ -242,7 +245,7 @@ func shortTitle(t string) string {
 }
 
 // The report's conversations section (--turns): each metric split by turn
-// (metric.SplitMetrics) by turn index, one curve per endpoint, from the summary's figures by
+// (stats.SplitMetrics) by turn index, one curve per endpoint, from the summary's figures by
 // turn (the same aggregation as the JSON's "turns"), and a table with the cache-hit rate.
 
 // turnsSection is the section, when an endpoint of the report ran conversations.
@@ -261,7 +264,7 @@ func turnsSection(r *Report) Section {
 // turnCharts are, for each split metric, its p50 by turn index (turn 1 is the first).
 func turnCharts(r *Report) []Chart {
 	var charts []Chart
-	for j, id := range metric.SplitMetrics {
+	for j, id := range stats.SplitMetrics {
 		m := metric.Get(id)
 		c := Chart{ID: "turns-" + m.Key, Title: m.Label + " by turn", XLabel: "turn of the conversation",
 			YLabel: m.Label + " p50" + unitSuffix(m), YFromZero: true, XFromZero: false, YInteger: m.Kind == metric.Count,
@@ -302,8 +305,8 @@ func unitSuffix(m *metric.Metric) string {
 // turnsTable: per endpoint, the cache-hit rate and each split's figures.
 func turnsTable(r *Report) *SectionTable {
 	t := &SectionTable{Header: []string{"endpoint", "cache hit"}}
-	for _, sp := range metric.Splits {
-		for _, id := range metric.SplitMetrics {
+	for _, sp := range stats.Splits {
+		for _, id := range stats.SplitMetrics {
 			t.Header = append(t.Header, metric.Get(id).Label+" p50, "+sp.Label)
 		}
 	}
@@ -313,8 +316,8 @@ func turnsTable(r *Report) *SectionTable {
 			continue
 		}
 		row := []string{r.Endpoints[i].Name, hitText(st)}
-		for s := range metric.Splits {
-			for _, id := range metric.SplitMetrics {
+		for s := range stats.Splits {
+			for _, id := range stats.SplitMetrics {
 				row = append(row, splitText(st, s, id))
 			}
 		}
@@ -339,4 +342,60 @@ func splitText(st *stats.EndpointStats, split int, id metric.ID) string {
 		return "—"
 	}
 	return strconv.FormatFloat(d.P50, 'f', 1, 64)
+}
+
+// Turns and cache hits in Prometheus: the metrics split by turn (stats.SplitMetrics) as
+// histograms with a "turn" label (stats.Splits: first, later), named tokscope_turn_<metric>,
+// and the prompt-cache counters that the cache-hit rate is read from:
+// tokscope_cache_hit_*_total count the cached and prompt tokens of the ok requests that
+// reported both, so that rate(..._cached_tokens_total) / rate(..._prompt_tokens_total) is the
+// summary's cache_hit_rate over any window.
+func turnsProm() *Prom {
+	p := &Prom{Families: []PromFamily{
+		{Name: "tokscope_cache_hit_cached_tokens_total", Zero: true,
+			Help: "Cached prompt tokens of ok requests whose server reported both cached and prompt tokens."},
+		{Name: "tokscope_cache_hit_prompt_tokens_total", Zero: true,
+			Help: "Prompt tokens of ok requests whose server reported both cached and prompt tokens (the cache-hit rate's denominator)."},
+	}, Observe: turnsObserve}
+	for _, id := range stats.SplitMetrics {
+		m := metric.Get(id)
+		name, buckets := turnHistName(m)
+		p.Families = append(p.Families, PromFamily{Name: name, Buckets: buckets, Labels: []string{"turn"},
+			Help: m.Label + " of ok requests by turn of their conversation (--turns): first, or later."})
+	}
+	return p
+}
+
+// turnHistName is the split histogram of m: its Prometheus name with tokscope_turn_ for
+// tokscope_, or tokscope_turn_<key> for a metric without a histogram of its own.
+func turnHistName(m *metric.Metric) (string, []float64) {
+	if m.Prom != nil {
+		return "tokscope_turn_" + strings.TrimPrefix(m.Prom.Name, "tokscope_"), m.Prom.Buckets
+	}
+	return "tokscope_turn_" + m.Key, metric.UsageBuckets
+}
+
+// turnsObserve adds a counted request (sample.Sample.Counted): its cached and prompt tokens,
+// and its split metrics under its turn.
+func turnsObserve(s *sample.Sample, emit func(int, []string, float64)) {
+	if !s.Counted() {
+		return
+	}
+	if cached, prompt, ok := stats.CacheHit(s); ok {
+		emit(0, nil, float64(cached))
+		emit(1, nil, float64(prompt))
+	}
+	for _, sp := range stats.Splits {
+		if !sp.Holds(s) {
+			continue
+		}
+		for j, id := range stats.SplitMetrics {
+			m := metric.Get(id)
+			m.Read(s, metric.Context{}, metric.AddFunc(func(v float64) {
+				if v >= 0 {
+					emit(2+j, []string{sp.Key}, m.PromValue(v))
+				}
+			}))
+		}
+	}
 }

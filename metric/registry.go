@@ -240,3 +240,9 @@ func (m *Metric) PromValue(v float64) float64 {
 	}
 	return v
 }
+
+// UsageBuckets are the OpenTelemetry GenAI semantic conventions' advised bounds for
+// gen_ai.client.token.usage (powers of 4 from 1 to 4^13 tokens), so that the OTLP push
+// (package otlpexport), which names this histogram so, carries the advised buckets.
+var UsageBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,
+	4194304, 16777216, 67108864}

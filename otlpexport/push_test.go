@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/metric"
 	"tokscope/otlpexport"
 	"tokscope/promexport"
 	"tokscope/sample"
@@ -99,8 +100,8 @@ func TestPushNamesAttributesValues(t *testing.T) {
 	if out.count != 2 || out.sum != 15 || in.count != 2 || in.sum != 150 {
 		t.Errorf("token usage: output %d/%g, input %d/%g; want 2/15, 2/150", out.count, out.sum, in.count, in.sum)
 	}
-	if !slices.Equal(out.bounds, promexport.UsageBuckets) {
-		t.Errorf("token usage bounds %v, want the conventions' %v", out.bounds, promexport.UsageBuckets)
+	if !slices.Equal(out.bounds, metric.UsageBuckets) {
+		t.Errorf("token usage bounds %v, want the conventions' %v", out.bounds, metric.UsageBuckets)
 	}
 	if tok := one(t, metrics, "tokscope.generation_tokens", local); tok.value != 15 || !tok.monotonic {
 		t.Errorf("generation tokens %g monotonic %v, want 15, true", tok.value, tok.monotonic)

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"tokscope/config"
+	"tokscope/feature"
 	"tokscope/metric"
 	"tokscope/sample"
 )
@@ -85,8 +86,9 @@ type Exporter struct {
 	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
 	tierBoundary   *prometheus.GaugeVec     // a tier search's boundaries (tiers.go)
-	// families are the features' families beside the registry's: turns and cache hits
-	// (turns.go), agent sessions' ideal cache (sessions.go).
+	// families are the features' families beside the registry's: those package feature
+	// describes (feature.Prom: turns and cache hits; features.go), agent sessions' ideal
+	// cache (sessions.go).
 	families []family
 
 	models map[string]string // endpoint name → configured model, for the in-flight gauge
@@ -161,7 +163,12 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.requests, e.inFlight, e.info, e.usage, e.tierBoundary,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e.families = []family{newTurnMetrics(e.reg), newSessionMetrics(e.reg)}
+	for _, f := range feature.All() {
+		if f.Prom != nil {
+			e.families = append(e.families, newFeatureFamilies(e.reg, f.Prom))
+		}
+	}
+	e.families = append(e.families, newSessionMetrics(e.reg))
 
 	for _, ep := range eps {
 		name, model := safeLabel(ep.Name), safeLabel(ep.Model)

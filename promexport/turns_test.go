@@ -33,7 +33,7 @@ func TestTurnMetrics(t *testing.T) {
 				got[f.GetName()] += m.GetCounter().GetValue()
 			case m.GetHistogram() != nil:
 				for _, l := range m.GetLabel() {
-					if l.GetName() == labelTurn {
+					if l.GetName() == "turn" {
 						got[f.GetName()+"/"+l.GetValue()] = float64(m.GetHistogram().GetSampleCount())
 					}
 				}

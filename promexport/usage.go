@@ -3,6 +3,7 @@ package promexport
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"tokscope/metric"
 	"tokscope/sample"
 )
 
@@ -11,12 +12,6 @@ const (
 	labelTokenType    = "token_type"
 )
 
-// UsageBuckets are the OpenTelemetry GenAI semantic conventions' advised bounds for
-// gen_ai.client.token.usage (powers of 4 from 1 to 4^13 tokens), so that the OTLP push
-// (package otlpexport), which names this histogram so, carries the advised buckets.
-var UsageBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,
-	4194304, 16777216, 67108864}
-
 // newUsage is the per-request token histogram: the counters say how many tokens a run
 // moved, this says how they were spread over requests (a few long answers or many short
 // ones), as gen_ai.client.token.usage does.
@@ -24,7 +19,7 @@ func newUsage() *prometheus.HistogramVec {
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    nameRequestTokens,
 		Help:    "Tokens per ok request, by token_type: input (usage prompt_tokens, where the server reports it) and output (the request's final output-token count).",
-		Buckets: UsageBuckets,
+		Buckets: metric.UsageBuckets,
 	}, []string{labelEndpoint, labelModel, labelTokenType})
 }
 
