@@ -16,6 +16,7 @@ import (
 	"tokscope/config"
 	"tokscope/export"
 	"tokscope/fanout"
+	"tokscope/feature"
 	"tokscope/probe"
 	"tokscope/sample"
 	"tokscope/stats"
@@ -386,7 +387,7 @@ func stepLine(name string, plan *sweep.SearchPlan, m *sweep.Measurement, out *sw
 		if len(plan.Tiers) > 0 {
 			return b.String() + "; done" + bracketText(plan, out)
 		}
-		return b.String() + "; done: " + export.CapacityAnswer(plan.By, &sweep.EndpointCapacity{Name: name, Outcome: *out})
+		return b.String() + "; done: " + feature.CapacityAnswer(plan.By, &sweep.EndpointCapacity{Name: name, Outcome: *out})
 	}
 	return b.String() + bracketText(plan, out)
 }
@@ -435,7 +436,7 @@ func tierVerdicts(plan *sweep.SearchPlan, m *sweep.Measurement) string {
 		}
 		var figs []string
 		for k := range t.Objectives {
-			figs = append(figs, export.ObjectiveFigure(&t.Objectives[k], j.Counts[k]))
+			figs = append(figs, feature.ObjectiveFigure(&t.Objectives[k], j.Counts[k]))
 		}
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", t.Name, v, strings.Join(figs, ", ")))
 	}

@@ -95,6 +95,9 @@ func TestEveryFeatureEverywhere(t *testing.T) {
 		t.Fatalf("the summary's own anchors are missing: keys %v, lines %v", keys, te.Lines)
 	}
 	for _, f := range feature.All() {
+		if f.JSON == nil && f.CSVHeader == nil && f.Lines == nil && f.Rows == nil {
+			continue // no part of the summary (the capacity search: a document of its own)
+		}
 		shown := false
 		if f.JSON != nil {
 			for _, m := range f.JSON(e) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"tokscope/feature"
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -33,4 +34,10 @@ func writeIn[T any](w io.Writer, format string, v T, table, json, csv func(io.Wr
 		return csv(w, v)
 	}
 	return fmt.Errorf("unknown output format %q: accepted values are %s", format, strings.Join(Formats, ", "))
+}
+
+// WriteCapacity writes the report of a capacity search (package feature's documents) in
+// format, one of Formats.
+func WriteCapacity(w io.Writer, format string, rep sweep.CapacityReport) error {
+	return writeIn(w, format, rep, feature.WriteCapacityTable, feature.WriteCapacityJSON, feature.WriteCapacityCSV)
 }

@@ -55,25 +55,17 @@ var sweepHeader = []string{
 	"error_pct", "token_source", "aggregate_tps", "decode_tps_p50", "ttft_ms_p50", "ttft_ms_p99",
 }
 
-func optNumber(v float64, ok bool) *feature.Number {
-	if !ok {
-		return nil
-	}
-	n := feature.Number(v)
-	return &n
-}
-
 func sweepRow(r *sweep.Result) jsonSweepStep {
 	pct, pctOK := r.ErrorPct()
 	row := jsonSweepStep{
 		Step: r.Step, Endpoint: r.Endpoint, Model: r.Model, Concurrency: r.Concurrency,
 		DurationS: feature.Number(r.Duration.Seconds()),
 		Requests:  r.Requests, OK: r.OK, Errors: r.Errors, Truncated: r.Truncated, Cut: r.Cut,
-		ErrorPct:     optNumber(pct, pctOK),
+		ErrorPct:     feature.NumberPtr(pct, pctOK),
 		AggregateTPS: feature.Number(r.AggregateTPS),
-		DecodeTPSP50: optNumber(r.DecodeTPS.P50, r.DecodeTPS.Count > 0),
-		TTFTMSP50:    optNumber(r.TTFT.P50, r.TTFT.Count > 0),
-		TTFTMSP99:    optNumber(r.TTFT.P99, r.TTFT.Count > 0),
+		DecodeTPSP50: feature.NumberPtr(r.DecodeTPS.P50, r.DecodeTPS.Count > 0),
+		TTFTMSP50:    feature.NumberPtr(r.TTFT.P50, r.TTFT.Count > 0),
+		TTFTMSP99:    feature.NumberPtr(r.TTFT.P99, r.TTFT.Count > 0),
 	}
 	if r.TokenSource != "" {
 		src := r.TokenSource
@@ -103,13 +95,6 @@ func WriteSweepJSON(w io.Writer, rep sweep.Report) error {
 	return enc.Encode(out)
 }
 
-func numberCell(n *feature.Number) string {
-	if n == nil {
-		return ""
-	}
-	return feature.FormatNumber(float64(*n))
-}
-
 // WriteSweepCSV writes a header row and one row per step and endpoint with the fields of
 // WriteSweepJSON; a figure without data is an empty cell.
 func WriteSweepCSV(w io.Writer, rep sweep.Report) error {
@@ -127,8 +112,8 @@ func WriteSweepCSV(w io.Writer, rep sweep.Report) error {
 			strconv.Itoa(r.Step), r.Endpoint, r.Model, strconv.Itoa(r.Concurrency),
 			feature.FormatNumber(float64(r.DurationS)),
 			strconv.Itoa(r.Requests), strconv.Itoa(r.OK), strconv.Itoa(r.Errors), strconv.Itoa(r.Truncated), strconv.Itoa(r.Cut),
-			numberCell(r.ErrorPct), src, feature.FormatNumber(float64(r.AggregateTPS)),
-			numberCell(r.DecodeTPSP50), numberCell(r.TTFTMSP50), numberCell(r.TTFTMSP99),
+			feature.NumberCell(r.ErrorPct), src, feature.FormatNumber(float64(r.AggregateTPS)),
+			feature.NumberCell(r.DecodeTPSP50), feature.NumberCell(r.TTFTMSP50), feature.NumberCell(r.TTFTMSP99),
 		}
 		if err := cw.Write(row); err != nil {
 			return err

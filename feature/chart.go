@@ -23,7 +23,10 @@ type Chart struct {
 	YFromZero bool
 	XFromZero bool
 	YInteger  bool      // the Y values are counts
+	LogX      bool      // a logarithmic X axis
+	Headroom  bool      // the points carry labels: leave room above and right
 	XTicks    []float64 // when set, the only ticks of the X axis
+	Refs      []RefLine // horizontal guides
 	XMin      *float64
 	XMax      *float64
 	YMax      *float64
@@ -47,6 +50,13 @@ type Layer struct {
 	Kind   LayerKind
 	Xs, Ys []float64
 	Lo, Hi []float64 // DrawBand: the band's bounds at each x
+	Labels []string  // optional text beside each point
+}
+
+// RefLine is a horizontal guide at Y, labelled.
+type RefLine struct {
+	Y     float64
+	Label string
 }
 
 // LegendItem is one entry of a chart's legend.

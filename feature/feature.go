@@ -54,5 +54,5 @@ type Feature struct {
 // All are the features, in CSV column order; within a slot, every output keeps this order.
 func All() []Feature {
 	return []Feature{rateLimitFeature(), turnsFeature(), sloFeature(), costFeature(), serverFeature(), gpuFeature(),
-		serverTimingFeature(), queueFeature(), sessionsFeature()}
+		serverTimingFeature(), queueFeature(), sessionsFeature(), capacityFeature()}
 }

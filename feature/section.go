@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tokscope/stats"
+	"tokscope/sweep"
 )
 
 // The report's vocabulary: a feature's section of the HTML report (package report draws it)
@@ -20,6 +21,8 @@ type Report struct {
 	// Axis is the run's time axis, from the first request's t0 to the last one's end; no bins
 	// (Bins == 0) before any request.
 	Axis TimeAxis
+	// Capacity is the result of a capacity search (--find-max); nil otherwise.
+	Capacity *sweep.CapacityReport
 }
 
 // ReportEndpoint is one endpoint of the report.

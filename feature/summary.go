@@ -197,6 +197,14 @@ func Cell(v float64, ok bool) string {
 	return FormatNumber(v)
 }
 
+// NumberCell is a CSV cell of a Number, empty for null.
+func NumberCell(n *Number) string {
+	if n == nil {
+		return ""
+	}
+	return FormatNumber(float64(*n))
+}
+
 // DistCells are a distribution's CSV cells in TableColumns order, empty without data.
 func DistCells(d stats.Dist) []string {
 	cells := make([]string, 0, len(TableColumns))

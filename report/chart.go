@@ -383,7 +383,7 @@ func layersOf(ls []feature.Layer) []layer {
 	kinds := [...]layerKind{feature.DrawLine: drawLine, feature.DrawPoints: drawPoints, feature.DrawBand: drawBand, feature.DrawMarks: drawMarks}
 	out := make([]layer, len(ls))
 	for i, l := range ls {
-		out[i] = layer{ep: l.Ep, kind: kinds[l.Kind], xs: l.Xs, ys: l.Ys, lo: l.Lo, hi: l.Hi}
+		out[i] = layer{ep: l.Ep, kind: kinds[l.Kind], xs: l.Xs, ys: l.Ys, lo: l.Lo, hi: l.Hi, labels: l.Labels}
 	}
 	return out
 }
@@ -391,8 +391,11 @@ func layersOf(ls []feature.Layer) []layer {
 // chartOf is a feature's chart as the report draws it.
 func chartOf(c *feature.Chart) *chart {
 	out := &chart{id: c.ID, title: c.Title, xLabel: c.XLabel, yLabel: c.YLabel, note: c.Note, empty: c.Empty,
-		yFromZero: c.YFromZero, xFromZero: c.XFromZero, yInteger: c.YInteger, xTicks: c.XTicks,
+		yFromZero: c.YFromZero, xFromZero: c.XFromZero, yInteger: c.YInteger, logX: c.LogX, headroom: c.Headroom, xTicks: c.XTicks,
 		xMin: c.XMin, xMax: c.XMax, yMax: c.YMax, layers: layersOf(c.Layers)}
+	for _, r := range c.Refs {
+		out.refs = append(out.refs, refLine{y: r.Y, label: r.Label})
+	}
 	for _, l := range c.Legend {
 		out.legend = append(out.legend, legendItem{text: l.Text, ep: l.Ep, mark: l.Mark})
 	}

@@ -128,8 +128,8 @@ func buildPage(in *Input) (*page, error) {
 type addSection func(p *page, in *Input, eps []endpointRef) error
 
 // pageOrder is the report's sections in page order: the built-in ones, and the features'
-// (package feature: the server's clock, SLOs and cost, conversations, the servers' scrapes,
-// the GPUs), by feature name. Where a feature's section goes is the page's; what it shows is
+// (package feature: the server's clock, SLOs and cost, conversations, the capacity search,
+// the servers' scrapes, the GPUs), by feature name. Where a feature's section goes is the page's; what it shows is
 // the feature's (TestEveryFeatureSectionHasAPlace).
 var pageOrder = []struct {
 	builtin addSection
@@ -137,7 +137,7 @@ var pageOrder = []struct {
 }{
 	{builtin: addTimeSeriesSection}, {builtin: addDistributionsSection}, {feature: "server timing"}, {feature: "slo"},
 	{builtin: addPromptSection}, {feature: "turns"}, {builtin: addLanesSection}, {builtin: addSweepSection},
-	{builtin: addCapacitySection}, {feature: "server"}, {feature: "gpu"},
+	{feature: "capacity"}, {feature: "server"}, {feature: "gpu"},
 }
 
 // builtinSections are the sections in page order.
@@ -173,7 +173,7 @@ func featureSection(name string) addSection {
 // reportFor is what the report holds as feature k (of feature.All()) reads it: with its
 // kept values of each request when keeps.
 func reportFor(in *Input, eps []endpointRef, k int, keeps bool) *feature.Report {
-	r := &feature.Report{Snap: &in.Summary}
+	r := &feature.Report{Snap: &in.Summary, Capacity: in.Capacity}
 	if in.Requests != nil && in.Requests.first != 0 {
 		r.Axis = feature.NewTimeAxis(in.Requests.first, in.Requests.last)
 	}

@@ -1,4 +1,4 @@
-package export
+package feature
 
 import (
 	"encoding/csv"
@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"tokscope/feature"
 
 	"tokscope/metric"
 	"tokscope/sweep"
@@ -71,9 +70,9 @@ func ObjectiveFigure(o *sweep.ObjectiveSpec, c sweep.ObjectiveCount) string {
 	m := metric.Get(o.ID)
 	name := strings.SplitN(o.Text, ">", 2)[0]
 	name = strings.SplitN(name, "<", 2)[0]
-	val := feature.NoData
+	val := NoData
 	if c.ValueOK {
-		val = feature.TableNumber(c.Value)
+		val = TableNumber(c.Value)
 		if m.Unit != "" {
 			val += " " + m.Unit
 		}
@@ -83,11 +82,11 @@ func ObjectiveFigure(o *sweep.ObjectiveSpec, c sweep.ObjectiveCount) string {
 }
 
 type jsonObjective struct {
-	Objective string          `json:"objective"`
-	Value     *feature.Number `json:"value"`    // the percentile, in the metric's unit (ms for times)
-	Share     *feature.Number `json:"share"`    // of the judged requests that met the bound
-	Need      feature.Number  `json:"need"`     // the share the objective needs
-	Requests  int             `json:"requests"` // judged
+	Objective string  `json:"objective"`
+	Value     *Number `json:"value"`    // the percentile, in the metric's unit (ms for times)
+	Share     *Number `json:"share"`    // of the judged requests that met the bound
+	Need      Number  `json:"need"`     // the share the objective needs
+	Requests  int     `json:"requests"` // judged
 }
 
 type jsonStepTier struct {
@@ -96,22 +95,22 @@ type jsonStepTier struct {
 	Verdict    *string         `json:"verdict"` // met, missed, within_noise; null when not judged
 	Confirming bool            `json:"confirming,omitempty"`
 	Remeasured bool            `json:"remeasured,omitempty"` // the verdict pools this step and the one before
-	Attainment *feature.Number `json:"attainment"`
+	Attainment *Number         `json:"attainment"`
 	Objectives []jsonObjective `json:"objectives"`
 }
 
 type jsonTier struct {
-	Name           string          `json:"name"`
-	Objectives     []string        `json:"objectives"`
-	Boundary       *feature.Number `json:"boundary"`
-	FirstMiss      *feature.Number `json:"first_miss"`
-	BoundBy        *string         `json:"bound_by"`
-	Confirmed      bool            `json:"confirmed"`
-	OutputTPS      *feature.Number `json:"output_tps"`
-	SessionsPerMin *feature.Number `json:"sessions_per_min"`
-	UsersPerGPU    *feature.Number `json:"users_per_gpu"`
-	UsersPerKW     *feature.Number `json:"users_per_kw"`
-	TokensPerJoule *feature.Number `json:"tokens_per_joule"`
+	Name           string   `json:"name"`
+	Objectives     []string `json:"objectives"`
+	Boundary       *Number  `json:"boundary"`
+	FirstMiss      *Number  `json:"first_miss"`
+	BoundBy        *string  `json:"bound_by"`
+	Confirmed      bool     `json:"confirmed"`
+	OutputTPS      *Number  `json:"output_tps"`
+	SessionsPerMin *Number  `json:"sessions_per_min"`
+	UsersPerGPU    *Number  `json:"users_per_gpu"`
+	UsersPerKW     *Number  `json:"users_per_kw"`
+	TokensPerJoule *Number  `json:"tokens_per_joule"`
 }
 
 func tiersOf(rep *sweep.CapacityReport, o *sweep.Outcome) []jsonTier {
@@ -122,11 +121,11 @@ func tiersOf(rep *sweep.CapacityReport, o *sweep.Outcome) []jsonTier {
 	for i := range o.Tiers {
 		t := &o.Tiers[i]
 		f := BoundaryFigures(t, rep.Plan.Accelerators)
-		jt := jsonTier{Name: t.Name, Boundary: optNumber(t.Boundary, t.Confirmed && t.Boundary > 0),
-			FirstMiss: optNumber(t.FirstMiss, t.FirstMiss > 0), Confirmed: t.Confirmed,
-			OutputTPS: optNumber(f.OutputTPS, f.OutputOK), SessionsPerMin: optNumber(f.SessionsPerMin, f.SessionsOK),
-			UsersPerGPU: optNumber(f.UsersPerGPU, f.PerGPUOK), UsersPerKW: optNumber(f.UsersPerKW, f.PerKWOK),
-			TokensPerJoule: optNumber(f.TokensPerJoule, f.PerJouleOK)}
+		jt := jsonTier{Name: t.Name, Boundary: NumberPtr(t.Boundary, t.Confirmed && t.Boundary > 0),
+			FirstMiss: NumberPtr(t.FirstMiss, t.FirstMiss > 0), Confirmed: t.Confirmed,
+			OutputTPS: NumberPtr(f.OutputTPS, f.OutputOK), SessionsPerMin: NumberPtr(f.SessionsPerMin, f.SessionsOK),
+			UsersPerGPU: NumberPtr(f.UsersPerGPU, f.PerGPUOK), UsersPerKW: NumberPtr(f.UsersPerKW, f.PerKWOK),
+			TokensPerJoule: NumberPtr(f.TokensPerJoule, f.PerJouleOK)}
 		if t.Binding != "" {
 			b := t.Binding
 			jt.BoundBy = &b
@@ -152,7 +151,7 @@ func stepTiers(plan *sweep.SearchPlan, m *sweep.Measurement) []jsonStepTier {
 			st.Verdict = &v
 		}
 		a, ok := TierAttainment(spec, j)
-		st.Attainment = optNumber(a, ok)
+		st.Attainment = NumberPtr(a, ok)
 		for k := range spec.Objectives {
 			var c sweep.ObjectiveCount // none: a step of a search stopped before measuring
 			if k < len(j.Counts) {
@@ -163,7 +162,7 @@ func stepTiers(plan *sweep.SearchPlan, m *sweep.Measurement) []jsonStepTier {
 				share = float64(c.Good) / float64(c.N)
 			}
 			st.Objectives = append(st.Objectives, jsonObjective{Objective: spec.Objectives[k].Text,
-				Value: optNumber(c.Value, c.ValueOK), Share: optNumber(share, c.N > 0), Need: feature.Number(spec.Objectives[k].Need()), Requests: c.N})
+				Value: NumberPtr(c.Value, c.ValueOK), Share: NumberPtr(share, c.N > 0), Need: Number(spec.Objectives[k].Need()), Requests: c.N})
 		}
 		out = append(out, st)
 	}
@@ -187,9 +186,9 @@ func writeTiersCSV(w io.Writer, rep *sweep.CapacityReport) error {
 			if t.BoundBy != nil {
 				bound = *t.BoundBy
 			}
-			row := []string{e.Name, e.Model, rep.Plan.By, t.Name, strings.Join(t.Objectives, ","), numberCell(t.Boundary),
-				numberCell(t.FirstMiss), bound, strconv.FormatBool(t.Confirmed), numberCell(t.OutputTPS), numberCell(t.SessionsPerMin),
-				numberCell(t.UsersPerGPU), numberCell(t.UsersPerKW), numberCell(t.TokensPerJoule)}
+			row := []string{e.Name, e.Model, rep.Plan.By, t.Name, strings.Join(t.Objectives, ","), NumberCell(t.Boundary),
+				NumberCell(t.FirstMiss), bound, strconv.FormatBool(t.Confirmed), NumberCell(t.OutputTPS), NumberCell(t.SessionsPerMin),
+				NumberCell(t.UsersPerGPU), NumberCell(t.UsersPerKW), NumberCell(t.TokensPerJoule)}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -221,15 +220,15 @@ func TierAnswer(rep *sweep.CapacityReport, i int, t *sweep.TierOutcome) string {
 		s += ", the limit: no load missed"
 	}
 	f := BoundaryFigures(t, rep.Plan.Accelerators)
-	s += fmt.Sprintf("; at %s: %s tok/s", load(t.Boundary), feature.TableNumber(f.OutputTPS))
+	s += fmt.Sprintf("; at %s: %s tok/s", load(t.Boundary), TableNumber(f.OutputTPS))
 	if f.SessionsOK {
-		s += ", " + feature.TableNumber(f.SessionsPerMin) + " sessions/min"
+		s += ", " + TableNumber(f.SessionsPerMin) + " sessions/min"
 	}
 	if f.PerGPUOK {
-		s += ", " + feature.TableNumber(f.UsersPerGPU) + " per GPU"
+		s += ", " + TableNumber(f.UsersPerGPU) + " per GPU"
 	}
 	if f.PerKWOK {
-		s += fmt.Sprintf(", %s per kW, %s tok/J", feature.TableNumber(f.UsersPerKW), feature.TableNumber(f.TokensPerJoule))
+		s += fmt.Sprintf(", %s per kW, %s tok/J", TableNumber(f.UsersPerKW), TableNumber(f.TokensPerJoule))
 	}
 	return s
 }
@@ -249,13 +248,13 @@ func writeTierSteps(w io.Writer, rep *sweep.CapacityReport) error {
 		for k := range e.Steps {
 			m := &e.Steps[k]
 			s := capacityStep(m)
-			cell := func(n *feature.Number) string {
+			cell := func(n *Number) string {
 				if n == nil {
-					return feature.NoData
+					return NoData
 				}
-				return feature.TableNumber(float64(*n))
+				return TableNumber(float64(*n))
 			}
-			row := []string{e.Name, feature.FormatNumber(m.Load), strconv.Itoa(m.Requests), feature.TableNumber(m.OutputTPS), cell(s.TTFTMSP50), cell(s.TTFTMSP99)}
+			row := []string{e.Name, FormatNumber(m.Load), strconv.Itoa(m.Requests), TableNumber(m.OutputTPS), cell(s.TTFTMSP50), cell(s.TTFTMSP99)}
 			for j := range rep.Plan.Tiers {
 				row = append(row, tierVerdictCell(m, j))
 			}

@@ -1,12 +1,12 @@
-package export
+package feature
 
 import (
 	"bytes"
+	"encoding/csv"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
 	"tokscope/stats"
 	"tokscope/sweep"
 )
@@ -34,7 +34,7 @@ func capacityReport() sweep.CapacityReport {
 
 func TestCapacityJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteCapacity(&buf, "json", capacityReport()); err != nil {
+	if err := WriteCapacityJSON(&buf, capacityReport()); err != nil {
 		t.Fatal(err)
 	}
 	step := func(load, n int, att, goodput string, out int) string {
@@ -55,7 +55,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestCapacityTableAndCSV(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteCapacity(&buf, "table", capacityReport()); err != nil {
+	if err := WriteCapacityTable(&buf, capacityReport()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -69,10 +69,13 @@ func TestCapacityTableAndCSV(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := WriteCapacity(&buf, "csv", capacityReport()); err != nil {
+	if err := WriteCapacityCSV(&buf, capacityReport()); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := csvOf(t, buf.Bytes())
+	rows, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(rows) != 7 || len(rows[0]) != len(capacityHeader) {
 		t.Fatalf("%d rows of %d cells", len(rows), len(rows[0]))
 	}
