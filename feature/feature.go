@@ -52,7 +52,8 @@ type Feature struct {
 }
 
 // All are the features, in CSV column order; within a slot, every output keeps this order.
-func All() []Feature {
-	return []Feature{rateLimitFeature(), turnsFeature(), sloFeature(), costFeature(), serverFeature(), gpuFeature(),
-		serverTimingFeature(), queueFeature(), sessionsFeature(), capacityFeature()}
-}
+// The outputs walk it on every frame and request: it is built once, and read only.
+func All() []Feature { return all }
+
+var all = []Feature{rateLimitFeature(), turnsFeature(), sloFeature(), costFeature(), serverFeature(), gpuFeature(),
+	serverTimingFeature(), queueFeature(), sessionsFeature(), capacityFeature()}

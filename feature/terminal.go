@@ -66,6 +66,20 @@ type Card struct {
 	// Shared: every card of one width in a frame words the line alike, taking the shortest
 	// form any of them needs, so that two cards side by side never word one figure two ways.
 	Shared bool
+	// Breach reports whether the endpoint breaches what the feature watches (the SLO's
+	// recent window): its card's border says so and the line gets the card's first spare
+	// row. Nil: never.
+	Breach func(e *stats.EndpointStats) bool
+}
+
+// Breached reports whether a feature's card line says endpoint e is in breach.
+func Breached(e *stats.EndpointStats) bool {
+	for _, f := range All() {
+		if f.Card != nil && f.Card.Breach != nil && f.Card.Breach(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Dash is a figure with no data: never 0, never NaN.

@@ -189,8 +189,11 @@ func (c *Collector) AddAt(ep sample.EndpointIndex, s *sample.Sample) {
 	}
 	e := c.eps[ep]
 	r := request{start: start, end: end, prompt: s.PromptTokens, outcome: s.Outcome, counted: s.Counted()}
-	for _, k := range c.keeps {
-		r.kept = append(r.kept, k.fn(s, &e.cfg, c.ttftFrom))
+	if len(c.keeps) > 0 {
+		r.kept = make([]any, len(c.keeps))
+		for i, k := range c.keeps {
+			r.kept[i] = k.fn(s, &e.cfg, c.ttftFrom)
+		}
 	}
 	r.turn = laneTurnOf(s, c.ttftFrom)
 	if r.counted {

@@ -186,7 +186,9 @@ func reportFor(in *Input, eps []endpointRef, k int, keeps bool) *feature.Report 
 		e := &eps[i]
 		re := feature.ReportEndpoint{Index: e.idx, Name: e.name, Stats: e.stats, Kept: e.series != nil}
 		if e.series != nil && slot >= 0 {
-			for _, q := range e.series.sortedRequests() {
+			reqs := e.requests()
+			re.Requests = make([]feature.Request, 0, len(reqs))
+			for _, q := range reqs {
 				re.Requests = append(re.Requests, feature.Request{Start: q.start, End: q.end, Counted: q.counted,
 					TTFT: q.ttft, Decode: q.decode, TTFTOK: q.ttftOK, DecodeOK: q.decodeOK, Kept: q.kept[slot]})
 			}

@@ -25,6 +25,16 @@ type endpointRef struct {
 	model  string
 	series *endpointSeries      // nil when the Collector never saw it
 	stats  *stats.EndpointStats // nil when the summary does not list it
+	sorted []request            // series' requests in their canonical order, once asked for (requests)
+}
+
+// requests are the endpoint's requests in their canonical order (sortedRequests), sorted once
+// per page however many sections read them; none when the Collector never saw it.
+func (e *endpointRef) requests() []request {
+	if e.sorted == nil && e.series != nil {
+		e.sorted = e.series.sortedRequests()
+	}
+	return e.sorted
 }
 
 // endpointsOf lists the endpoints of the summary and the Collector by name: a replay, whose
@@ -80,7 +90,7 @@ func timeSeriesCharts(in *Input, eps []endpointRef) []*chart {
 		if e.series == nil {
 			continue
 		}
-		reqs := e.series.sortedRequests()
+		reqs := e.requests()
 
 		tokens := make([]int64, ax.Bins)
 		for sec, micro := range e.series.tokens {
@@ -315,7 +325,7 @@ func promptChart(eps []endpointRef) *chart {
 			continue
 		}
 		var pts []feature.Point
-		for _, r := range e.series.sortedRequests() {
+		for _, r := range e.requests() {
 			if r.ttftOK && r.prompt > 0 {
 				pts = append(pts, feature.Point{X: float64(r.prompt), Y: r.ttft})
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"tokscope/feature"
 	"tokscope/sample"
 	"tokscope/stats"
 )
@@ -108,7 +109,7 @@ func markOf(es *stats.EndpointStats, st *endpointState) cardMark {
 	switch {
 	case st.inError():
 		return markError
-	case es.SLO != nil && es.SLO.Breach:
+	case feature.Breached(es):
 		return markBreach
 	}
 	return markNone
@@ -204,7 +205,7 @@ func (p *panel) draw(es *stats.EndpointStats, st *endpointState, now time.Time) 
 func (p *panel) rows(es *stats.EndpointStats, st *endpointState) cardRows {
 	facts := cardFacts{
 		tls: st.tlsUnverified, errors: es.Errors > 0, lastError: es.LastError != nil,
-		breach: es.SLO != nil && es.SLO.Breach,
+		breach: feature.Breached(es), // the SLO's recent window (feature.Card.Breach)
 	}
 	for _, c := range cardFeatures() {
 		*c.fact(&facts) = c.has(p, es)
