@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"tokscope/config"
-	"tokscope/feature"
 	"tokscope/metric"
 	"tokscope/sample"
 )
@@ -163,12 +162,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		e.requests, e.inFlight, e.info, e.usage, e.tierBoundary,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, f := range feature.All() {
-		if f.Prom != nil {
-			e.families = append(e.families, newFeatureFamilies(e.reg, f.Prom))
-		}
-	}
-	e.families = append(e.families, newSessionMetrics(e.reg))
+	e.families = append(featureFamiliesOf(e.reg), newSessionMetrics(e.reg))
 
 	for _, ep := range eps {
 		name, model := safeLabel(ep.Name), safeLabel(ep.Model)

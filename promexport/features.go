@@ -15,6 +15,17 @@ type featureFamilies struct {
 	hists    []*prometheus.HistogramVec // by family index; nil for a counter
 }
 
+// featureFamiliesOf are the families of every feature that has some, registered on reg.
+func featureFamiliesOf(reg prometheus.Registerer) []family {
+	var out []family
+	for _, f := range feature.All() {
+		if f.Prom != nil {
+			out = append(out, newFeatureFamilies(reg, f.Prom))
+		}
+	}
+	return out
+}
+
 func newFeatureFamilies(reg prometheus.Registerer, spec *feature.Prom) *featureFamilies {
 	f := &featureFamilies{spec: spec, counters: make([]*prometheus.CounterVec, len(spec.Families)),
 		hists: make([]*prometheus.HistogramVec, len(spec.Families))}
