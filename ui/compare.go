@@ -17,22 +17,15 @@ import (
 
 // column is one figure of the compare table, read from the whole-run window.
 type column struct {
-	title  string
-	value  func(es *stats.EndpointStats) (float64, bool)
-	format func(float64) string
-	better int  // -1 lower is better, +1 higher is better, 0 neither (no highlight)
-	tokens bool // derived from token counts: marked ≈ for estimates
-	// rank orders the columns by how much they matter when not all fit: the narrowest table
-	// shows the lowest ranks (ranks are distinct). A pinned column shows at every width and
-	// on every page of columns.
-	rank   int
+	feature.Column
+	// pinned: the column shows at every width and on every page of columns.
 	pinned bool
 }
 
 // width is the column's width: its title and the sort marker, or its widest figure with the
 // "*" that marks a best value without colour.
 func (col *column) width() int {
-	return max(len([]rune(col.title))+1, 6)
+	return max(len([]rune(col.Title))+1, 6)
 }
 
 // compareColumns in display order: the requests, the registered metrics' columns (Group
@@ -40,16 +33,16 @@ func (col *column) width() int {
 // silence between two chunks of a request; a silence past the stall limit is the "stall"
 // error, counted in err %.
 var compareColumns = slices.Concat(
-	[]column{{title: "reqs", format: count, rank: 0, pinned: true, // first: columnsFor keeps it there
-		value: func(es *stats.EndpointStats) (float64, bool) { return float64(es.Requests), true }}},
+	[]column{{pinned: true, Column: feature.Column{Title: "reqs", Format: count, Rank: 0, // first: columnsFor keeps it there
+		Value: func(es *stats.EndpointStats) (float64, bool) { return float64(es.Requests), true }}}},
 	registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Core && id < metric.TokensPerChunk }),
-	[]column{{title: "err %", format: pct, better: -1, rank: 1, pinned: true,
-		value: func(es *stats.EndpointStats) (float64, bool) {
+	[]column{{pinned: true, Column: feature.Column{Title: "err %", Format: pct, Better: -1, Rank: 1,
+		Value: func(es *stats.EndpointStats) (float64, bool) {
 			if es.Requests == 0 {
 				return 0, false
 			}
 			return 100 * float64(es.Errors) / float64(es.Requests), true
-		}}},
+		}}}},
 	registryColumns(func(id metric.ID) bool { return metric.Get(id).Group == metric.Core && id >= metric.TokensPerChunk }),
 )
 
@@ -67,7 +60,7 @@ func registryColumns(keep func(metric.ID) bool) []column {
 func columnsOf(cols []feature.Column) []column {
 	out := make([]column, len(cols))
 	for i, c := range cols {
-		out[i] = column{title: c.Title, value: c.Value, format: c.Format, better: c.Better, tokens: c.Tokens, rank: c.Rank}
+		out[i] = column{Column: c}
 	}
 	return out
 }
@@ -80,7 +73,7 @@ var (
 
 func columnTitled(title string) *column {
 	for i := range compareColumns {
-		if compareColumns[i].title == title {
+		if compareColumns[i].Title == title {
 			return &compareColumns[i]
 		}
 	}
@@ -211,7 +204,7 @@ func (c *compareView) sortName() string {
 	case c.sortCol == len(c.cols):
 		return "tok src"
 	}
-	return c.cols[c.sortCol].title
+	return c.cols[c.sortCol].Title
 }
 
 // Info is the footer's sort and page indicator; it says what the header's ▲ means.
@@ -220,7 +213,7 @@ func (c *compareView) Info() string {
 	switch {
 	case c.sortCol == sortConfig:
 		info = "config order"
-	case c.sortCol < 0 || c.sortCol == len(c.cols) || c.cols[c.sortCol].better == 0:
+	case c.sortCol < 0 || c.sortCol == len(c.cols) || c.cols[c.sortCol].Better == 0:
 		info = c.sortName() + " ▲ ascending"
 		if c.reverse {
 			info = c.sortName() + " ▼ descending"
@@ -258,8 +251,8 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 			return dir * strings.Compare(ea.TokenSource, eb.TokenSource)
 		}
 		col := c.cols[c.sortCol]
-		va, oka := col.value(ea)
-		vb, okb := col.value(eb)
+		va, oka := col.Value(ea)
+		vb, okb := col.Value(eb)
 		switch {
 		case !oka && !okb:
 			return 0
@@ -269,7 +262,7 @@ func (c *compareView) sortOrder(eps []stats.EndpointStats) {
 			return -1
 		}
 		natural := cmp.Compare(va, vb)
-		if col.better > 0 {
+		if col.Better > 0 {
 			natural = -natural
 		}
 		return dir * natural
@@ -345,7 +338,7 @@ func byRank(cols []column) []int {
 			idx = append(idx, i)
 		}
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cols[a].rank, cols[b].rank) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cols[a].Rank, cols[b].Rank) })
 	return idx
 }
 
@@ -391,18 +384,18 @@ func bestRows(cols []column, eps []stats.EndpointStats) []int {
 	best := make([]int, len(cols))
 	for j, col := range cols {
 		best[j] = -1
-		if col.better == 0 {
+		if col.Better == 0 {
 			continue
 		}
 		var bv float64
 		have := 0
 		for i := range eps {
-			v, ok := col.value(&eps[i])
+			v, ok := col.Value(&eps[i])
 			if !ok {
 				continue
 			}
 			have++
-			if best[j] < 0 || (col.better < 0 && v < bv) || (col.better > 0 && v > bv) {
+			if best[j] < 0 || (col.Better < 0 && v < bv) || (col.Better > 0 && v > bv) {
 				best[j], bv = i, v
 			}
 		}
@@ -427,7 +420,7 @@ func (c *compareView) headerRow(cols []int, wd compareWidths) string {
 	var b strings.Builder
 	b.WriteString(c.headerCell("endpoint", wd.name, sortName, true))
 	for _, ci := range cols {
-		b.WriteString(" " + c.headerCell(c.cols[ci].title, c.cols[ci].width(), ci, false))
+		b.WriteString(" " + c.headerCell(c.cols[ci].Title, c.cols[ci].width(), ci, false))
 	}
 	b.WriteString(" " + c.headerCell("tok src", wd.src, len(c.cols), true))
 	if wd.api > 0 {
@@ -468,9 +461,9 @@ func (c *compareView) row(es *stats.EndpointStats, i int, selected bool, cols []
 	for j, ci := range cols {
 		col := &c.cols[ci]
 		text := dash
-		if v, ok := col.value(es); ok {
-			text = col.format(v)
-			if col.tokens {
+		if v, ok := col.Value(es); ok {
+			text = col.Format(v)
+			if col.Tokens {
 				text = approx(es.TokenSource) + text
 			}
 		}
@@ -566,8 +559,8 @@ func (c *compareView) bars(eps []stats.EndpointStats, room, nameW int) string {
 		}
 		return fit(strings.Join(out, "\n"), gw, rows+1)
 	}
-	dec := group("decode tok/s p50, whole run", s.BarDecode, colDecodeP50.value, num, true)
-	ttft := group("TTFT p50 (ms), whole run", s.BarTTFT, colTTFTp50.value, ms, false)
+	dec := group("decode tok/s p50, whole run", s.BarDecode, colDecodeP50.Value, num, true)
+	ttft := group("TTFT p50 (ms), whole run", s.BarTTFT, colTTFTp50.Value, ms, false)
 	if sideBySide {
 		return lipgloss.JoinHorizontal(lipgloss.Top, dec, "   ", ttft)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tokscope/config"
+	"tokscope/feature"
 	"tokscope/stats"
 )
 
@@ -43,7 +44,7 @@ func TestVisibleColumns(t *testing.T) {
 	titles := func(cols []int) []string {
 		var ts []string
 		for _, i := range cols {
-			ts = append(ts, compareColumns[i].title)
+			ts = append(ts, compareColumns[i].Title)
 		}
 		return ts
 	}
@@ -94,9 +95,9 @@ func fitWidth(cols []int) int {
 
 func TestBestRows(t *testing.T) {
 	col := func(better int) column {
-		return column{title: "t", better: better, value: func(es *stats.EndpointStats) (float64, bool) {
+		return column{Column: feature.Column{Title: "t", Better: better, Value: func(es *stats.EndpointStats) (float64, bool) {
 			return float64(es.Requests), es.Requests > 0
-		}}
+		}}}
 	}
 	withRequests := func(reqs ...int) []stats.EndpointStats {
 		eps := make([]stats.EndpointStats, len(reqs))

@@ -156,12 +156,12 @@ func TestEveryMetricEverywhere(t *testing.T) {
 			t.Errorf("%s: the exposition has no %s_count of %d", m.Key, m.Prom.Name, len(want))
 		}
 		for _, c := range m.Compare {
-			i := slices.IndexFunc(cols, func(col column) bool { return col.title == c.Title })
+			i := slices.IndexFunc(cols, func(col column) bool { return col.Title == c.Title })
 			if i < 0 {
 				t.Errorf("%s: the compare view has no column %q", m.Key, c.Title)
 				continue
 			}
-			if _, ok := cols[i].value(es); !ok {
+			if _, ok := cols[i].Value(es); !ok {
 				t.Errorf("%s: the compare column %q has no value", m.Key, c.Title)
 			}
 		}

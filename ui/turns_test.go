@@ -28,8 +28,8 @@ func TestTurnsCardAndCompare(t *testing.T) {
 	}
 	got := map[string]float64{}
 	for _, c := range colsOf([]config.Endpoint{{Turns: 3}}) {
-		if v, ok := c.value(&es); ok {
-			got[c.title] = v
+		if v, ok := c.Value(&es); ok {
+			got[c.Title] = v
 		}
 	}
 	for title, want := range map[string]float64{"cached %": 53.86, "ttft first": 120, "ttft later": 45, "prompt later": 180} {

@@ -36,7 +36,7 @@ func TestWorkloadInViews(t *testing.T) {
 		tail := f[len(f)-len(workloadColumns)-1:]
 		cells := map[string]string{}
 		for i, c := range workloadColumns {
-			cells[c.title] = tail[i]
+			cells[c.Title] = tail[i]
 		}
 		rows[f[0]] = cells
 	}
