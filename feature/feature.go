@@ -1,10 +1,13 @@
 // Package feature holds the features beside the metric registry — rate limits, turns and
 // cache hits, the SLO, cost, the server's scrapes, GPU energy, the server's own clock, the
-// client queue, agent sessions — as their outputs show them: each is one Feature value in its
-// own file, its part of the summaries (JSON members, CSV columns, table lines and rows, each
-// at its place), written in this package's vocabulary. Its figures are package stats'
-// (an accumulator each, stats/features.go); export, report and ui walk All() as they walk the
-// metric registry. docs/architecture.md says how to add one.
+// client queue, agent sessions, the capacity search — as their outputs show them: each is one
+// Feature value in its own file, with its part of the summaries (JSON members, CSV columns,
+// table lines and rows, each at its place), its report section (charts as data), its card
+// line (styled spans), its detail-view lines, its compare columns and its Prometheus
+// families, written in this package's neutral vocabulary. Its figures are package stats'
+// (an accumulator each, stats/features.go); export, report, ui and promexport walk All() as
+// they walk the metric registry, and keep only their layout. docs/architecture.md says how to
+// add one.
 package feature
 
 import (
@@ -14,7 +17,8 @@ import (
 )
 
 // Feature is one feature as the outputs show it: its part of the summaries, its section of
-// the report, its line on the cards. A nil part adds nothing to its output. The summary's
+// the report, its line on the cards, its lines in the detail view, its compare columns, its
+// Prometheus families. A nil part adds nothing to its output. The summary's
 // functions are given the whole Snapshot: a feature's CSV columns and table rows are there
 // for every endpoint when one endpoint of the run has it (empty cells, —, for the others).
 type Feature struct {
