@@ -244,7 +244,7 @@ func gpuForms(e *stats.EndpointStats) []Form {
 		if note == "" {
 			note = "waiting for the first scrape"
 		}
-		return []Form{{{Faint, "gpu metrics: " + OneLine(note)}}}
+		return []Form{{{Role: Faint, Text: "gpu metrics: " + OneLine(note)}}}
 	}
 	L, V, U, F := In(Label), In(Value), In(Unit), In(Faint)
 	watts, util, tpj := Dash, Dash, Dash

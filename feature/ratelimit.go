@@ -49,8 +49,8 @@ func rateLimitDetail(e *stats.EndpointStats) []DetailLine {
 	var long, short Form
 	add := func(l, sh Form) {
 		if long != nil {
-			long = append(long, Span{Faint, " · "})
-			short = append(short, Span{Plain, " "})
+			long = append(long, Span{Role: Faint, Text: " · "})
+			short = append(short, Span{Role: Plain, Text: " "})
 		}
 		long, short = append(long, l...), append(short, sh...)
 	}
@@ -63,10 +63,10 @@ func rateLimitDetail(e *stats.EndpointStats) []DetailLine {
 		}
 		req, tok := count(e.RateLimitRemainingRequests), count(e.RateLimitRemainingTokens)
 		add(Form{L("rate limit left "), V(req), U(" req "), V(tok), U(" tok")},
-			Form{L("left "), {Plain, req}, U("r "), {Plain, tok}, U("t")})
+			Form{L("left "), {Role: Plain, Text: req}, U("r "), {Role: Plain, Text: tok}, U("t")})
 	}
 	if e.LastRetryAfter > 0 {
-		add(Form{L("retry-after "), {Plain, Elapsed(e.LastRetryAfter)}}, Form{L("retry "), {Plain, Elapsed(e.LastRetryAfter)}})
+		add(Form{L("retry-after "), {Role: Plain, Text: Elapsed(e.LastRetryAfter)}}, Form{L("retry "), {Role: Plain, Text: Elapsed(e.LastRetryAfter)}})
 	}
 	var lines []DetailLine
 	if long != nil {
@@ -74,8 +74,8 @@ func rateLimitDetail(e *stats.EndpointStats) []DetailLine {
 	}
 	if e.BackoffTotal > 0 {
 		lines = append(lines, DetailLine{Forms: []Form{
-			{L("backed off "), {Warn, Elapsed(e.BackoffTotal)}, {Muted, " in total (not latency)"}},
-			{L("backoff "), {Warn, Elapsed(e.BackoffTotal)}},
+			{L("backed off "), {Role: Warn, Text: Elapsed(e.BackoffTotal)}, {Role: Muted, Text: " in total (not latency)"}},
+			{L("backoff "), {Role: Warn, Text: Elapsed(e.BackoffTotal)}},
 		}})
 	}
 	return lines

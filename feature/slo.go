@@ -395,13 +395,13 @@ func serverSection(r *Report) Section {
 func sloForms(st *stats.SLOStats) []Form {
 	L, V, U, F := In(Label), In(Value), In(Unit), In(Faint)
 	if st.Counted == 0 {
-		return []Form{{L("slo "), {Muted, Dash + " no request yet"}}}
+		return []Form{{L("slo "), {Role: Muted, Text: Dash + " no request yet"}}}
 	}
 	if st.Breach {
 		recent := Share(st.RecentAttainment)
 		return []Form{
-			{{Warn, "⚠ slo breach: " + st.Worst + " · " + recent + " (60s)"}},
-			{{Warn, "⚠ slo " + st.Worst + " " + recent}},
+			{{Role: Warn, Text: "⚠ slo breach: " + st.Worst + " · " + recent + " (60s)"}},
+			{{Role: Warn, Text: "⚠ slo " + st.Worst + " " + recent}},
 		}
 	}
 	att, good := Share(st.Attainment), Num(st.GoodputRPS)
@@ -434,7 +434,7 @@ func serverForms(st *stats.ServerStats) []Form {
 	if r.Waiting.OK && r.Waiting.V > 0 {
 		W = In(Warn)
 	}
-	sep, sp := F(" · "), Span{Plain, " "}
+	sep, sp := F(" · "), Span{Role: Plain, Text: " "}
 	return []Form{
 		Join(L("srv run "), V(run), L(" wait "), W(wait), sep, L("kv "), V(kv), sep, L("gen "), V(gen), U(" tok/s"), sep, L("prefix hit "), V(hit)),
 		Join(L("srv run "), V(run), L(" wait "), W(wait), L(" kv "), V(kv), sp, V(gen), U(" tok/s"), sep, L("prefix hit "), V(hit)),
@@ -464,7 +464,7 @@ func serverNote(note string) []Form {
 	}
 	var forms []Form
 	for _, t := range []string{"server metrics: " + note, "server metrics: " + head, "srv metrics: " + head, "srv: " + short} {
-		forms = append(forms, Form{{Faint, t}})
+		forms = append(forms, Form{{Role: Faint, Text: t}})
 	}
 	return forms
 }
@@ -492,12 +492,12 @@ func sloDetail(e *stats.EndpointStats) []DetailLine {
 	if st.RecentCounted > 0 {
 		recent := "60s " + Share(st.RecentAttainment)
 		if st.Breach {
-			then = &Span{Warn, recent + " ⚠ " + st.Worst}
+			then = &Span{Role: Warn, Text: recent + " ⚠ " + st.Worst}
 		} else {
 			plain += " · " + recent
 		}
 	}
-	return []DetailLine{head, {Wrap: &Span{Muted, plain}, Then: then}}
+	return []DetailLine{head, {Wrap: &Span{Role: Muted, Text: plain}, Then: then}}
 }
 
 // costDetail is the detail view's cost line: the run's cost and its USD per 1M output tokens.

@@ -26,12 +26,17 @@ const (
 	Faint             // separators and quiet notes
 	Muted             // a figure that is not there yet
 	Warn              // what needs attention: a breach, a queue building
+	Title             // a view's or an endpoint's title
+	Good              // an answer found, a step met
+	Bad               // a miss
 )
 
-// Span is a piece of a line in its role.
+// Span is a piece of a line in its role. Fit: its text is cut to the line's width before it
+// is styled (the line itself is cut to the width after).
 type Span struct {
 	Role Role
 	Text string
+	Fit  bool
 }
 
 // Form is one wording of a line. A line's forms are measured as plain text and only the
@@ -53,7 +58,7 @@ func Join(parts ...any) Form {
 }
 
 // In is a piece-builder of one role: L := In(Label); L("ttft ").
-func In(r Role) func(text string) Span { return func(t string) Span { return Span{r, t} } }
+func In(r Role) func(text string) Span { return func(t string) Span { return Span{Role: r, Text: t} } }
 
 // Card is a feature's line on an endpoint's card in the live view. Where the line goes and
 // when it gets a row is the card's layout (package ui); what it says is the feature's.

@@ -195,6 +195,12 @@ func roleStyle(s *Styles, r feature.Role) *lipgloss.Style {
 		return &s.Muted
 	case feature.Warn:
 		return &s.Warn
+	case feature.Title:
+		return &s.Title
+	case feature.Good:
+		return &s.Good
+	case feature.Bad:
+		return &s.Bad
 	}
 	return nil
 }
