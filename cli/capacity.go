@@ -209,13 +209,13 @@ func planSearch(o *options, cfg *config.Config, runOpts *probe.Options, stderr i
 	if o.noTUI { // the TUI's sweep view shows the steps
 		o.searchErr = &lockedWriter{w: stderr}
 		onStep = func(ep sample.EndpointIndex, m sweep.Measurement, out sweep.Outcome) {
-			fmt.Fprintln(o.searchErr, stepLine(eps[ep].Name, &plan, &m, &out)+progressNote(s.Progress(int(ep)), out.Done))
+			fmt.Fprintln(o.searchErr, feature.StepLine(eps[ep].Name, &plan, &m, &out)+feature.ProgressNote(s.Progress(int(ep)), out.Done))
 		}
 	}
 	s = sweep.NewSearch(plan, eps, runOpts.Warmup, o.ttftFrom, onStep)
 	if o.noTUI {
 		s.OnStepStart(func(ep sample.EndpointIndex, load float64, again bool, out sweep.Outcome) {
-			fmt.Fprintln(o.searchErr, startLine(eps[ep].Name, &plan, load, again, &out)+progressNote(s.Progress(int(ep)), false))
+			fmt.Fprintln(o.searchErr, feature.StartLine(eps[ep].Name, &plan, load, again, &out)+feature.ProgressNote(s.Progress(int(ep)), false))
 		})
 	}
 	runOpts.OnStart = append(runOpts.OnStart, s.OnStart) // its finished requests: the run's loop (taps)
@@ -306,9 +306,9 @@ func tierStatus(stderr io.Writer, rep *sweep.CapacityReport, require []tierRequi
 				if users, ok := t.Answer(); t.Name == r.name && users < r.min {
 					got := "no confirmed boundary"
 					if ok {
-						got = "boundary " + loadText(users)
+						got = "boundary " + feature.LoadText(users)
 					}
-					below = append(below, fmt.Sprintf("%s on %s: %s < %s", t.Name, e.Name, got, loadText(r.min)))
+					below = append(below, fmt.Sprintf("%s on %s: %s < %s", t.Name, e.Name, got, feature.LoadText(r.min)))
 				}
 			}
 		}
@@ -318,130 +318,4 @@ func tierStatus(stderr io.Writer, rep *sweep.CapacityReport, require []tierRequi
 		return ExitSLO
 	}
 	return code
-}
-
-func loadText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-// startLine is the line printed as a step begins, e.g. "tokscope: find-max a: step 4 starts:
-// users 8; bracket [4, 16]".
-func startLine(name string, plan *sweep.SearchPlan, load float64, again bool, out *sweep.Outcome) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "tokscope: find-max %s: step %d starts: %s %s", name, len(out.Steps)+1, plan.By, loadText(load))
-	if again {
-		b.WriteString(" (re-measured: the last step was within noise)")
-	}
-	b.WriteString(bracketText(plan, out))
-	return b.String()
-}
-
-// bracketText is where the search stands: "; bracket [4, 8]" or, with tiers, each tier's.
-func bracketText(plan *sweep.SearchPlan, out *sweep.Outcome) string {
-	if len(plan.Tiers) == 0 {
-		if out.FirstMiss > 0 {
-			return fmt.Sprintf("; bracket [%s, %s]", loadText(out.Max), loadText(out.FirstMiss))
-		}
-		return ""
-	}
-	parts := make([]string, 0, len(out.Tiers))
-	for _, t := range out.Tiers {
-		hi := "…"
-		if t.FirstMiss > 0 {
-			hi = loadText(t.FirstMiss)
-		}
-		mark := ""
-		if t.Confirmed {
-			mark = " ✓"
-		}
-		parts = append(parts, fmt.Sprintf("%s [%s, %s]%s", t.Name, loadText(t.Boundary), hi, mark))
-	}
-	return "; tiers " + strings.Join(parts, " ")
-}
-
-// progressNote is how long the search has run and what is left, e.g. " · 1m12s so far, ≈ 3
-// steps (≈ 40s) left".
-func progressNote(p sweep.SearchProgress, done bool) string {
-	note := fmt.Sprintf(" · %s so far", p.Elapsed.Round(time.Second))
-	switch {
-	case done:
-	case p.Ramping:
-		note += fmt.Sprintf(", ramping: at most %d more doublings to the limit, then bisection", p.Left)
-	case p.PerStep > 0:
-		note += fmt.Sprintf(", ≈ %s (≈ %s) left", counted(p.Left, "step"), (time.Duration(p.Left) * p.PerStep).Round(time.Second))
-	default:
-		note += fmt.Sprintf(", ≈ %s left", counted(p.Left, "step"))
-	}
-	return note
-}
-
-// stepLine is the line printed as a step ends, e.g. "tokscope: find-max a: step 3 ended:
-// concurrency 8 in 6.1s: 20 requests, SLO met by 70.0 % → missed; bracket [4, 8]".
-func stepLine(name string, plan *sweep.SearchPlan, m *sweep.Measurement, out *sweep.Outcome) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "tokscope: find-max %s: step %d ended: %s %s in %s: %d requests", name, len(out.Steps), plan.By, loadText(m.Load), m.Duration.Round(100*time.Millisecond), m.Requests)
-	if len(plan.Tiers) > 0 {
-		b.WriteString(tierVerdicts(plan, m))
-	} else {
-		b.WriteString(sloVerdict(m))
-	}
-	if out.Done {
-		if len(plan.Tiers) > 0 {
-			return b.String() + "; done" + bracketText(plan, out)
-		}
-		return b.String() + "; done: " + feature.CapacityAnswer(plan.By, &sweep.EndpointCapacity{Name: name, Outcome: *out})
-	}
-	return b.String() + bracketText(plan, out)
-}
-
-// sloVerdict is a single-target step's attainment and verdict.
-func sloVerdict(m *sweep.Measurement) string {
-	var b strings.Builder
-	if m.Requests > 0 {
-		fmt.Fprintf(&b, ", SLO met by %.1f %%", 100*m.Attainment)
-	}
-	switch {
-	case m.Verdict == sweep.Pending:
-		b.WriteString(" → within noise of the target: re-measuring")
-	case m.Remeasured:
-		fmt.Fprintf(&b, " → re-measured, %.1f %% over both: %s", 100*m.Pooled, map[bool]string{true: "met", false: "missed"}[m.Verdict == sweep.Met])
-	default:
-		b.WriteString(map[bool]string{true: " → met", false: " → missed"}[m.Verdict == sweep.Met])
-	}
-	return b.String()
-}
-
-// tierVerdicts is what a step decided for each tier it judged, with the figure of each
-// objective: ", fast met (otps.p25 112), slow missed by ttft.p90<=15s (ttft.p90 16.2 s)".
-func tierVerdicts(plan *sweep.SearchPlan, m *sweep.Measurement) string {
-	var parts []string
-	for i, j := range m.Tiers {
-		if !j.Judged {
-			continue
-		}
-		t := &plan.Tiers[i]
-		v := map[sweep.Verdict]string{sweep.Met: "met", sweep.Missed: "missed", sweep.Pending: "within noise: re-measuring"}[j.Verdict]
-		if j.Confirming && j.Verdict != sweep.Pending {
-			v += map[bool]string{true: " (boundary confirmed)", false: " (boundary not confirmed)"}[j.Verdict == sweep.Met]
-		}
-		if j.Verdict == sweep.Missed && j.Binding >= 0 {
-			v += " by " + t.Objectives[j.Binding].Text
-		}
-		if j.Remeasured {
-			v += " over both steps"
-			for k, c := range j.Pooled {
-				v += fmt.Sprintf(" %d/%d", c.Good, c.N)
-				if k < len(j.Pooled)-1 {
-					v += ","
-				}
-			}
-		}
-		var figs []string
-		for k := range t.Objectives {
-			figs = append(figs, feature.ObjectiveFigure(&t.Objectives[k], j.Counts[k]))
-		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", t.Name, v, strings.Join(figs, ", ")))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return ", " + strings.Join(parts, ", ")
 }

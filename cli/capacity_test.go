@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"tokscope/feature"
 
 	"tokscope/sim"
 	"tokscope/sweep"
@@ -208,8 +209,8 @@ func TestProgressNoteSteps(t *testing.T) {
 		{sweep.SearchProgress{Elapsed: 3 * time.Second, Left: 2, PerStep: 5 * time.Second}, " · 3s so far, ≈ 2 steps (≈ 10s) left"},
 		{sweep.SearchProgress{Elapsed: 3 * time.Second, Left: 1, PerStep: 5 * time.Second}, " · 3s so far, ≈ 1 step (≈ 5s) left"},
 	} {
-		if got := progressNote(tc.p, false); got != tc.want {
-			t.Errorf("progressNote(%+v) = %q, want %q", tc.p, got, tc.want)
+		if got := feature.ProgressNote(tc.p, false); got != tc.want {
+			t.Errorf("feature.ProgressNote(%+v) = %q, want %q", tc.p, got, tc.want)
 		}
 	}
 }

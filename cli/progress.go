@@ -175,11 +175,3 @@ func (s *sweepSteps) line(text string) {
 func stepResultText(r *sweep.Result) string {
 	return fmt.Sprintf("%s %d requests, %.1f tok/s, %d errors", r.Endpoint, r.Requests, r.AggregateTPS, r.Errors+r.Truncated)
 }
-
-// counted is n of noun in words: "1 step", "2 steps" (nouns whose plural adds an s).
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

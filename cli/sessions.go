@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"tokscope/feature"
 
 	"github.com/spf13/pflag"
 
@@ -104,7 +105,7 @@ func (o *options) useSessions(cfg *config.Config, works []*workload.Workload, st
 			return fmt.Errorf("endpoint %q: %w", cfg.Endpoints[i].Name, err)
 		}
 	}
-	fmt.Fprintf(stderr, "tokscope: --sessions %s: %s, %s (%s)\n", spec, counted(len(pool.Sessions), "session"), counted(pool.Turns, "turn"), poolFormats(pool))
+	fmt.Fprintf(stderr, "tokscope: --sessions %s: %s, %s (%s)\n", spec, feature.Counted(len(pool.Sessions), "session"), feature.Counted(pool.Turns, "turn"), poolFormats(pool))
 	return nil
 }
 

@@ -90,12 +90,8 @@ func buildWiring(ctx context.Context, o *options, cfg *config.Config, stderr io.
 		}
 	}
 	w.endpoints = cfg.Endpoints
-	if w.search != nil && w.exporter != nil { // tokscope_tier_boundary_users as each is confirmed
-		w.search.OnTierDone(func(ep sample.EndpointIndex, t sweep.TierOutcome) {
-			if users, ok := t.Answer(); ok { // an endpoint stopped mid-search has no answer
-				w.exporter.SetTierBoundary(cfg.Endpoints[ep].Name, t.Name, users)
-			}
-		})
+	if w.search != nil && w.exporter != nil { // the tiers' boundaries as each is confirmed
+		w.search.OnTierDone(func(ep sample.EndpointIndex, t sweep.TierOutcome) { w.exporter.ObserveTier(cfg.Endpoints[ep].Name, &t) })
 	}
 	w.runner = probe.NewRunner(cfg.Endpoints, runOpts)
 	if !(o.noTUI && o.sweepSteps != nil) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"tokscope/sweep"
 )
@@ -427,5 +428,155 @@ func capacitySection(r *Report) Section {
 // (sweep.Search), its document this file's (WriteCapacityJSON and the rest, which
 // export.WriteCapacity dispatches to), its report section here.
 func capacityFeature() Feature {
-	return Feature{Name: "capacity", Section: capacitySection}
+	return Feature{Name: "capacity", Section: capacitySection, Prom: tierProm()}
+}
+
+// tierProm is a tier search's boundaries in Prometheus (--find-max with --tier):
+// tokscope_tier_boundary_users{endpoint, model, tier}, set once the search has confirmed a
+// tier's boundary on an endpoint (so a series exists only for a known answer; 0 when even one
+// user missed the tier). Users are the search's load: conversations in flight (--find-max
+// users), or the concurrency or rate of a --find-max concurrency|rate search with tiers.
+func tierProm() *Prom {
+	return &Prom{Families: []PromFamily{{Name: "tokscope_tier_boundary_users", Gauge: true, Labels: []string{"tier"},
+		Help: "The highest load (users in flight for --find-max users) at which the tier held, confirmed by a step of its own; 0 when it missed even at 1."}},
+		Tier: func(t *sweep.TierOutcome, emit func(int, []string, float64)) {
+			if users, ok := t.Answer(); ok { // an endpoint stopped mid-search has no answer
+				emit(0, []string{t.Name}, users)
+			}
+		}}
+}
+
+// The headless search's progress lines on stderr: one as each step starts and one as it ends,
+// each with how long the search has run and what is left.
+
+// StartLine is the line printed as a step begins, e.g. "tokscope: find-max a: step 4 starts:
+// users 8; bracket [4, 16]".
+func StartLine(name string, plan *sweep.SearchPlan, load float64, again bool, out *sweep.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tokscope: find-max %s: step %d starts: %s %s", name, len(out.Steps)+1, plan.By, LoadText(load))
+	if again {
+		b.WriteString(" (re-measured: the last step was within noise)")
+	}
+	b.WriteString(bracketText(plan, out))
+	return b.String()
+}
+
+// bracketText is where the search stands: "; bracket [4, 8]" or, with tiers, each tier's.
+func bracketText(plan *sweep.SearchPlan, out *sweep.Outcome) string {
+	if len(plan.Tiers) == 0 {
+		if out.FirstMiss > 0 {
+			return fmt.Sprintf("; bracket [%s, %s]", LoadText(out.Max), LoadText(out.FirstMiss))
+		}
+		return ""
+	}
+	parts := make([]string, 0, len(out.Tiers))
+	for _, t := range out.Tiers {
+		hi := "…"
+		if t.FirstMiss > 0 {
+			hi = LoadText(t.FirstMiss)
+		}
+		mark := ""
+		if t.Confirmed {
+			mark = " ✓"
+		}
+		parts = append(parts, fmt.Sprintf("%s [%s, %s]%s", t.Name, LoadText(t.Boundary), hi, mark))
+	}
+	return "; tiers " + strings.Join(parts, " ")
+}
+
+// ProgressNote is how long the search has run and what is left, e.g. " · 1m12s so far, ≈ 3
+// steps (≈ 40s) left".
+func ProgressNote(p sweep.SearchProgress, done bool) string {
+	note := fmt.Sprintf(" · %s so far", p.Elapsed.Round(time.Second))
+	switch {
+	case done:
+	case p.Ramping:
+		note += fmt.Sprintf(", ramping: at most %d more doublings to the limit, then bisection", p.Left)
+	case p.PerStep > 0:
+		note += fmt.Sprintf(", ≈ %s (≈ %s) left", Counted(p.Left, "step"), (time.Duration(p.Left) * p.PerStep).Round(time.Second))
+	default:
+		note += fmt.Sprintf(", ≈ %s left", Counted(p.Left, "step"))
+	}
+	return note
+}
+
+// StepLine is the line printed as a step ends, e.g. "tokscope: find-max a: step 3 ended:
+// concurrency 8 in 6.1s: 20 requests, SLO met by 70.0 % → missed; bracket [4, 8]".
+func StepLine(name string, plan *sweep.SearchPlan, m *sweep.Measurement, out *sweep.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tokscope: find-max %s: step %d ended: %s %s in %s: %d requests", name, len(out.Steps), plan.By, LoadText(m.Load), m.Duration.Round(100*time.Millisecond), m.Requests)
+	if len(plan.Tiers) > 0 {
+		b.WriteString(tierVerdicts(plan, m))
+	} else {
+		b.WriteString(sloVerdict(m))
+	}
+	if out.Done {
+		if len(plan.Tiers) > 0 {
+			return b.String() + "; done" + bracketText(plan, out)
+		}
+		return b.String() + "; done: " + CapacityAnswer(plan.By, &sweep.EndpointCapacity{Name: name, Outcome: *out})
+	}
+	return b.String() + bracketText(plan, out)
+}
+
+// sloVerdict is a single-target step's attainment and verdict.
+func sloVerdict(m *sweep.Measurement) string {
+	var b strings.Builder
+	if m.Requests > 0 {
+		fmt.Fprintf(&b, ", SLO met by %.1f %%", 100*m.Attainment)
+	}
+	switch {
+	case m.Verdict == sweep.Pending:
+		b.WriteString(" → within noise of the target: re-measuring")
+	case m.Remeasured:
+		fmt.Fprintf(&b, " → re-measured, %.1f %% over both: %s", 100*m.Pooled, map[bool]string{true: "met", false: "missed"}[m.Verdict == sweep.Met])
+	default:
+		b.WriteString(map[bool]string{true: " → met", false: " → missed"}[m.Verdict == sweep.Met])
+	}
+	return b.String()
+}
+
+// tierVerdicts is what a step decided for each tier it judged, with the figure of each
+// objective: ", fast met (otps.p25 112), slow missed by ttft.p90<=15s (ttft.p90 16.2 s)".
+func tierVerdicts(plan *sweep.SearchPlan, m *sweep.Measurement) string {
+	var parts []string
+	for i, j := range m.Tiers {
+		if !j.Judged {
+			continue
+		}
+		t := &plan.Tiers[i]
+		v := map[sweep.Verdict]string{sweep.Met: "met", sweep.Missed: "missed", sweep.Pending: "within noise: re-measuring"}[j.Verdict]
+		if j.Confirming && j.Verdict != sweep.Pending {
+			v += map[bool]string{true: " (boundary confirmed)", false: " (boundary not confirmed)"}[j.Verdict == sweep.Met]
+		}
+		if j.Verdict == sweep.Missed && j.Binding >= 0 {
+			v += " by " + t.Objectives[j.Binding].Text
+		}
+		if j.Remeasured {
+			v += " over both steps"
+			for k, c := range j.Pooled {
+				v += fmt.Sprintf(" %d/%d", c.Good, c.N)
+				if k < len(j.Pooled)-1 {
+					v += ","
+				}
+			}
+		}
+		var figs []string
+		for k := range t.Objectives {
+			figs = append(figs, ObjectiveFigure(&t.Objectives[k], j.Counts[k]))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", t.Name, v, strings.Join(figs, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
+}
+
+// Counted is n and its noun, "1 step", "3 steps".
+func Counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

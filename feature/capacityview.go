@@ -41,7 +41,7 @@ func SearchView(search Search, names []string, sel int, now time.Time, h int, ma
 	}
 	outs := search.Outcomes()
 	lines := []Form{{{Role: Title, Text: "find-max " + plan.By}, {Role: Plain, Text: " "}, {Role: Muted, Text: fmt.Sprintf("target %s · steps ≥ %s and %d requests · limit %s",
-		pctText(plan.Target), plan.StepDuration, sweep.MinStepRequests, loadText(plan.Limit))}}}
+		pctText(plan.Target), plan.StepDuration, sweep.MinStepRequests, LoadText(plan.Limit))}}}
 	for i := range outs {
 		if i >= len(names) {
 			break
@@ -65,11 +65,11 @@ func SearchView(search Search, names []string, sel int, now time.Time, h int, ma
 func searchState(search Search, by string, ep int, o *sweep.Outcome, now time.Time) Span {
 	switch {
 	case o.Done && o.Max == 0:
-		return Span{Role: Bad, Text: fmt.Sprintf("missed even at %s %s (%s)", by, loadText(o.FirstMiss), pctText(o.AttainmentAtMiss))}
+		return Span{Role: Bad, Text: fmt.Sprintf("missed even at %s %s (%s)", by, LoadText(o.FirstMiss), pctText(o.AttainmentAtMiss))}
 	case o.Done:
-		text := fmt.Sprintf("max %s %s (SLO met by %s)", by, loadText(o.Max), pctText(o.AttainmentAtMax))
+		text := fmt.Sprintf("max %s %s (SLO met by %s)", by, LoadText(o.Max), pctText(o.AttainmentAtMax))
 		if o.FirstMiss > 0 {
-			text += fmt.Sprintf(", %s missed (%s)", loadText(o.FirstMiss), pctText(o.AttainmentAtMiss))
+			text += fmt.Sprintf(", %s missed (%s)", LoadText(o.FirstMiss), pctText(o.AttainmentAtMiss))
 		} else {
 			text += ", the limit"
 		}
@@ -77,12 +77,12 @@ func searchState(search Search, by string, ep int, o *sweep.Outcome, now time.Ti
 	}
 	var parts []string
 	if o.FirstMiss > 0 {
-		parts = append(parts, "bracket ["+loadText(o.Max)+", "+loadText(o.FirstMiss)+"]")
+		parts = append(parts, "bracket ["+LoadText(o.Max)+", "+LoadText(o.FirstMiss)+"]")
 	} else if o.Max > 0 {
-		parts = append(parts, "met up to "+loadText(o.Max))
+		parts = append(parts, "met up to "+LoadText(o.Max))
 	}
 	if load, start, finished, ok := search.Current(ep); ok {
-		parts = append(parts, fmt.Sprintf("measuring %s: %s, %d requests", loadText(load), now.Sub(start).Round(100*time.Millisecond), finished))
+		parts = append(parts, fmt.Sprintf("measuring %s: %s, %d requests", LoadText(load), now.Sub(start).Round(100*time.Millisecond), finished))
 	} else if len(o.Steps) == 0 {
 		parts = append(parts, "waiting for the warm-ups")
 	}
@@ -109,7 +109,7 @@ func searchRows(o *sweep.Outcome, target float64) []Form {
 		case sweep.Pending:
 			role = Warn
 		}
-		rows = append(rows, Form{{Role: Plain, Text: fmt.Sprintf("%7s %5d %7s %s %8s  ", loadText(m.Load), m.Requests, att,
+		rows = append(rows, Form{{Role: Plain, Text: fmt.Sprintf("%7s %5d %7s %s %8s  ", LoadText(m.Load), m.Requests, att,
 			attainmentBar(m.Attainment, target, m.Requests > 0), strconv.FormatFloat(m.GoodputRPS, 'f', 1, 64))}, {Role: role, Text: verdict}})
 	}
 	return rows
@@ -142,8 +142,8 @@ func loadHead(by string) string {
 	return "conc"
 }
 
-// loadText is a search's load as the view and the progress lines write it: 4, 2.5.
-func loadText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// LoadText is a search's load as the view and the progress lines write it: 4, 2.5.
+func LoadText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // pctText is whole percents rounded down (a miss at 89.7 % against 90 % never reads "90 %").
 func pctText(f float64) string { return strconv.FormatFloat(math.Floor(100*f+1e-9), 'f', 0, 64) + " %" }
@@ -157,7 +157,7 @@ func tierView(search Search, names []string, sel int, now time.Time, h int, mark
 	outs := search.Outcomes()
 	n := min(len(outs), len(names))
 	lines := []Form{{{Role: Title, Text: "find-max " + plan.By}, {Role: Plain, Text: " "}, {Role: Muted, Text: fmt.Sprintf("%d tiers · steps ≥ %s and %d requests · limit %s",
-		len(plan.Tiers), plan.StepDuration, sweep.MinStepRequests, loadText(plan.Limit))}}}
+		len(plan.Tiers), plan.StepDuration, sweep.MinStepRequests, LoadText(plan.Limit))}}}
 	head := fmt.Sprintf("%-10s", "tier")
 	for i := range n {
 		head += " " + fmt.Sprintf("%-*s", tierCellW, cutName(string(marker(i))+" "+names[i], tierCellW))
@@ -172,7 +172,7 @@ func tierView(search Search, names []string, sel int, now time.Time, h int, mark
 	}
 	for i := range n {
 		if load, start, finished, ok := search.Current(i); ok {
-			lines = append(lines, Form{{Role: Muted, Fit: true, Text: fmt.Sprintf("%c measuring %s %s: %s, %d requests", marker(i), plan.By, loadText(load), now.Sub(start).Round(100*time.Millisecond), finished)}})
+			lines = append(lines, Form{{Role: Muted, Fit: true, Text: fmt.Sprintf("%c measuring %s %s: %s, %d requests", marker(i), plan.By, LoadText(load), now.Sub(start).Round(100*time.Millisecond), finished)}})
 		}
 	}
 	if n == 0 {
@@ -200,13 +200,13 @@ func tierCell(o *sweep.Outcome, k int, cutName func(string, int) string) Span {
 	t := o.Tiers[k]
 	hi := "…"
 	if t.FirstMiss > 0 {
-		hi = loadText(t.FirstMiss)
+		hi = LoadText(t.FirstMiss)
 	}
 	var text string
 	role := Muted
 	switch {
 	case t.Done && t.Confirmed:
-		text, role = loadText(t.Boundary)+" ✓", Good
+		text, role = LoadText(t.Boundary)+" ✓", Good
 		if t.FirstMiss > 0 {
 			text += " (" + hi + " ✗)"
 		}
@@ -215,7 +215,7 @@ func tierCell(o *sweep.Outcome, k int, cutName func(string, int) string) Span {
 	case t.FirstMiss == 0 && t.Boundary == 0:
 		text = "…"
 	default:
-		text = "[" + loadText(t.Boundary) + ", " + hi + "]"
+		text = "[" + LoadText(t.Boundary) + ", " + hi + "]"
 	}
 	return Span{Role: role, Text: fmt.Sprintf("%-*s", tierCellW, cutName(text, tierCellW))}
 }
@@ -225,7 +225,7 @@ func tierRows(plan *sweep.SearchPlan, o *sweep.Outcome) []Form {
 	var rows []Form
 	for i := range o.Steps {
 		m := &o.Steps[i]
-		row := Form{{Role: Plain, Text: fmt.Sprintf("%7s %5d %9.1f", loadText(m.Load), m.Requests, m.OutputTPS)}}
+		row := Form{{Role: Plain, Text: fmt.Sprintf("%7s %5d %9.1f", LoadText(m.Load), m.Requests, m.OutputTPS)}}
 		for k := range plan.Tiers {
 			mark, role := "·", Muted
 			if k < len(m.Tiers) && m.Tiers[k].Judged {

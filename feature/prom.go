@@ -1,6 +1,9 @@
 package feature
 
-import "tokscope/sample"
+import (
+	"tokscope/sample"
+	"tokscope/sweep"
+)
 
 // The Prometheus exporter's vocabulary (package promexport registers and serves it): a
 // feature's metric families beside the registry's, as data, and what each finished request
@@ -13,13 +16,17 @@ import "tokscope/sample"
 type Prom struct {
 	Families []PromFamily
 	Observe  func(s *sample.Sample, emit func(family int, labels []string, v float64))
+	// Tier is given each tier a capacity search has settled on an endpoint, as it is.
+	Tier func(t *sweep.TierOutcome, emit func(family int, labels []string, v float64))
 }
 
-// PromFamily is one family: a counter, or a histogram when it has Buckets.
+// PromFamily is one family: a counter (emit adds), a histogram when it has Buckets (emit
+// observes), a gauge when Gauge (emit sets).
 type PromFamily struct {
 	Name, Help string
 	Labels     []string  // beyond the endpoint and the model
-	Buckets    []float64 // a histogram's bounds; nil for a counter
+	Buckets    []float64 // a histogram's bounds; nil for a counter or a gauge
+	Gauge      bool
 	// Zero: every configured endpoint's series exists from the start, at zero (a family
 	// with Labels has none to create).
 	Zero bool

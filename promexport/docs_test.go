@@ -10,6 +10,7 @@ import (
 	"tokscope/config"
 	"tokscope/sample"
 	"tokscope/sample/sampletest"
+	"tokscope/sweep"
 	"tokscope/workload"
 )
 
@@ -46,7 +47,7 @@ func TestDocsNameEveryFamily(t *testing.T) {
 		}).Ptr())
 	}
 	e.Observe(&sample.Sample{Endpoint: "e", Model: "m", Seq: 3, Outcome: sample.OutcomeError, ErrorKind: "http_500"})
-	e.SetTierBoundary("e", "fast", 4)
+	e.ObserveTier("e", &sweep.TierOutcome{Name: "fast", Boundary: 4, Confirmed: true})
 	fams, err := e.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -84,7 +84,6 @@ type Exporter struct {
 	inFlight       *prometheus.GaugeVec
 	info           *prometheus.GaugeVec     // 1 per endpoint, its API a label (info.go)
 	usage          *prometheus.HistogramVec // tokens per request (usage.go)
-	tierBoundary   *prometheus.GaugeVec     // a tier search's boundaries (tiers.go)
 	// families are the features' families beside the registry's: those package feature
 	// describes (feature.Prom: turns and cache hits; features.go), agent sessions' ideal
 	// cache (sessions.go).
@@ -140,14 +139,13 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 			Name: nameInFlight,
 			Help: "Requests sent and not yet finished, warm-ups included.",
 		}, labels),
-		info:         newInfo(),
-		usage:        newUsage(),
-		tierBoundary: newTierBoundary(),
-		models:       make(map[string]string, len(eps)),
-		byIdx:        append([]config.Endpoint(nil), eps...),
-		open:         make(map[requestKey]int),
-		liveTokens:   make(map[requestKey]float64),
-		owed:         make(map[string]float64),
+		info:       newInfo(),
+		usage:      newUsage(),
+		models:     make(map[string]string, len(eps)),
+		byIdx:      append([]config.Endpoint(nil), eps...),
+		open:       make(map[requestKey]int),
+		liveTokens: make(map[requestKey]float64),
+		owed:       make(map[string]float64),
 	}
 	e.reg = o.registerer(e.registry)
 	for i := range metric.All {
@@ -159,7 +157,7 @@ func New(eps []config.Endpoint, opts ...Option) *Exporter {
 		}
 	}
 	e.reg.MustRegister(e.tokens, e.prompt, e.cached, e.sources,
-		e.requests, e.inFlight, e.info, e.usage, e.tierBoundary,
+		e.requests, e.inFlight, e.info, e.usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.families = append(featureFamiliesOf(e.reg), newSessionMetrics(e.reg))

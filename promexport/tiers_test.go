@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"tokscope/config"
+	"tokscope/sweep"
 )
 
 // tierSeries is every tokscope_tier_boundary_users series: "endpoint/tier" → value.
@@ -15,7 +16,7 @@ func tierSeries(t *testing.T, e *Exporter) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, f := range fams {
-		if f.GetName() != nameTierBoundary {
+		if f.GetName() != "tokscope_tier_boundary_users" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -35,8 +36,12 @@ func TestTierBoundaryGauge(t *testing.T) {
 	if got := tierSeries(t, e); len(got) != 0 {
 		t.Fatalf("series before any boundary: %v", got)
 	}
-	e.SetTierBoundary("a", "fast", 6)
-	e.SetTierBoundary("a", "slow", 0)
+	e.ObserveTier("a", &sweep.TierOutcome{Name: "open", Boundary: 8}) // still searched: no answer yet
+	if got := tierSeries(t, e); len(got) != 0 {
+		t.Fatalf("series before a confirmed boundary: %v", got)
+	}
+	e.ObserveTier("a", &sweep.TierOutcome{Name: "fast", Boundary: 6, Confirmed: true})
+	e.ObserveTier("a", &sweep.TierOutcome{Name: "slow", FirstMiss: 1, Done: true}) // missed even at 1
 	got := tierSeries(t, e)
 	if len(got) != 2 || got["a/m/fast"] != 6 || got["a/m/slow"] != 0 {
 		t.Errorf("series %v, want a/m/fast 6 and a/m/slow 0", got)
