@@ -125,6 +125,12 @@ func (r *request) slo() feature.SLOVerdict {
 	return feature.SLOVerdict{}
 }
 
+// missedSLO reports whether the request was judged against its objectives and missed them.
+func (r *request) missedSLO() bool {
+	v := r.slo()
+	return v.Counted && !v.Good
+}
+
 // NewCollector returns a Collector with one (empty) series per endpoint, in the order of the
 // Runner's events.
 func NewCollector(eps []config.Endpoint) *Collector {

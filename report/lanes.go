@@ -178,7 +178,7 @@ func laneChart(ep endpointRef, first int64) *chart {
 		}
 		y := ctxs[t.ctx].y
 		switch {
-		case r.outcome != sample.OutcomeOK || r.slo().Counted && !r.slo().Good:
+		case r.outcome != sample.OutcomeOK || r.missedSLO():
 			failed.xs, failed.ys = append(failed.xs, sec(r.start), sec(r.end)), append(failed.ys, y, y)
 		case t.first > 0:
 			from := r.start

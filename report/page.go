@@ -155,11 +155,11 @@ func builtinSections() []addSection {
 // featureSection adds feature name's section (feature.Feature.Section), when it has one.
 func featureSection(name string) addSection {
 	return func(p *page, in *Input, eps []endpointRef) error {
-		for i, f := range feature.All() {
+		for _, f := range feature.All() {
 			if f.Name != name || f.Section == nil {
 				continue
 			}
-			sec := f.Section(reportFor(in, eps, i, f.Keep != nil))
+			sec := f.Section(reportFor(in, eps, name))
 			s, ok, err := extensionSection(in, eps, &sec)
 			if ok && err == nil {
 				p.Sections = append(p.Sections, s)
@@ -170,16 +170,15 @@ func featureSection(name string) addSection {
 	}
 }
 
-// reportFor is what the report holds as feature k (of feature.All()) reads it: with its
-// kept values of each request when keeps.
-func reportFor(in *Input, eps []endpointRef, k int, keeps bool) *feature.Report {
+// reportFor is what the report holds as the feature named name reads it: with what it kept
+// of each request when it keeps something (feature.Feature.Keep).
+func reportFor(in *Input, eps []endpointRef, name string) *feature.Report {
 	r := &feature.Report{Snap: &in.Summary, Capacity: in.Capacity}
 	if in.Requests != nil && in.Requests.first != 0 {
 		r.Axis = feature.NewTimeAxis(in.Requests.first, in.Requests.last)
 	}
 	slot := -1 // its place among the Collector's keeps
-	if keeps && in.Requests != nil {
-		name := feature.All()[k].Name
+	if in.Requests != nil {
 		slot = slices.IndexFunc(in.Requests.keeps, func(kp keep) bool { return kp.feature == name })
 	}
 	for i := range eps {

@@ -157,9 +157,10 @@ type cardFeature struct {
 // cardFeatures are the card lines beside the essentials: the client queue's, and the
 // features' (featureCards: the SLO, the server's scrapes, the GPUs, the server's own clock,
 // turns and cache hits).
-func cardFeatures() []cardFeature {
-	return append([]cardFeature{queueCard()}, featureCards()...)
-}
+func cardFeatures() []cardFeature { return cardLines }
+
+// cardLines are cardFeatures, built once: every card line of every frame walks them.
+var cardLines = append([]cardFeature{queueCard()}, featureCards()...)
 
 // queueCard is an open-loop run's queue line (queueLine).
 func queueCard() cardFeature {
